@@ -1,0 +1,136 @@
+"""Waiting for external events about instances (network-vif-plugged).
+
+The network backend reports that a port is bound on a host with an external
+event (``os-server-external-events`` in the REST API). The compute manager
+delivers it here with ``deliver``; a virt driver waits for it through
+``VirtAPI.wait_for_instance_event``, which ``ComputeVirtAPI`` implements on
+top of this registry.
+
+The waiter is registered before the driver plugs anything, so an event that
+arrives before the driver starts waiting is kept, not lost. An event nobody
+waits for is dropped with a log line, as Nova does.
+"""
+
+import contextlib
+import dataclasses
+import threading
+import time
+
+from oslo_log import log as logging
+
+from nova import exception
+from nova.virt import virtapi
+
+LOG = logging.getLogger(__name__)
+
+STATUS_COMPLETED = 'completed'
+STATUS_FAILED = 'failed'
+EVENT_STATUSES = (STATUS_COMPLETED, STATUS_FAILED, 'in-progress')
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceExternalEvent:
+    instance_uuid: str
+    name: str
+    tag: str | None = None
+    status: str = STATUS_COMPLETED
+
+    @property
+    def key(self):
+        return (self.name, self.tag)
+
+
+class _Waiter:
+    def __init__(self, keys):
+        self.pending = set(keys)
+        self.received = {}
+        self.done = threading.Event()
+
+    def receive(self, event):
+        if event.key not in self.pending:
+            return False
+        self.pending.discard(event.key)
+        self.received[event.key] = event
+        if not self.pending:
+            self.done.set()
+        return True
+
+
+class InstanceEvents:
+    """Registry of waiters, keyed by instance UUID."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._waiters = {}
+
+    def prepare(self, instance_uuid, keys):
+        waiter = _Waiter(keys)
+        with self._lock:
+            self._waiters.setdefault(instance_uuid, []).append(waiter)
+        return waiter
+
+    def forget(self, instance_uuid, waiter):
+        with self._lock:
+            waiters = self._waiters.get(instance_uuid, [])
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters:
+                self._waiters.pop(instance_uuid, None)
+
+    def deliver(self, event):
+        """Hand an event to whoever waits for it; False if nobody does."""
+        with self._lock:
+            for waiter in self._waiters.get(event.instance_uuid, []):
+                if waiter.receive(event):
+                    return True
+        LOG.debug('No waiter for event %(name)s-%(tag)s',
+                  {'name': event.name, 'tag': event.tag},
+                  instance_uuid=event.instance_uuid)
+        return False
+
+    def cancel_all(self, instance_uuid):
+        """Wake every waiter of an instance (it is being deleted)."""
+        with self._lock:
+            waiters = self._waiters.pop(instance_uuid, [])
+        for waiter in waiters:
+            waiter.done.set()
+
+
+class ComputeVirtAPI(virtapi.VirtAPI):
+    """The manager's side of ``VirtAPI``."""
+
+    def __init__(self, events=None):
+        self.events = events or InstanceEvents()
+
+    @contextlib.contextmanager
+    def wait_for_instance_event(self, instance, event_names, deadline=300,
+                                error_callback=None):
+        keys = [tuple(name) if isinstance(name, (tuple, list)) else (name, None)
+                for name in event_names]
+        if not keys:
+            yield
+            return
+        waiter = self.events.prepare(instance.uuid, keys)
+        try:
+            yield
+            started = time.monotonic()
+            if not waiter.done.wait(timeout=deadline):
+                LOG.warning('Timed out after %(secs)s s waiting for '
+                            '%(events)s', {'secs': deadline,
+                                           'events': sorted(waiter.pending,
+                                                            key=str)},
+                            instance=instance)
+                raise TimeoutError(
+                    'timed out waiting for %s' % sorted(waiter.pending,
+                                                        key=str))
+            LOG.debug('Events %(events)s arrived after %(secs).3f s',
+                      {'events': keys, 'secs': time.monotonic() - started},
+                      instance=instance)
+        finally:
+            self.events.forget(instance.uuid, waiter)
+        for key in keys:
+            event = waiter.received.get(key)
+            if event is not None and event.status == STATUS_FAILED:
+                if error_callback is None:
+                    raise exception.VirtualInterfaceCreateException()
+                error_callback(event.name, instance)

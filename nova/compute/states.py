@@ -1,0 +1,115 @@
+"""The one table of instance state transitions.
+
+Each operation of the lifecycle has one row: from which vm_states and
+task_states it may start, the task_state it holds while it runs, and the
+vm_state it leaves on success and on failure. The API layer checks requests
+against it, the manager uses it to set and clear states, and tests read it
+as the specification. ``KEEP`` means "the vm_state the instance had when the
+operation started" (a failed stop leaves an active instance active, a
+successful evacuation leaves a stopped instance stopped).
+
+The failure column follows the cleanup contract (CLEANUP.md): a failed start
+leaves the instance STOPPED with its disks, a failed resume leaves it
+SUSPENDED, a failed spawn, hard reboot, rebuild or evacuation leaves it
+ERROR with a fault.
+"""
+
+import dataclasses
+
+from nova.compute import task_states as ts
+from nova.compute import vm_states as vs
+from nova import exception
+
+KEEP = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    action: str
+    from_vm_states: frozenset
+    from_task_states: frozenset
+    task_state: str | None
+    on_success: object
+    on_failure: object
+
+    def allows(self, vm_state, task_state):
+        return (vm_state in self.from_vm_states
+                and task_state in self.from_task_states)
+
+    def vm_state_after(self, succeeded, original_vm_state):
+        target = self.on_success if succeeded else self.on_failure
+        return original_vm_state if target is KEEP else target
+
+
+def _t(action, from_vm, from_task, task_state, on_success, on_failure):
+    return Transition(action, frozenset(from_vm), frozenset(from_task),
+                      task_state, on_success, on_failure)
+
+
+_IDLE = (None,)
+_HARD_REBOOT_FROM_TASKS = (None, ts.REBOOTING, ts.REBOOT_PENDING,
+                           ts.REBOOT_STARTED, ts.REBOOTING_HARD,
+                           ts.REBOOT_PENDING_HARD, ts.REBOOT_STARTED_HARD)
+
+# action               from vm_states                    from task_states
+#                      task_state while running          on success  on failure
+TRANSITIONS = {t.action: t for t in (
+    _t('build',        (vs.BUILDING,),                   (None, ts.SCHEDULING),
+                       ts.SPAWNING,                      vs.ACTIVE,  vs.ERROR),
+    _t('stop',         (vs.ACTIVE, vs.ERROR),            _IDLE,
+                       ts.POWERING_OFF,                  vs.STOPPED, KEEP),
+    _t('start',        (vs.STOPPED,),                    _IDLE,
+                       ts.POWERING_ON,                   vs.ACTIVE,  vs.STOPPED),
+    _t('reboot_soft',  (vs.ACTIVE,),                     _IDLE,
+                       ts.REBOOTING,                     vs.ACTIVE,  vs.ERROR),
+    _t('reboot_hard',  (vs.ACTIVE, vs.STOPPED, vs.PAUSED, vs.SUSPENDED,
+                        vs.ERROR),                       _HARD_REBOOT_FROM_TASKS,
+                       ts.REBOOTING_HARD,                vs.ACTIVE,  vs.ERROR),
+    _t('suspend',      (vs.ACTIVE,),                     _IDLE,
+                       ts.SUSPENDING,                    vs.SUSPENDED, KEEP),
+    _t('resume',       (vs.SUSPENDED,),                  _IDLE,
+                       ts.RESUMING,                      vs.ACTIVE,  vs.SUSPENDED),
+    _t('rebuild',      (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
+                       ts.REBUILDING,                    KEEP,       vs.ERROR),
+    _t('evacuate',     (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
+                       ts.REBUILDING,                    KEEP,       vs.ERROR),
+    _t('delete',       vs.ALL - {vs.DELETED},            ts.ALL | {None},
+                       ts.DELETING,                      vs.DELETED, vs.ERROR),
+    # Run by init_host for guests that were running before the host went
+    # down; the instance is already ACTIVE and not locked by any request.
+    _t('resume_on_host_boot', (vs.ACTIVE,),              _IDLE,
+                       None,                             vs.ACTIVE,  vs.ERROR),
+)}
+
+
+def get(action):
+    try:
+        return TRANSITIONS[action]
+    except KeyError:
+        raise exception.InvalidInput(reason='unknown action %s' % action)
+
+
+def check(instance, action):
+    """Raise InstanceInvalidState unless ``action`` may start on ``instance``.
+
+    Returns the Transition, so callers can go on with::
+
+        transition = states.check(instance, 'start')
+        instance.task_state = transition.task_state
+        instance.save(expected_task_state=None)
+    """
+    transition = get(action)
+    if instance.vm_state not in transition.from_vm_states:
+        raise exception.InstanceInvalidState(
+            instance_uuid=instance.uuid, attr='vm_state',
+            state=instance.vm_state, method=action)
+    if instance.task_state not in transition.from_task_states:
+        raise exception.InstanceInvalidState(
+            instance_uuid=instance.uuid, attr='task_state',
+            state=instance.task_state, method=action)
+    return transition
+
+
+def expected_task_states(action):
+    """Task states a compare-and-swap save for ``action`` may start from."""
+    return tuple(get(action).from_task_states)

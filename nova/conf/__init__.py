@@ -1,0 +1,23 @@
+"""Every configuration option of the project, registered on ``cfg.CONF``.
+
+Options live in one module per subject; each module has ``register_opts``
+and ``list_opts``. The global ``CONF`` is used (not a private ConfigOpts)
+because oslo.messaging registers some of its options only there.
+"""
+
+from oslo_config import cfg
+
+from nova.conf import base
+from nova.conf import compute
+from nova.conf import database
+from nova.conf import image
+from nova.conf import libvirt
+from nova.conf import network
+from nova.conf import service
+
+CONF = cfg.CONF
+
+_MODULES = (base, compute, database, image, libvirt, network, service)
+
+for _module in _MODULES:
+    _module.register_opts(CONF)

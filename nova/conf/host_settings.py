@@ -1,0 +1,54 @@
+"""The settings one compute host runs with, as a typed value.
+
+Several compute hosts can live in one process (``nova-all``, functional
+tests), each with its own ``instances_path`` and libvirt URI, so the manager
+and the virt drivers take a ``HostSettings`` instead of reading the global
+configuration deep inside. ``from_conf`` builds the value a single
+``nova-compute`` process uses.
+
+Example::
+
+    settings = HostSettings.from_conf(CONF).replace(
+        host='compute2', instances_path='/srv/c2/instances',
+        connection_uri='test:///srv/c2/node.xml')
+"""
+
+import dataclasses
+import os
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSettings:
+    host: str
+    instances_path: str
+    connection_uri: str = ''
+    virt_type: str = 'kvm'
+    vif_driver: str = 'auto'
+    bridges: tuple = ()
+    vif_plugging_timeout: int = 300
+    vif_plugging_is_fatal: bool = True
+    resume_guests_state_on_host_boot: bool = False
+    shutdown_timeout: int = 60
+    wait_running_timeout: int = 60
+    image_store_path: str = ''
+
+    @classmethod
+    def from_conf(cls, conf):
+        return cls(
+            host=conf.host,
+            instances_path=os.path.abspath(conf.instances_path),
+            connection_uri=conf.libvirt.connection_uri,
+            virt_type=conf.libvirt.virt_type,
+            vif_driver=conf.libvirt.vif_driver,
+            bridges=tuple(conf.network.bridges),
+            vif_plugging_timeout=conf.vif_plugging_timeout,
+            vif_plugging_is_fatal=conf.vif_plugging_is_fatal,
+            resume_guests_state_on_host_boot=(
+                conf.resume_guests_state_on_host_boot),
+            shutdown_timeout=conf.shutdown_timeout,
+            wait_running_timeout=conf.libvirt.wait_running_timeout,
+            image_store_path=os.path.abspath(conf.image.store_path),
+        )
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,61 @@
+"""Options of the libvirt virt driver."""
+
+from oslo_config import cfg
+
+libvirt_group = cfg.OptGroup('libvirt', title='Libvirt options')
+
+libvirt_opts = [
+    cfg.StrOpt('virt_type',
+               default='kvm',
+               choices=('kvm', 'qemu'),
+               help="""
+Domain type libvirt creates guests with.
+
+Possible values:
+
+* ``kvm``: hardware acceleration
+* ``qemu``: software emulation (TCG); use it where ``/dev/kvm`` cannot boot
+  a guest
+
+Related options: ``connection_uri``.
+"""),
+    cfg.StrOpt('connection_uri',
+               default='',
+               help="""
+libvirt URI to connect to.
+
+When empty, ``qemu:///system``. ``test:///<absolute path>.xml`` uses libvirt's
+own test driver with that node file (one file per simulated host), which
+needs no daemon.
+
+Related options: ``virt_type``.
+"""),
+    cfg.StrOpt('vif_driver',
+               choices=('auto', 'linuxbridge', 'noop'),
+               default='auto',
+               help="""
+How instance VIFs are plugged on this host.
+
+Possible values:
+
+* ``linuxbridge``: a tap device per port attached to the network's Linux
+  bridge; plugging fails when the bridge does not exist on this host
+* ``noop``: nothing is created on the host; plugging still fails when the
+  network's bridge is not listed in ``[network] bridges`` (used with
+  libvirt's test driver)
+* ``auto``: ``noop`` for ``test://`` URIs, ``linuxbridge`` otherwise
+"""),
+    cfg.IntOpt('wait_running_timeout',
+               default=60,
+               min=1,
+               help="Seconds spawn waits for a started guest to report running."),
+]
+
+
+def register_opts(conf):
+    conf.register_group(libvirt_group)
+    conf.register_opts(libvirt_opts, group=libvirt_group)
+
+
+def list_opts():
+    return {libvirt_group: libvirt_opts}

@@ -1,0 +1,13 @@
+"""Entry point for oslo-config-generator (``nova.conf`` namespace)."""
+
+import collections
+
+from nova import conf as nova_conf
+
+
+def list_opts():
+    grouped = collections.defaultdict(list)
+    for module in nova_conf._MODULES:
+        for group, opts in module.list_opts().items():
+            grouped[group].extend(opts)
+    return [(group, opts) for group, opts in grouped.items()]

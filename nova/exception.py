@@ -1,0 +1,211 @@
+"""The project's exceptions.
+
+Each carries a message template (``msg_fmt``) filled from keyword arguments
+and the HTTP status the REST API maps it to (``code``). Layers below the API
+raise these, never bare library errors: the libvirt boundary (``host.py``,
+``guest.py``) converts ``libvirtError`` into them.
+"""
+
+
+class NovaException(Exception):
+    msg_fmt = 'An unknown exception occurred.'
+    code = 500
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                # A missing keyword must not hide the original failure.
+                message = self.msg_fmt
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def format_message(self):
+        return self.message
+
+
+class Invalid(NovaException):
+    msg_fmt = 'Invalid input: %(reason)s'
+    code = 400
+
+
+class InvalidInput(Invalid):
+    msg_fmt = 'Invalid input received: %(reason)s'
+
+
+class InvalidUUID(Invalid):
+    msg_fmt = 'Expected a UUID but received %(uuid)s.'
+
+
+class InvalidConfiguration(Invalid):
+    msg_fmt = 'Configuration is invalid: %(reason)s'
+
+
+class InvalidInstancePath(Invalid):
+    msg_fmt = ('Refusing to use path %(path)s: it is not inside the '
+               'instances directory %(instances_path)s.')
+
+
+class InvalidSharedStorage(Invalid):
+    msg_fmt = '%(reason)s'
+
+
+class NotFound(NovaException):
+    msg_fmt = 'Resource could not be found.'
+    code = 404
+
+
+class InstanceNotFound(NotFound):
+    msg_fmt = 'Instance %(instance_id)s could not be found.'
+
+
+class MigrationNotFound(NotFound):
+    msg_fmt = 'Migration %(migration_id)s could not be found.'
+
+
+class InstanceActionNotFound(NotFound):
+    msg_fmt = ('Action for request_id %(request_id)s on instance '
+               '%(instance_uuid)s not found.')
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(service_id)s could not be found.'
+
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ImageNotFound(NotFound):
+    msg_fmt = 'Image %(image_id)s could not be found.'
+
+
+class FlavorNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor_id)s could not be found.'
+
+
+class NetworkNotFound(NotFound):
+    msg_fmt = 'Network %(network_id)s could not be found.'
+
+
+class PortNotFound(NotFound):
+    msg_fmt = 'Port %(port_id)s could not be found.'
+
+
+class Conflict(NovaException):
+    msg_fmt = 'Conflict: %(reason)s'
+    code = 409
+
+
+class InstanceInvalidState(Conflict):
+    msg_fmt = ('Instance %(instance_uuid)s in %(attr)s %(state)s. Cannot '
+               '%(method)s while the instance is in this state.')
+
+
+class UnexpectedTaskStateError(Conflict):
+    msg_fmt = ('Conflict updating instance %(instance_uuid)s. Expected: '
+               '%(expected)s. Actual: %(actual)s')
+
+
+class UnexpectedDeletingTaskStateError(UnexpectedTaskStateError):
+    pass
+
+
+class InstanceExists(Conflict):
+    msg_fmt = 'Instance %(name)s already exists.'
+
+
+class ServiceTopicExists(Conflict):
+    msg_fmt = 'Service with host %(host)s binary %(binary)s exists.'
+
+
+class EvacuationInProgress(Conflict):
+    msg_fmt = ('Instance %(instance_uuid)s is already being evacuated '
+               '(migration %(migration_id)s).')
+
+
+class ComputeServiceInUse(Conflict):
+    msg_fmt = 'Compute service of %(host)s is still in use.'
+
+
+class ComputeServiceUnavailable(NovaException):
+    msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
+    code = 503
+
+
+class ComputeServiceStillUp(Invalid):
+    msg_fmt = ('Compute service of %(host)s is still in use: it is up, '
+               'evacuate needs it down or forced down.')
+
+
+class NoValidHost(NovaException):
+    msg_fmt = 'No valid host was found. %(reason)s'
+    code = 400
+
+
+class HypervisorUnavailable(NovaException):
+    msg_fmt = 'Connection to the hypervisor is broken on host: %(host)s'
+    code = 503
+
+
+class InternalError(NovaException):
+    msg_fmt = '%(err)s'
+
+
+class InstanceDeployFailure(NovaException):
+    msg_fmt = 'Failed to deploy instance: %(reason)s'
+
+
+class BuildAbortException(NovaException):
+    msg_fmt = 'Build of instance %(instance_uuid)s aborted: %(reason)s'
+
+
+class InstancePowerOnFailure(NovaException):
+    msg_fmt = 'Failed to power on instance: %(reason)s'
+
+
+class InstancePowerOffFailure(NovaException):
+    msg_fmt = 'Failed to power off instance: %(reason)s'
+
+
+class InstanceRebootFailure(NovaException):
+    msg_fmt = 'Failed to reboot instance: %(reason)s'
+
+
+class InstanceSuspendFailure(NovaException):
+    msg_fmt = 'Failed to suspend instance: %(reason)s'
+
+
+class InstanceResumeFailure(NovaException):
+    msg_fmt = 'Failed to resume instance: %(reason)s'
+
+
+class InstanceTerminationFailure(NovaException):
+    msg_fmt = 'Failed to terminate instance: %(reason)s'
+
+
+class VirtualInterfaceCreateException(NovaException):
+    msg_fmt = 'Virtual Interface creation failed'
+
+
+class VirtualInterfacePlugException(NovaException):
+    msg_fmt = '%(reason)s'
+
+
+class ImageUnacceptable(Invalid):
+    msg_fmt = 'Image %(image_id)s is unacceptable: %(reason)s'
+
+
+class DiskCreationFailed(NovaException):
+    msg_fmt = 'Could not create disk %(path)s: %(reason)s'
+
+
+class InjectedFailure(NovaException):
+    """Raised by the fake driver when a test told it to fail at a step."""
+    msg_fmt = 'Injected failure at step %(step)s'
+
+
+class DBNotAllowed(NovaException):
+    msg_fmt = '%(binary)s attempted direct database access'

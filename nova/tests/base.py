@@ -1,0 +1,52 @@
+"""Base class of every test: a private state directory, config overrides
+that undo themselves, and a real database on demand.
+
+Tests are unittest-style so that both stestr and pytest run them.
+"""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+from nova.conf import CONF
+
+
+def _parse_conf_once():
+    # Parse with no files and no command line, so a developer's
+    # /etc/nova/nova.conf never leaks into a test.
+    if not getattr(CONF, '_nova_test_parsed', False):
+        CONF([], project='nova', default_config_files=[])
+        CONF._nova_test_parsed = True
+
+
+class TestCase(unittest.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        _parse_conf_once()
+        self.tmp = tempfile.mkdtemp(prefix='nova-test-')
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.state_path = os.path.join(self.tmp, 'state')
+        os.makedirs(self.state_path)
+        self.flags(state_path=self.state_path)
+
+    def flags(self, group=None, **overrides):
+        """Override options for this test only."""
+        for name, value in overrides.items():
+            CONF.set_override(name, value, group=group)
+            self.addCleanup(CONF.clear_override, name, group=group)
+
+    def use_database(self, url=None):
+        """Point the DB API at a fresh, migrated database for this test.
+
+        SQLite in the test's own directory unless ``url`` is given.
+        """
+        from nova.db import api as db_api
+        from nova.db import migration
+
+        url = url or 'sqlite:///' + os.path.join(self.tmp, 'nova.sqlite')
+        db_api.configure(url)
+        self.addCleanup(db_api.dispose)
+        migration.db_sync()
+        return url
