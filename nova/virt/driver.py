@@ -216,7 +216,8 @@ def load_compute_driver(virtapi, settings, compute_driver):
     except (ImportError, AttributeError) as e:
         raise exception.InvalidConfiguration(
             reason='cannot load compute_driver %r: %s' % (compute_driver, e))
-    if not issubclass(driver_class, ComputeDriver):
+    if not (isinstance(driver_class, type)
+            and issubclass(driver_class, ComputeDriver)):
         raise exception.InvalidConfiguration(
             reason='%r is not a ComputeDriver' % compute_driver)
     return driver_class(virtapi, settings)

@@ -1,0 +1,85 @@
+from nova.compute import states
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import exception
+from nova.tests import base
+
+
+class _Instance:
+    def __init__(self, vm_state, task_state=None):
+        self.uuid = 'a3c1e4d8-9b2f-4c1e-8d7a-1f2e3d4c5b6a'
+        self.vm_state = vm_state
+        self.task_state = task_state
+
+
+class TestTransitionTable(base.TestCase):
+
+    def test_every_state_named_in_the_table_exists(self):
+        for t in states.TRANSITIONS.values():
+            self.assertTrue(t.from_vm_states <= vm_states.ALL, t.action)
+            self.assertTrue(
+                t.from_task_states <= task_states.ALL | {None}, t.action)
+            if t.task_state is not None:
+                self.assertIn(t.task_state, task_states.ALL)
+            for target in (t.on_success, t.on_failure):
+                if target is not states.KEEP:
+                    self.assertIn(target, vm_states.ALL, t.action)
+
+    def test_failed_start_leaves_instance_stopped(self):
+        # CLEANUP.md: a failed start keeps the instance STOPPED (and its
+        # disks), so the next start can work.
+        t = states.get('start')
+        self.assertEqual(vm_states.STOPPED,
+                         t.vm_state_after(False, vm_states.STOPPED))
+
+    def test_failed_resume_leaves_instance_suspended(self):
+        t = states.get('resume')
+        self.assertEqual(vm_states.SUSPENDED,
+                         t.vm_state_after(False, vm_states.SUSPENDED))
+
+    def test_failed_spawn_rebuild_evacuate_hard_reboot_are_errors(self):
+        for action in ('build', 'rebuild', 'evacuate', 'reboot_hard',
+                       'resume_on_host_boot'):
+            self.assertEqual(vm_states.ERROR,
+                             states.get(action).vm_state_after(
+                                 False, vm_states.ACTIVE), action)
+
+    def test_evacuate_keeps_vm_state_on_success(self):
+        t = states.get('evacuate')
+        self.assertEqual(vm_states.STOPPED,
+                         t.vm_state_after(True, vm_states.STOPPED))
+        self.assertEqual(vm_states.ACTIVE,
+                         t.vm_state_after(True, vm_states.ACTIVE))
+
+    def test_failed_stop_keeps_vm_state(self):
+        t = states.get('stop')
+        self.assertEqual(vm_states.ACTIVE,
+                         t.vm_state_after(False, vm_states.ACTIVE))
+
+    def test_check_allows_and_returns_the_transition(self):
+        t = states.check(_Instance(vm_states.STOPPED), 'start')
+        self.assertEqual(task_states.POWERING_ON, t.task_state)
+
+    def test_check_refuses_wrong_vm_state(self):
+        self.assertRaises(exception.InstanceInvalidState, states.check,
+                          _Instance(vm_states.ACTIVE), 'start')
+
+    def test_check_refuses_busy_task_state(self):
+        busy = _Instance(vm_states.ACTIVE, task_states.REBUILDING)
+        self.assertRaises(exception.InstanceInvalidState, states.check,
+                          busy, 'evacuate')
+
+    def test_evacuate_allowed_states_are_active_stopped_error(self):
+        t = states.get('evacuate')
+        self.assertEqual({vm_states.ACTIVE, vm_states.STOPPED,
+                          vm_states.ERROR}, set(t.from_vm_states))
+        self.assertEqual((None,), states.expected_task_states('evacuate'))
+
+    def test_hard_reboot_may_interrupt_a_soft_one(self):
+        inst = _Instance(vm_states.ACTIVE, task_states.REBOOTING)
+        self.assertRaises(exception.InstanceInvalidState, states.check,
+                          inst, 'reboot_soft')
+        states.check(inst, 'reboot_hard')
+
+    def test_unknown_action(self):
+        self.assertRaises(exception.InvalidInput, states.get, 'fly')
