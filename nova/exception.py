@@ -209,3 +209,85 @@ class InjectedFailure(NovaException):
 
 class DBNotAllowed(NovaException):
     msg_fmt = '%(binary)s attempted direct database access'
+
+
+class UnexpectedVMStateError(UnexpectedTaskStateError):
+    msg_fmt = ('Conflict updating instance %(instance_uuid)s. Expected '
+               'vm_state: %(expected)s. Actual: %(actual)s')
+
+
+class InstanceActionEventNotFound(NotFound):
+    msg_fmt = 'Event %(event)s not found for action id %(action_id)s.'
+
+
+class FlavorExists(Conflict):
+    msg_fmt = 'Flavor with ID %(flavor_id)s or name %(name)s exists.'
+
+
+class MigrationExists(Conflict):
+    msg_fmt = 'Migration %(migration_id)s exists.'
+
+
+class NetworkExists(Conflict):
+    msg_fmt = 'Network %(network_id)s exists.'
+
+
+class PortExists(Conflict):
+    msg_fmt = ('Port %(port_id)s or MAC address %(mac_address)s is '
+               'already in use.')
+
+
+class FlavorDiskSmallerThanImage(Invalid):
+    msg_fmt = ('Flavor root disk (%(flavor_size)d bytes) is smaller than '
+               'the image %(image_id)s (%(image_size)d bytes).')
+
+
+class DiskNotFound(NotFound):
+    msg_fmt = 'No disk at %(location)s'
+
+
+class UnexpectedMigrationStatusError(Conflict):
+    msg_fmt = ('Conflict updating migration %(migration_id)s. Expected '
+               'status: %(expected)s. Actual: %(actual)s')
+
+
+class UnexpectedPortStatusError(Conflict):
+    msg_fmt = ('Conflict updating port %(port_id)s. Expected status: '
+               '%(expected)s. Actual: %(actual)s')
+
+
+class InvalidAPIVersionString(Invalid):
+    msg_fmt = ('API Version String %(version)s is of invalid format. Must '
+               'be of format MajorNum.MinorNum.')
+
+
+class InvalidGlobalAPIVersion(NovaException):
+    msg_fmt = ('Version %(req_ver)s is not supported by the API. Minimum '
+               'is %(min_ver)s and maximum is %(max_ver)s.')
+    code = 406
+
+
+class NotAuthenticated(NovaException):
+    msg_fmt = 'Authentication required: %(reason)s'
+    code = 401
+
+
+class PolicyNotAuthorized(NovaException):
+    msg_fmt = "Policy doesn't allow %(action)s to be performed."
+    code = 403
+
+
+class ValidationError(Invalid):
+    msg_fmt = '%(detail)s'
+
+
+class OperationInterrupted(NovaException):
+    """An operation that a restart of the compute service cut short."""
+    msg_fmt = ('%(operation)s was interrupted by a restart of the compute '
+               'service on %(host)s; the hypervisor reports the guest '
+               '%(power_state)s.')
+
+
+class NetworkAmbiguous(Invalid):
+    msg_fmt = 'More than one possible network found: %(reason)s'
+    code = 409

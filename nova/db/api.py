@@ -1,0 +1,170 @@
+"""The database engine of this process and the sessions that use it.
+
+Usage::
+
+    from nova.db import api as db_api
+
+    db_api.configure('sqlite:////var/lib/nova/nova.sqlite')  # optional
+    with db_api.session() as session:      # one transaction
+        session.execute(...)
+
+Without ``configure()`` the engine is built on first use from
+``[database] connection`` or, when that is unset,
+``sqlite:///$state_path/nova.sqlite``.
+
+SQLite is set up for many threads and several processes: WAL journal (so
+readers never block the writer), ``busy_timeout`` from
+``[database] sqlite_busy_timeout``, foreign keys on, and every read-write
+transaction opened with ``BEGIN IMMEDIATE``. The last point matters: a
+deferred transaction that reads and then writes can fail at once with
+"database is locked" when another writer got in between, whatever the
+busy timeout; taking the write lock up front makes it wait instead.
+"""
+
+import contextlib
+import os
+import threading
+
+from oslo_log import log as logging
+from oslo_utils import fileutils
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import orm
+from sqlalchemy import pool
+
+from nova.conf import CONF
+from nova import exception
+
+LOG = logging.getLogger(__name__)
+
+_READ_ONLY = 'nova_read_only'
+
+_lock = threading.Lock()
+_engine: sa.engine.Engine | None = None
+
+
+def default_url() -> str:
+    """The URL used when ``[database] connection`` is unset."""
+    fileutils.ensure_tree(CONF.state_path)
+    return 'sqlite:///' + os.path.join(CONF.state_path, 'nova.sqlite')
+
+
+def configured_url() -> str:
+    return CONF.database.connection or default_url()
+
+
+def _on_sqlite_connect(dbapi_connection, connection_record):
+    # NOTE: pysqlite's own transaction handling issues a deferred BEGIN
+    # lazily; take control of BEGIN ourselves (see _on_sqlite_begin).
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute('PRAGMA busy_timeout = %d'
+                       % CONF.database.sqlite_busy_timeout)
+        cursor.execute('PRAGMA journal_mode = WAL')
+        cursor.execute('PRAGMA foreign_keys = ON')
+    finally:
+        cursor.close()
+
+
+def _on_sqlite_begin(connection):
+    if connection.get_execution_options().get(_READ_ONLY):
+        connection.exec_driver_sql('BEGIN DEFERRED')
+    else:
+        connection.exec_driver_sql('BEGIN IMMEDIATE')
+
+
+def create_engine(url: str) -> sa.engine.Engine:
+    """Build an engine for ``url`` with this project's settings.
+
+    Raises ``InvalidConfiguration`` for a URL SQLAlchemy cannot use.
+    """
+    try:
+        parsed = sa.engine.make_url(url)
+        kwargs = {}
+        is_sqlite = parsed.get_backend_name() == 'sqlite'
+        if is_sqlite:
+            kwargs['connect_args'] = {'check_same_thread': False}
+            if parsed.database in (None, '', ':memory:'):
+                # One shared connection, or every checkout is a new,
+                # empty database.
+                kwargs['poolclass'] = pool.StaticPool
+            else:
+                kwargs['pool_size'] = 10
+                kwargs['max_overflow'] = 20
+        else:
+            kwargs['pool_pre_ping'] = True
+        engine = sa.create_engine(parsed, **kwargs)
+    except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError,
+            ImportError) as e:
+        raise exception.InvalidConfiguration(
+            reason='cannot use database URL %r: %s' % (
+                safe_url(url), e))
+    if is_sqlite:
+        event.listen(engine, 'connect', _on_sqlite_connect)
+        event.listen(engine, 'begin', _on_sqlite_begin)
+    return engine
+
+
+def safe_url(url: str) -> str:
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa_exc.ArgumentError:
+        return url
+
+
+def configure(url: str | None = None) -> sa.engine.Engine:
+    """Use ``url`` (or the configured one) from now on in this process."""
+    global _engine
+    engine = create_engine(url or configured_url())
+    with _lock:
+        old, _engine = _engine, engine
+    if old is not None:
+        old.dispose()
+    LOG.debug('Database engine configured for %s', engine.url)
+    return engine
+
+
+def get_engine() -> sa.engine.Engine:
+    global _engine
+    with _lock:
+        if _engine is None:
+            _engine = create_engine(configured_url())
+        return _engine
+
+
+def dispose() -> None:
+    """Close every pooled connection and forget the engine.
+
+    The next ``get_engine()`` builds a new one from the configuration.
+    """
+    global _engine
+    with _lock:
+        old, _engine = _engine, None
+    if old is not None:
+        old.dispose()
+
+
+@contextlib.contextmanager
+def session(read_only: bool = False):
+    """One transaction: committed on success, rolled back on an exception.
+
+    ``read_only=True`` lets a pure read run alongside writers on SQLite.
+    """
+    engine = get_engine()
+    if read_only:
+        engine = engine.execution_options(**{_READ_ONLY: True})
+    with orm.Session(engine, expire_on_commit=False) as db_session:
+        with db_session.begin():
+            yield db_session
+
+
+def _forget_after_fork():
+    # A child must never use the parent's pooled connections.
+    engine = _engine
+    if engine is not None:
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)

@@ -1,0 +1,200 @@
+"""SQLAlchemy declarative models: the database schema as Python classes.
+
+The schema itself is created by the versioned migrations in
+``nova/db/migrations/versions``; a unit test checks that these models and
+the migrated schema agree. Change both together.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from nova.db import types
+
+# Names constraints predictably, so later migrations can alter them by name.
+NAMING_CONVENTION = {
+    'ix': 'ix_%(table_name)s_%(column_0_N_name)s',
+    'uq': 'uq_%(table_name)s_%(column_0_N_name)s',
+    'fk': 'fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s',
+    'pk': 'pk_%(table_name)s',
+}
+
+Timestamp = datetime.datetime
+
+
+class Base(orm.DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {
+        Timestamp: types.UTCDateTime(),
+        dict: types.JSONText(),
+        list: types.JSONText(),
+    }
+
+
+class TimestampMixin:
+    created_at: orm.Mapped[Timestamp | None]
+    updated_at: orm.Mapped[Timestamp | None]
+
+
+def _str(length=255):
+    return sa.String(length)
+
+
+class Instance(TimestampMixin, Base):
+    __tablename__ = 'instances'
+    __table_args__ = (
+        sa.Index(None, 'host', 'deleted'),
+        sa.Index(None, 'vm_state', 'deleted'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    display_name: orm.Mapped[str | None] = orm.mapped_column(_str())
+    user_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    project_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    host: orm.Mapped[str | None] = orm.mapped_column(_str())
+    node: orm.Mapped[str | None] = orm.mapped_column(_str())
+    vm_state: orm.Mapped[str | None] = orm.mapped_column(_str())
+    task_state: orm.Mapped[str | None] = orm.mapped_column(_str())
+    power_state: orm.Mapped[int] = orm.mapped_column(default=0)
+    flavor: orm.Mapped[dict | None]
+    image_ref: orm.Mapped[str | None] = orm.mapped_column(_str())
+    launched_at: orm.Mapped[Timestamp | None]
+    terminated_at: orm.Mapped[Timestamp | None]
+    network_info: orm.Mapped[list | None]
+    system_metadata: orm.Mapped[dict | None]
+    deleted: orm.Mapped[bool] = orm.mapped_column(default=False)
+    deleted_at: orm.Mapped[Timestamp | None]
+
+
+class InstanceFault(Base):
+    __tablename__ = 'instance_faults'
+    __table_args__ = (sa.Index(None, 'instance_uuid', 'created_at'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instances.uuid'))
+    code: orm.Mapped[int]
+    message: orm.Mapped[str | None] = orm.mapped_column(_str())
+    details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    host: orm.Mapped[str | None] = orm.mapped_column(_str())
+    created_at: orm.Mapped[Timestamp | None]
+
+
+class InstanceAction(TimestampMixin, Base):
+    __tablename__ = 'instance_actions'
+    __table_args__ = (sa.Index(None, 'instance_uuid', 'request_id'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    action: orm.Mapped[str] = orm.mapped_column(_str())
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instances.uuid'))
+    request_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    user_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    project_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    start_time: orm.Mapped[Timestamp | None]
+    finish_time: orm.Mapped[Timestamp | None]
+    message: orm.Mapped[str | None] = orm.mapped_column(_str())
+
+
+class InstanceActionEvent(TimestampMixin, Base):
+    __tablename__ = 'instance_actions_events'
+    __table_args__ = (sa.Index(None, 'action_id', 'event'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    action_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('instance_actions.id'))
+    event: orm.Mapped[str] = orm.mapped_column(_str())
+    start_time: orm.Mapped[Timestamp | None]
+    finish_time: orm.Mapped[Timestamp | None]
+    result: orm.Mapped[str | None] = orm.mapped_column(_str())
+    traceback: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    host: orm.Mapped[str | None] = orm.mapped_column(_str())
+    details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
+class Migration(TimestampMixin, Base):
+    __tablename__ = 'migrations'
+    __table_args__ = (
+        sa.Index(None, 'source_compute', 'status'),
+        sa.Index(None, 'dest_compute', 'status'),
+        sa.Index(None, 'instance_uuid', 'status'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instances.uuid'))
+    source_compute: orm.Mapped[str | None] = orm.mapped_column(_str())
+    dest_compute: orm.Mapped[str | None] = orm.mapped_column(_str())
+    source_node: orm.Mapped[str | None] = orm.mapped_column(_str())
+    dest_node: orm.Mapped[str | None] = orm.mapped_column(_str())
+    migration_type: orm.Mapped[str | None] = orm.mapped_column(_str())
+    status: orm.Mapped[str | None] = orm.mapped_column(_str())
+
+
+class Service(TimestampMixin, Base):
+    __tablename__ = 'services'
+    __table_args__ = (sa.UniqueConstraint('host', 'binary'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    host: orm.Mapped[str] = orm.mapped_column(_str())
+    binary: orm.Mapped[str] = orm.mapped_column(_str())
+    topic: orm.Mapped[str | None] = orm.mapped_column(_str())
+    report_count: orm.Mapped[int] = orm.mapped_column(default=0)
+    disabled: orm.Mapped[bool] = orm.mapped_column(default=False)
+    disabled_reason: orm.Mapped[str | None] = orm.mapped_column(_str())
+    forced_down: orm.Mapped[bool] = orm.mapped_column(default=False)
+    storage_identity: orm.Mapped[str | None] = orm.mapped_column(_str())
+    last_seen_up: orm.Mapped[Timestamp | None]
+
+
+class Flavor(TimestampMixin, Base):
+    __tablename__ = 'flavors'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    flavorid: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
+    name: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
+    memory_mb: orm.Mapped[int]
+    vcpus: orm.Mapped[int]
+    root_gb: orm.Mapped[int]
+    ephemeral_gb: orm.Mapped[int] = orm.mapped_column(default=0)
+    swap: orm.Mapped[int] = orm.mapped_column(default=0)
+
+
+class Network(TimestampMixin, Base):
+    __tablename__ = 'networks'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    name: orm.Mapped[str] = orm.mapped_column(_str())
+    bridge: orm.Mapped[str] = orm.mapped_column(_str())
+
+
+PORT_STATUSES = ('DOWN', 'BUILD', 'ACTIVE', 'ERROR')
+
+
+class Port(TimestampMixin, Base):
+    __tablename__ = 'ports'
+    __table_args__ = (
+        sa.CheckConstraint(
+            "status IN ('DOWN', 'BUILD', 'ACTIVE', 'ERROR')",
+            name='ck_ports_status'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    network_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('networks.uuid'), index=True)
+    mac_address: orm.Mapped[str] = orm.mapped_column(
+        sa.String(17), unique=True)
+    # NOTE: no foreign key: the network layer may create a port before the
+    # instance row exists, as Neutron does.
+    instance_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36), index=True)
+    binding_host: orm.Mapped[str | None] = orm.mapped_column(_str())
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(16),
+                                                default='DOWN')
+    device_owner: orm.Mapped[str | None] = orm.mapped_column(_str())

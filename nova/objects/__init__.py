@@ -1,0 +1,16 @@
+"""The objects every layer above the database uses.
+
+``from nova import objects`` then ``objects.Instance``, ``objects.Flavor``,
+``objects.Migration`` and so on. See ``doc/source/contributor/
+internals.rst`` ("Persistence").
+"""
+
+from nova.objects.action import InstanceAction  # noqa: F401
+from nova.objects.action import InstanceActionEvent  # noqa: F401
+from nova.objects.fault import InstanceFault  # noqa: F401
+from nova.objects.flavor import Flavor  # noqa: F401
+from nova.objects.instance import Instance  # noqa: F401
+from nova.objects.migration import Migration  # noqa: F401
+from nova.objects.network import Network  # noqa: F401
+from nova.objects.network import Port  # noqa: F401
+from nova.objects.service import Service  # noqa: F401

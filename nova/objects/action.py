@@ -1,0 +1,182 @@
+"""Instance actions and their events: the audit trail of every request.
+
+An API request starts an action (found again by the request id the
+context carries); each step on a compute host records an event::
+
+    objects.InstanceAction.action_start(ctx, instance.uuid, 'evacuate')
+    with objects.InstanceActionEvent.record(ctx, instance.uuid,
+                                            'compute_rebuild_instance',
+                                            host):
+        ...   # an exception is recorded (result 'Error') and re-raised
+"""
+
+import contextlib
+import traceback
+
+from oslo_log import log as logging
+
+from nova.db import models
+from nova import exception
+from nova.objects import base
+from nova.objects import fields
+
+LOG = logging.getLogger(__name__)
+
+SUCCESS = 'Success'
+ERROR = 'Error'
+
+
+class InstanceAction(base.NovaObject):
+    model = models.InstanceAction
+    fields = {
+        'id': fields.Integer(),
+        'action': fields.String(),
+        'instance_uuid': fields.String(),
+        'request_id': fields.String(),
+        'user_id': fields.String(),
+        'project_id': fields.String(),
+        'start_time': fields.DateTime(),
+        'finish_time': fields.DateTime(),
+        'message': fields.String(),
+        'created_at': fields.DateTime(),
+        'updated_at': fields.DateTime(),
+    }
+
+    @classmethod
+    def action_start(cls, context, instance_uuid, action) -> \
+            'InstanceAction':
+        now = base.utcnow()
+        obj = cls(context, action=action, instance_uuid=instance_uuid,
+                  request_id=context.request_id, user_id=context.user_id,
+                  project_id=context.project_id, start_time=now,
+                  created_at=now, updated_at=now)
+        # The only constraint that can fail is the instance's foreign key.
+        obj._db_insert(
+            conflict=exception.InstanceNotFound(instance_id=instance_uuid))
+        return obj
+
+    @classmethod
+    def action_finish(cls, context, instance_uuid) -> 'InstanceAction':
+        """Mark the context's action finished (finish_time = now)."""
+        action = cls.get_by_request_id(context, instance_uuid,
+                                       context.request_id)
+        if action is None:
+            raise exception.InstanceActionNotFound(
+                request_id=context.request_id, instance_uuid=instance_uuid)
+        action.finish_time = base.utcnow()
+        action._db_update()
+        return action
+
+    @classmethod
+    def get_by_request_id(cls, context, instance_uuid, request_id) -> \
+            'InstanceAction | None':
+        table = models.InstanceAction
+        actions = cls._db_get_all(
+            context, table.instance_uuid == instance_uuid,
+            table.request_id == request_id, order_by=[table.id.desc()])
+        return actions[0] if actions else None
+
+    @classmethod
+    def get_by_instance_uuid(cls, context, instance_uuid) -> \
+            list['InstanceAction']:
+        """The instance's actions, newest first."""
+        table = models.InstanceAction
+        return cls._db_get_all(context, table.instance_uuid == instance_uuid,
+                               order_by=[table.start_time.desc(),
+                                         table.id.desc()])
+
+    @property
+    def events(self) -> list['InstanceActionEvent']:
+        """This action's events, oldest first (read from the database)."""
+        return InstanceActionEvent.get_by_action(self._context, self.id)
+
+
+class InstanceActionEvent(base.NovaObject):
+    model = models.InstanceActionEvent
+    fields = {
+        'id': fields.Integer(),
+        'action_id': fields.Integer(),
+        'event': fields.String(),
+        'start_time': fields.DateTime(),
+        'finish_time': fields.DateTime(),
+        'result': fields.String(),
+        'traceback': fields.String(),
+        'host': fields.String(),
+        'details': fields.String(),
+        'created_at': fields.DateTime(),
+        'updated_at': fields.DateTime(),
+    }
+
+    @staticmethod
+    def _action_of(context, instance_uuid) -> InstanceAction:
+        action = InstanceAction.get_by_request_id(
+            context, instance_uuid, context.request_id)
+        if action is None:
+            raise exception.InstanceActionNotFound(
+                request_id=context.request_id, instance_uuid=instance_uuid)
+        return action
+
+    @classmethod
+    def event_start(cls, context, instance_uuid, event, host=None) -> \
+            'InstanceActionEvent':
+        action = cls._action_of(context, instance_uuid)
+        now = base.utcnow()
+        obj = cls(context, action_id=action.id, event=event, host=host,
+                  start_time=now, created_at=now, updated_at=now)
+        obj._db_insert()
+        return obj
+
+    @classmethod
+    def event_finish(cls, context, instance_uuid, event, exc=None) -> \
+            'InstanceActionEvent':
+        """Finish the newest unfinished ``event`` of the context's action.
+
+        With ``exc`` the result is 'Error' with its traceback, and the
+        action's message becomes 'Error' (as the API shows it).
+        """
+        action = cls._action_of(context, instance_uuid)
+        table = models.InstanceActionEvent
+        started = cls._db_get_all(
+            context, table.action_id == action.id, table.event == event,
+            table.finish_time.is_(None), order_by=[table.id.desc()])
+        if not started:
+            raise exception.InstanceActionEventNotFound(
+                event=event, action_id=action.id)
+        obj = started[0]
+        obj.finish_time = base.utcnow()
+        if exc is None:
+            obj.result = SUCCESS
+        else:
+            obj.result = ERROR
+            obj.traceback = ''.join(traceback.format_exception(exc))
+            obj.details = str(exc) or type(exc).__name__
+        obj._db_update()
+        if exc is not None:
+            action.message = ERROR
+            action._db_update()
+        return obj
+
+    @classmethod
+    @contextlib.contextmanager
+    def record(cls, context, instance_uuid, event, host=None):
+        """Start ``event``; finish it with the exception seen, if any."""
+        cls.event_start(context, instance_uuid, event, host)
+        try:
+            yield
+        except Exception as e:
+            try:
+                cls.event_finish(context, instance_uuid, event, exc=e)
+            except Exception:
+                # NOTE: the operation's own failure matters more than the
+                # audit record; log this one and re-raise that one.
+                LOG.exception('Could not record the failure of event %s',
+                              event, instance_uuid=instance_uuid)
+            raise
+        cls.event_finish(context, instance_uuid, event)
+
+    @classmethod
+    def get_by_action(cls, context, action_id) -> \
+            list['InstanceActionEvent']:
+        table = models.InstanceActionEvent
+        return cls._db_get_all(context, table.action_id == action_id,
+                               order_by=[table.id])

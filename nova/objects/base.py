@@ -1,0 +1,277 @@
+"""What every object shares: typed fields, change tracking, RPC form.
+
+An object class declares its fields::
+
+    class Widget(base.NovaObject):
+        model = models.Widget               # its table, if it has one
+        fields = {'id': fields.Integer(), 'name': fields.String()}
+
+    w = Widget(ctx, name='x')               # no database access
+    w.name = 'y'; w.obj_what_changed()      # {'name'}
+
+For RPC, any registered object (``NovaObject`` subclasses register
+themselves; other classes with ``to_dict``/``from_dict`` use
+``@register``) becomes a primitive and back::
+
+    prim = base.obj_to_primitive(w)         # JSON-safe dict
+    w2 = base.obj_from_primitive(ctx, prim)
+"""
+
+import copy
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nova.db import api as db_api
+from nova.objects import fields as obj_fields
+
+
+class _Unset:
+    def __repr__(self):
+        return 'UNSET'
+
+    def __bool__(self):
+        return False
+
+
+# An argument that was not given (None is a real value: "no task state").
+UNSET = _Unset()
+
+utcnow = obj_fields.utcnow
+
+NAME_KEY = 'nova_object.name'
+DATA_KEY = 'nova_object.data'
+CHANGES_KEY = 'nova_object.changes'
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls):
+    """Make ``cls`` known to ``obj_from_primitive`` by its class name."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def is_object(value) -> bool:
+    return type(value).__name__ in _REGISTRY and isinstance(
+        value, _REGISTRY[type(value).__name__])
+
+
+def obj_to_primitive(obj) -> dict:
+    if not is_object(obj):
+        raise ValueError('%r is not a registered object' % (obj,))
+    prim = {NAME_KEY: type(obj).__name__, DATA_KEY: obj.to_dict()}
+    if isinstance(obj, NovaObject):
+        prim[CHANGES_KEY] = sorted(obj.obj_what_changed())
+    return prim
+
+
+def is_primitive_object(value) -> bool:
+    return isinstance(value, dict) and NAME_KEY in value
+
+
+def obj_from_primitive(context, primitive: dict):
+    name = primitive[NAME_KEY]
+    try:
+        cls = _REGISTRY[name]
+    except KeyError:
+        raise ValueError('unknown object type %r' % name)
+    if issubclass(cls, NovaObject):
+        obj = cls.from_dict(primitive[DATA_KEY], context=context)
+        obj._changed.update(primitive.get(CHANGES_KEY, ()))
+        return obj
+    return cls.from_dict(primitive[DATA_KEY])
+
+
+class NovaObject:
+    """An object with declared, typed fields that knows what changed."""
+
+    fields: ClassVar[dict[str, obj_fields.Field]] = {}
+    model: ClassVar[Any] = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register(cls)
+
+    def __init__(self, context=None, **values):
+        object.__setattr__(self, '_context', context)
+        object.__setattr__(self, '_changed', set())
+        object.__setattr__(self, '_originals', {})
+        for name, field in self.fields.items():
+            object.__setattr__(self, name, field.default())
+        self.obj_reset_changes()
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name, value):
+        field = self.fields.get(name)
+        if field is None:
+            if not name.startswith('_'):
+                raise AttributeError('%s has no field %s'
+                                     % (type(self).__name__, name))
+        else:
+            value = field.coerce(name, value)
+            self._changed.add(name)
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        shown = ', '.join('%s=%r' % (n, getattr(self, n))
+                          for n in ('id', 'uuid') if n in self.fields)
+        return '%s(%s)' % (type(self).__name__, shown)
+
+    @property
+    def context(self):
+        return self._context
+
+    def obj_what_changed(self) -> set[str]:
+        changed = set(self._changed)
+        # A dict changed in place (instance.system_metadata['k'] = v) is
+        # a change too.
+        for name, original in self._originals.items():
+            if getattr(self, name) != original:
+                changed.add(name)
+        return changed
+
+    def obj_reset_changes(self, names=None) -> None:
+        names = list(self.fields) if names is None else list(names)
+        self._changed.difference_update(names)
+        for name in names:
+            if self.fields[name].mutable:
+                self._originals[name] = copy.deepcopy(getattr(self, name))
+
+    # RPC form -----------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        return {name: field.to_primitive(getattr(self, name))
+                if getattr(self, name) is not None else None
+                for name, field in self.fields.items()}
+
+    @classmethod
+    def from_dict(cls, values: dict, context=None):
+        obj = cls(context)
+        for name, field in cls.fields.items():
+            if name in values:
+                value = values[name]
+                if value is not None:
+                    value = field.from_primitive(value)
+                elif not field.nullable:
+                    value = field.default()
+                setattr(obj, name, value)
+        obj.obj_reset_changes()
+        return obj
+
+    # Database form (for objects with a ``model``) -----------------------
+
+    @classmethod
+    def _from_db_object(cls, context, db_obj):
+        obj = cls(context)
+        obj._update_from_db_object(db_obj)
+        return obj
+
+    def _update_from_db_object(self, db_obj) -> None:
+        for name, field in self.fields.items():
+            value = getattr(db_obj, name)
+            if value is not None:
+                value = field.from_db(value)
+            elif not field.nullable:
+                value = field.default()
+            object.__setattr__(self, name, field.coerce(name, value))
+        self.obj_reset_changes()
+
+    def _db_values(self, names=None) -> dict:
+        names = self.fields if names is None else names
+        values = {}
+        for name in names:
+            value = getattr(self, name)
+            values[name] = (None if value is None
+                            else self.fields[name].to_db(value))
+        return values
+
+    def _db_insert(self, conflict=None) -> None:
+        """INSERT every field but ``id``; set ``id`` from the new row.
+
+        ``conflict``: an exception to raise instead of an IntegrityError
+        (a unique column already taken).
+        """
+        values = self._db_values(n for n in self.fields if n != 'id')
+        try:
+            with db_api.session() as session:
+                result = session.execute(
+                    sa.insert(self.model).values(**values))
+        except sa_exc.IntegrityError:
+            if conflict is None:
+                raise
+            raise conflict
+        object.__setattr__(self, 'id', result.inserted_primary_key[0])
+        self.obj_reset_changes()
+
+    def _db_update(self, *where, conflict=None, extra=None) -> bool:
+        """UPDATE the changed fields of this row (by ``id``), atomically.
+
+        Extra ``where`` clauses make it a compare-and-swap: returns False,
+        object untouched, when the row did not match them. ``extra``: more
+        column values, SQL expressions allowed (``count + 1``). On success
+        the object holds the row as written.
+        """
+        changed = self.obj_what_changed() - {'id'}
+        values = self._db_values(changed)
+        values.update(extra or {})
+        if 'updated_at' in self.fields:
+            values['updated_at'] = utcnow()
+        model = self.model
+        update = sa.update(model).where(model.id == self.id, *where).values(
+            **values).execution_options(synchronize_session=False)
+        try:
+            with db_api.session() as session:
+                if session.execute(update).rowcount != 1:
+                    return False
+                db_obj = session.scalars(
+                    sa.select(model).where(model.id == self.id)).one()
+                self._update_from_db_object(db_obj)
+        except sa_exc.IntegrityError:
+            if conflict is None:
+                raise
+            raise conflict
+        return True
+
+    @classmethod
+    def _db_get_one(cls, context, *where):
+        """The one object matching ``where``, or None."""
+        query = sa.select(cls.model).where(*where)
+        with db_api.session(read_only=True) as session:
+            db_obj = session.scalars(query).first()
+        return None if db_obj is None else cls._from_db_object(
+            context, db_obj)
+
+    @classmethod
+    def _db_get_all(cls, context, *where, order_by=None) -> list:
+        query = sa.select(cls.model).where(*where)
+        if order_by is not None:
+            query = query.order_by(*order_by)
+        else:
+            query = query.order_by(cls.model.id)
+        with db_api.session(read_only=True) as session:
+            rows = session.scalars(query).all()
+        return [cls._from_db_object(context, r) for r in rows]
+
+
+def matches(column, expected):
+    """SQL for "column is one of ``expected``" (a value or a list).
+
+    ``None`` in ``expected`` means NULL.
+    """
+    values = as_list(expected)
+    clauses = []
+    if None in values:
+        clauses.append(column.is_(None))
+    non_null = [v for v in values if v is not None]
+    if non_null:
+        clauses.append(column.in_(non_null))
+    return sa.or_(*clauses) if clauses else sa.false()
+
+
+def as_list(expected) -> list:
+    if isinstance(expected, (list, tuple, set, frozenset)):
+        return list(expected)
+    return [expected]

@@ -1,0 +1,73 @@
+"""Instance faults: what failed, where, with the traceback.
+
+Every failed operation leaves one (CLEANUP.md, invariant 5)::
+
+    except Exception as e:
+        objects.InstanceFault.create(ctx, instance.uuid, e, host)
+"""
+
+import traceback
+
+import sqlalchemy as sa
+
+from nova.db import api as db_api
+from nova.db import models
+from nova import exception
+from nova.objects import base
+from nova.objects import fields
+
+# The column holds 255 characters; the full text is in ``details``.
+_MESSAGE_LEN = 255
+
+
+def _message_of(exc: BaseException) -> str:
+    if hasattr(exc, 'format_message'):
+        message = exc.format_message()
+    else:
+        message = str(exc)
+    return (message or type(exc).__name__)[:_MESSAGE_LEN]
+
+
+class InstanceFault(base.NovaObject):
+    model = models.InstanceFault
+    fields = {
+        'id': fields.Integer(),
+        'instance_uuid': fields.String(),
+        'code': fields.Integer(default=500, nullable=False),
+        'message': fields.String(),
+        'details': fields.String(),
+        'host': fields.String(),
+        'created_at': fields.DateTime(),
+    }
+
+    @classmethod
+    def create(cls, context, instance_uuid, exc: BaseException,
+               host=None) -> 'InstanceFault':
+        code = getattr(exc, 'code', 500)
+        fault = cls(context, instance_uuid=instance_uuid,
+                    code=code if isinstance(code, int) else 500,
+                    message=_message_of(exc),
+                    details=''.join(traceback.format_exception(exc)),
+                    host=host, created_at=base.utcnow())
+        # The only constraint that can fail is the instance's foreign key.
+        fault._db_insert(
+            conflict=exception.InstanceNotFound(instance_id=instance_uuid))
+        return fault
+
+    @classmethod
+    def get_by_instance_uuid(cls, context,
+                             instance_uuid) -> list['InstanceFault']:
+        """Every fault of the instance, newest first."""
+        table = models.InstanceFault
+        query = sa.select(table).where(
+            table.instance_uuid == instance_uuid).order_by(
+                table.created_at.desc(), table.id.desc())
+        with db_api.session(read_only=True) as session:
+            rows = session.scalars(query).all()
+        return [cls._from_db_object(context, r) for r in rows]
+
+    @classmethod
+    def get_latest_for_instance(cls, context,
+                                instance_uuid) -> 'InstanceFault | None':
+        faults = cls.get_by_instance_uuid(context, instance_uuid)
+        return faults[0] if faults else None

@@ -1,0 +1,178 @@
+"""Instances, and the compare-and-swap save that guards their states.
+
+``Instance(ctx, **fields)`` builds an object without touching the
+database; ``create()`` inserts it. ``save()`` writes only what changed, in
+one ``UPDATE`` whose ``WHERE`` clause carries the expected task and vm
+states, so two requests racing for the same instance cannot both win::
+
+    instance.task_state = task_states.REBUILDING
+    instance.save(expected_task_state=[None])   # or raises
+"""
+
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova.db import api as db_api
+from nova.db import models
+from nova import exception
+from nova.objects import base
+from nova.objects import fields
+from nova.objects import flavor as flavor_obj
+
+_READ_DELETED = ('no', 'yes', 'only')
+
+
+class Instance(base.NovaObject):
+    model = models.Instance
+    fields = {
+        'id': fields.Integer(),
+        # A new object has its uuid at once: layers below (the virt
+        # driver, paths under instances_path) need it before any create().
+        'uuid': fields.String(default=uuidutils.generate_uuid),
+        'user_id': fields.String(),
+        'project_id': fields.String(),
+        'display_name': fields.String(),
+        'host': fields.String(),
+        'node': fields.String(),
+        'vm_state': fields.String(),
+        'task_state': fields.String(),
+        'power_state': fields.Integer(default=0, nullable=False),
+        'flavor': fields.Object(flavor_obj.Flavor),
+        'image_ref': fields.String(),
+        'launched_at': fields.DateTime(),
+        'terminated_at': fields.DateTime(),
+        'created_at': fields.DateTime(),
+        'updated_at': fields.DateTime(),
+        'deleted': fields.Boolean(default=False, nullable=False),
+        'deleted_at': fields.DateTime(),
+        'network_info': fields.NetworkInfo(),
+        'system_metadata': fields.Dict(),
+    }
+
+    def create(self) -> 'Instance':
+        if self.id is not None:
+            raise exception.InternalError(
+                err='instance %s is already created' % self.uuid)
+        if self.uuid is None:
+            self.uuid = uuidutils.generate_uuid()
+        if not uuidutils.is_uuid_like(self.uuid):
+            raise exception.InvalidUUID(uuid=self.uuid)
+        if self.vm_state is None:
+            self.vm_state = vm_states.BUILDING
+        now = base.utcnow()
+        self.created_at = self.created_at or now
+        self.updated_at = now
+        self._db_insert(conflict=exception.InstanceExists(name=self.uuid))
+        return self
+
+    @classmethod
+    def _query(cls, read_deleted='no'):
+        if read_deleted not in _READ_DELETED:
+            raise exception.InvalidInput(
+                reason='read_deleted must be one of %s' % (_READ_DELETED,))
+        query = sa.select(models.Instance)
+        if read_deleted == 'no':
+            query = query.where(models.Instance.deleted.is_(False))
+        elif read_deleted == 'only':
+            query = query.where(models.Instance.deleted.is_(True))
+        return query
+
+    @classmethod
+    def get_by_uuid(cls, context, uuid, read_deleted='no') -> 'Instance':
+        query = cls._query(read_deleted).where(models.Instance.uuid == uuid)
+        with db_api.session(read_only=True) as session:
+            db_obj = session.scalars(query).first()
+        if db_obj is None:
+            raise exception.InstanceNotFound(instance_id=uuid)
+        return cls._from_db_object(context, db_obj)
+
+    @classmethod
+    def get_all(cls, context, host=None, vm_state=None,
+                include_deleted=False) -> list['Instance']:
+        query = cls._query('yes' if include_deleted else 'no')
+        if host is not None:
+            query = query.where(models.Instance.host == host)
+        if vm_state is not None:
+            query = query.where(
+                base.matches(models.Instance.vm_state, vm_state))
+        query = query.order_by(models.Instance.created_at,
+                               models.Instance.id)
+        with db_api.session(read_only=True) as session:
+            rows = session.scalars(query).all()
+        return [cls._from_db_object(context, r) for r in rows]
+
+    @classmethod
+    def get_by_host(cls, context, host) -> list['Instance']:
+        return cls.get_all(context, host=host)
+
+    def save(self, expected_task_state=base.UNSET,
+             expected_vm_state=base.UNSET) -> None:
+        """Write the changed fields; compare-and-swap on the states.
+
+        Raises ``UnexpectedTaskStateError`` (``...DeletingTaskState...``
+        when the instance is being deleted, ``UnexpectedVMStateError`` for
+        the vm_state) and leaves the object as it was when no row matched.
+        """
+        changed = self.obj_what_changed() - {'id', 'uuid', 'updated_at'}
+        checks = expected_task_state is not base.UNSET or (
+            expected_vm_state is not base.UNSET)
+        if not changed and not checks:
+            return
+        values = self._db_values(changed)
+        values['updated_at'] = base.utcnow()
+        table = models.Instance
+        update = sa.update(table).where(table.uuid == self.uuid)
+        if expected_task_state is not base.UNSET:
+            update = update.where(
+                base.matches(table.task_state, expected_task_state))
+        if expected_vm_state is not base.UNSET:
+            update = update.where(
+                base.matches(table.vm_state, expected_vm_state))
+        update = update.values(**values).execution_options(
+            synchronize_session=False)
+        with db_api.session() as session:
+            if session.execute(update).rowcount == 1:
+                db_obj = session.scalars(
+                    sa.select(table).where(table.uuid == self.uuid)).one()
+                self._update_from_db_object(db_obj)
+                return
+            actual = session.execute(
+                sa.select(table.task_state, table.vm_state).where(
+                    table.uuid == self.uuid)).first()
+        self._raise_conflict(actual, expected_task_state, expected_vm_state)
+
+    def _raise_conflict(self, actual, expected_task, expected_vm):
+        if actual is None:
+            raise exception.InstanceNotFound(instance_id=self.uuid)
+        actual_task, actual_vm = actual
+        if expected_task is not base.UNSET and (
+                actual_task not in base.as_list(expected_task)):
+            cls = (exception.UnexpectedDeletingTaskStateError
+                   if actual_task == task_states.DELETING
+                   else exception.UnexpectedTaskStateError)
+            raise cls(instance_uuid=self.uuid, expected=expected_task,
+                      actual=actual_task)
+        raise exception.UnexpectedVMStateError(
+            instance_uuid=self.uuid, expected=expected_vm, actual=actual_vm)
+
+    def refresh(self) -> None:
+        """Reload every field from the database (deleted rows too)."""
+        fresh = self.get_by_uuid(self._context, self.uuid, read_deleted='yes')
+        self._update_from_db_object_of(fresh)
+
+    def _update_from_db_object_of(self, other: 'Instance') -> None:
+        for name in self.fields:
+            object.__setattr__(self, name, getattr(other, name))
+        self.obj_reset_changes()
+
+    def destroy(self) -> None:
+        """Soft delete: the row stays, marked deleted."""
+        now = base.utcnow()
+        self.deleted = True
+        self.deleted_at = now
+        self.terminated_at = self.terminated_at or now
+        self.vm_state = vm_states.DELETED
+        self.task_state = None
+        self.save()

@@ -1,0 +1,118 @@
+"""Migrations: the record of an evacuation (or another move) of an instance.
+
+Evacuation statuses, in order: ``accepted`` (API), ``pre-migrating``
+(target started), then ``done`` or ``failed``; the source host marks a done
+one ``completed`` once it has cleaned up.
+"""
+
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from nova.db import api as db_api
+from nova.db import models
+from nova import exception
+from nova.objects import base
+from nova.objects import fields
+
+EVACUATION = 'evacuation'
+
+ACCEPTED = 'accepted'
+PRE_MIGRATING = 'pre-migrating'
+DONE = 'done'
+FAILED = 'failed'
+COMPLETED = 'completed'
+
+EVACUATION_STATUSES = (ACCEPTED, PRE_MIGRATING, DONE, FAILED, COMPLETED)
+# An evacuation that has not ended yet: the instance may still move.
+IN_PROGRESS = (ACCEPTED, PRE_MIGRATING)
+
+
+class Migration(base.NovaObject):
+    model = models.Migration
+    fields = {
+        'id': fields.Integer(),
+        'uuid': fields.String(default=uuidutils.generate_uuid),
+        'instance_uuid': fields.String(),
+        'source_compute': fields.String(),
+        'dest_compute': fields.String(),
+        'source_node': fields.String(),
+        'dest_node': fields.String(),
+        'migration_type': fields.String(),
+        'status': fields.String(),
+        'created_at': fields.DateTime(),
+        'updated_at': fields.DateTime(),
+    }
+
+    def create(self) -> 'Migration':
+        if self.id is not None:
+            raise exception.InternalError(
+                err='migration %s is already created' % self.id)
+        now = base.utcnow()
+        self.created_at = self.created_at or now
+        self.updated_at = now
+        try:
+            self._db_insert(
+                conflict=exception.MigrationExists(migration_id=self.uuid))
+        except exception.MigrationExists:
+            # An unknown instance fails the insert too (foreign key).
+            self._check_instance_exists()
+            raise
+        return self
+
+    def _check_instance_exists(self) -> None:
+        with db_api.session(read_only=True) as session:
+            found = session.scalar(sa.select(models.Instance.id).where(
+                models.Instance.uuid == self.instance_uuid))
+        if found is None:
+            raise exception.InstanceNotFound(instance_id=self.instance_uuid)
+
+    def save(self, expected_status=base.UNSET) -> None:
+        """Write the changed fields.
+
+        ``expected_status`` (a status or a list) makes it a compare-and-
+        swap: ``UnexpectedMigrationStatusError`` when the row has another
+        status.
+        """
+        where = []
+        if expected_status is not base.UNSET:
+            where.append(base.matches(models.Migration.status,
+                                      expected_status))
+        if not self.obj_what_changed() and not where:
+            return
+        if not self._db_update(*where):
+            actual = self.get_by_id(self._context, self.id).status
+            raise exception.UnexpectedMigrationStatusError(
+                migration_id=self.id, expected=expected_status,
+                actual=actual)
+
+    @classmethod
+    def get_by_id(cls, context, migration_id) -> 'Migration':
+        obj = cls._db_get_one(context, models.Migration.id == migration_id)
+        if obj is None:
+            raise exception.MigrationNotFound(migration_id=migration_id)
+        return obj
+
+    @classmethod
+    def get_by_uuid(cls, context, uuid) -> 'Migration':
+        obj = cls._db_get_one(context, models.Migration.uuid == uuid)
+        if obj is None:
+            raise exception.MigrationNotFound(migration_id=uuid)
+        return obj
+
+    @classmethod
+    def get_by_filters(cls, context, source_compute=None, dest_compute=None,
+                       instance_uuid=None, status=None,
+                       migration_type=None) -> list['Migration']:
+        """Migrations matching every filter given, oldest first."""
+        table = models.Migration
+        where = []
+        for column, value in ((table.source_compute, source_compute),
+                              (table.dest_compute, dest_compute),
+                              (table.instance_uuid, instance_uuid),
+                              (table.migration_type, migration_type)):
+            if value is not None:
+                where.append(column == value)
+        if status is not None:
+            where.append(base.matches(table.status, status))
+        return cls._db_get_all(context, *where,
+                               order_by=[table.created_at, table.id])

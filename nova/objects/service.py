@@ -1,0 +1,95 @@
+"""Service records: which processes run where, and whether they are up.
+
+A compute service heartbeats every ``report_interval``; it counts as up
+while its last heartbeat is newer than ``service_down_time`` seconds and
+no operator forced it down (``forced_down`` is how an operator tells the
+system a host is dead before evacuating it).
+"""
+
+import datetime
+
+from oslo_utils import uuidutils
+
+from nova.db import models
+from nova import exception
+from nova.objects import base
+from nova.objects import fields
+
+
+class Service(base.NovaObject):
+    model = models.Service
+    fields = {
+        'id': fields.Integer(),
+        'uuid': fields.String(default=uuidutils.generate_uuid),
+        'host': fields.String(),
+        'binary': fields.String(),
+        'topic': fields.String(),
+        'report_count': fields.Integer(default=0, nullable=False),
+        'disabled': fields.Boolean(default=False, nullable=False),
+        'disabled_reason': fields.String(),
+        'forced_down': fields.Boolean(default=False, nullable=False),
+        'storage_identity': fields.String(),
+        'last_seen_up': fields.DateTime(),
+        'created_at': fields.DateTime(),
+        'updated_at': fields.DateTime(),
+    }
+
+    def create(self) -> 'Service':
+        if self.id is not None:
+            raise exception.InternalError(
+                err='service %s is already created' % self.id)
+        now = base.utcnow()
+        self.created_at = self.created_at or now
+        self.updated_at = now
+        self._db_insert(conflict=exception.ServiceTopicExists(
+            host=self.host, binary=self.binary))
+        return self
+
+    def save(self) -> None:
+        if self.obj_what_changed():
+            self._require_row(self._db_update())
+
+    def _require_row(self, found: bool) -> None:
+        if not found:
+            raise exception.ServiceNotFound(service_id=self.id)
+
+    def heartbeat(self) -> None:
+        """report_count + 1 and last_seen_up = now, in one UPDATE.
+
+        Other changed fields are written with it. The increment happens in
+        SQL so concurrent heartbeats never lose a count.
+        """
+        self.last_seen_up = base.utcnow()
+        self._require_row(self._db_update(
+            extra={'report_count': models.Service.report_count + 1}))
+
+    def is_up(self, service_down_time: int) -> bool:
+        if self.forced_down or self.last_seen_up is None:
+            return False
+        elapsed = base.utcnow() - self.last_seen_up
+        return elapsed <= datetime.timedelta(seconds=service_down_time)
+
+    @classmethod
+    def get_by_id(cls, context, service_id) -> 'Service':
+        obj = cls._db_get_one(context, models.Service.id == service_id)
+        if obj is None:
+            raise exception.ServiceNotFound(service_id=service_id)
+        return obj
+
+    @classmethod
+    def get_by_host_and_binary(cls, context, host, binary) -> 'Service':
+        obj = cls._db_get_one(context, models.Service.host == host,
+                              models.Service.binary == binary)
+        if obj is None:
+            raise exception.ServiceNotFound(
+                service_id='%s on host %s' % (binary, host))
+        return obj
+
+    @classmethod
+    def get_all(cls, context, binary=None) -> list['Service']:
+        where = []
+        if binary is not None:
+            where.append(models.Service.binary == binary)
+        return cls._db_get_all(
+            context, *where,
+            order_by=[models.Service.host, models.Service.id])

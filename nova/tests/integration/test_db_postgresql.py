@@ -1,0 +1,98 @@
+"""The schema and the compare-and-swap save against a real PostgreSQL.
+
+Starts a throwaway cluster (``nova.testing.postgresql``); skipped when the
+PostgreSQL binaries are not installed.
+"""
+
+import os
+import threading
+import unittest
+
+import sqlalchemy as sa
+
+from nova.compute import task_states
+from nova import context
+from nova.db import api as db_api
+from nova.db import migration
+from nova.db import models
+from nova import exception
+from nova import objects
+from nova.testing import postgresql
+from nova.tests import base
+
+_MISSING = postgresql.missing_reason()
+
+
+@unittest.skipIf(_MISSING, 'PostgreSQL unavailable: %s' % _MISSING)
+class PostgreSQLTestCase(base.TestCase):
+
+    ITERATIONS = 50
+
+    def setUp(self):
+        super().setUp()
+        # The postgres user must reach the cluster directory.
+        os.chmod(self.tmp, 0o711)
+        self.server = postgresql.PostgreSQLServer(
+            os.path.join(self.tmp, 'pg'))
+        self.server.start()
+        self.addCleanup(self.server.stop)
+        self.use_database(self.server.url)
+        self.ctx = context.get_admin_context()
+
+    def test_schema_and_version(self):
+        self.assertEqual('0001', migration.db_version())
+        self.assertEqual('0001', migration.db_sync())
+        tables = set(sa.inspect(db_api.get_engine()).get_table_names())
+        self.assertTrue(set(models.Base.metadata.tables) <= tables)
+
+    def test_round_trip_of_an_instance(self):
+        instance = objects.Instance(self.ctx, host='h1',
+                                    system_metadata={'a': 'b'}).create()
+        loaded = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
+        self.assertEqual(instance.to_dict(), loaded.to_dict())
+        self.assertEqual(instance.created_at, loaded.created_at)
+
+    def test_compare_and_swap_race(self):
+        for _ in range(self.ITERATIONS):
+            uuid = objects.Instance(self.ctx, host='h1').create().uuid
+            copies = [objects.Instance.get_by_uuid(self.ctx, uuid)
+                      for _ in range(2)]
+            barrier = threading.Barrier(2)
+            outcomes = []
+
+            def evacuate(instance):
+                instance.task_state = task_states.REBUILDING
+                barrier.wait()
+                try:
+                    instance.save(expected_task_state=[None])
+                    outcomes.append('won')
+                except exception.UnexpectedTaskStateError:
+                    outcomes.append('lost')
+
+            threads = [threading.Thread(target=evacuate, args=(c,))
+                       for c in copies]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(['lost', 'won'], sorted(outcomes))
+
+    def test_stop_is_idempotent(self):
+        pid = self.server.pid
+        db_api.dispose()
+        self.server.stop()
+        self.server.stop()
+        self.assertFalse(postgresql.pid_alive(pid))
+        self.assertIsNone(self.server.pid)
+
+
+class AvailabilityTestCase(base.TestCase):
+
+    def test_missing_binaries_give_a_reason(self):
+        reason = postgresql.missing_reason(os.path.join(self.tmp, 'none'))
+        self.assertIn('initdb', reason)
+        server = postgresql.PostgreSQLServer(os.path.join(self.tmp, 'pg'),
+                                             bin_dir=os.path.join(self.tmp,
+                                                                  'none'))
+        self.assertRaises(RuntimeError, server.start)
+        server.stop()  # never started: nothing to do, no error

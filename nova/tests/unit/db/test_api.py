@@ -1,0 +1,148 @@
+"""The engine and sessions against real SQLite files."""
+
+import multiprocessing
+import os
+import threading
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nova.db import api as db_api
+from nova.db import models
+from nova import exception
+from nova.tests import base
+
+
+def _insert_networks(prefix, count):
+    for i in range(count):
+        with db_api.session() as session:
+            session.execute(sa.insert(models.Network).values(
+                uuid='%s-%04d' % (prefix, i), name=prefix, bridge='br0'))
+
+
+def _child_insert(prefix, count, errors):
+    try:
+        _insert_networks(prefix, count)
+    except Exception as e:  # reported to the parent, which fails the test
+        errors.put('%s: %r' % (prefix, e))
+
+
+def _count_networks():
+    with db_api.session(read_only=True) as session:
+        return session.scalar(sa.select(sa.func.count()).select_from(
+            models.Network))
+
+
+class DefaultUrlTestCase(base.TestCase):
+
+    def test_default_is_sqlite_under_state_path_created_on_demand(self):
+        state_path = os.path.join(self.tmp, 'not', 'yet')
+        self.flags(state_path=state_path)
+        self.addCleanup(db_api.dispose)
+        engine = db_api.get_engine()
+        self.assertEqual(os.path.join(state_path, 'nova.sqlite'),
+                         engine.url.database)
+        self.assertTrue(os.path.isdir(state_path))
+
+    def test_connection_option_wins(self):
+        path = os.path.join(self.tmp, 'other.sqlite')
+        self.flags(connection='sqlite:///' + path, group='database')
+        self.addCleanup(db_api.dispose)
+        self.assertEqual(path, db_api.get_engine().url.database)
+
+    def test_dispose_forgets_the_configured_engine(self):
+        first = os.path.join(self.tmp, 'first.sqlite')
+        db_api.configure('sqlite:///' + first)
+        db_api.dispose()
+        self.addCleanup(db_api.dispose)
+        self.assertEqual(os.path.join(self.state_path, 'nova.sqlite'),
+                         db_api.get_engine().url.database)
+
+    def test_bad_url_is_a_configuration_error(self):
+        for url in ('not a url', 'nosuchdialect://host/db'):
+            self.assertRaises(exception.InvalidConfiguration,
+                              db_api.configure, url)
+
+    def test_password_is_hidden_in_messages(self):
+        self.assertNotIn('secret', db_api.safe_url(
+            'postgresql://nova:secret@127.0.0.1/nova'))
+
+
+class SQLiteSettingsTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.flags(sqlite_busy_timeout=1234, group='database')
+        self.url = self.use_database()
+
+    def _pragma(self, name):
+        with db_api.session(read_only=True) as session:
+            return session.execute(sa.text('PRAGMA ' + name)).scalar()
+
+    def test_every_connection_is_set_up(self):
+        self.assertEqual('wal', self._pragma('journal_mode'))
+        self.assertEqual(1, self._pragma('foreign_keys'))
+        self.assertEqual(1234, self._pragma('busy_timeout'))
+
+    def test_session_commits_or_rolls_back(self):
+        _insert_networks('kept', 1)
+        with self.assertRaises(RuntimeError):
+            with db_api.session() as session:
+                session.execute(sa.insert(models.Network).values(
+                    uuid='lost', name='lost', bridge='br0'))
+                raise RuntimeError('abort')
+        with db_api.session(read_only=True) as session:
+            names = session.scalars(sa.select(models.Network.name)).all()
+        self.assertEqual(['kept'], names)
+
+    def test_writes_take_the_lock_up_front_reads_do_not(self):
+        # Another connection holds the write lock; a writer must wait for
+        # it (and here times out), a reader must not.
+        self.flags(sqlite_busy_timeout=50, group='database')
+        db_api.configure(self.url)
+        other = db_api.create_engine(self.url)
+        self.addCleanup(other.dispose)
+        with other.connect() as holder:
+            transaction = holder.begin()
+            holder.execute(sa.insert(models.Network).values(
+                uuid='held', name='held', bridge='br0'))
+            self.assertEqual(0, _count_networks())
+            with self.assertRaises(sa_exc.OperationalError) as ctx:
+                with db_api.session() as session:
+                    session.execute(sa.select(models.Network.id))
+            self.assertIn('locked', str(ctx.exception))
+            transaction.rollback()
+
+    def test_many_threads_write_without_lock_errors(self):
+        errors = []
+
+        def write(prefix):
+            try:
+                _insert_networks(prefix, 25)
+            except Exception as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=write, args=('t%d' % i,))
+                   for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual([], errors)
+        self.assertEqual(8 * 25, _count_networks())
+
+    def test_several_processes_write_without_lock_errors(self):
+        _count_networks()  # the parent has pooled connections now
+        mp = multiprocessing.get_context('fork')
+        errors = mp.Queue()
+        children = [mp.Process(target=_child_insert,
+                               args=('p%d' % i, 30, errors))
+                    for i in range(3)]
+        for child in children:
+            child.start()
+        for child in children:
+            child.join(60)
+        self.assertEqual([0, 0, 0], [c.exitcode for c in children])
+        self.assertTrue(errors.empty(), errors.get() if
+                        not errors.empty() else None)
+        self.assertEqual(3 * 30, _count_networks())

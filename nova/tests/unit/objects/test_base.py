@@ -1,0 +1,104 @@
+"""Shared object machinery: fields, change tracking, the RPC form."""
+
+from nova import context
+from nova.db import models
+from nova import objects
+from nova.objects import base as obj_base
+from nova.objects import fields
+from nova.tests import base
+
+
+class Widget(obj_base.NovaObject):
+    # A test-only object type (no table).
+    fields = {
+        'name': fields.String(),
+        'size': fields.Integer(default=1, nullable=False),
+        'labels': fields.Dict(),
+    }
+
+
+class NovaObjectTestCase(base.TestCase):
+
+    def test_defaults_and_no_changes_for_them(self):
+        widget = Widget()
+        self.assertEqual((None, 1, {}), (widget.name, widget.size,
+                                         widget.labels))
+        self.assertEqual(set(), widget.obj_what_changed())
+
+    def test_defaults_are_not_shared_between_objects(self):
+        one, two = Widget(), Widget()
+        one.labels['a'] = 'b'
+        self.assertEqual({}, two.labels)
+
+    def test_assignment_is_tracked_and_reset(self):
+        widget = Widget(name='w')
+        widget.size = 3
+        self.assertEqual({'name', 'size'}, widget.obj_what_changed())
+        widget.obj_reset_changes(['size'])
+        self.assertEqual({'name'}, widget.obj_what_changed())
+        widget.obj_reset_changes()
+        self.assertEqual(set(), widget.obj_what_changed())
+
+    def test_in_place_dict_change_is_tracked(self):
+        widget = Widget()
+        widget.labels['a'] = 'b'
+        self.assertEqual({'labels'}, widget.obj_what_changed())
+
+    def test_values_are_checked(self):
+        self.assertRaises(ValueError, Widget, name=3)
+        self.assertRaises(ValueError, Widget, size=None)
+        self.assertRaises(AttributeError, setattr, Widget(), 'colour', 1)
+
+    def test_primitive_round_trip_with_changes_and_context(self):
+        ctx = context.get_admin_context()
+        widget = Widget(name='w', labels={'a': 'b'})
+        widget.obj_reset_changes()
+        widget.size = 5
+        primitive = obj_base.obj_to_primitive(widget)
+        self.assertEqual('Widget', primitive[obj_base.NAME_KEY])
+        copy = obj_base.obj_from_primitive(ctx, primitive)
+        self.assertIsInstance(copy, Widget)
+        self.assertEqual(widget.to_dict(), copy.to_dict())
+        self.assertEqual({'size'}, copy.obj_what_changed())
+        self.assertIs(ctx, copy.context)
+
+    def test_every_object_type_is_registered(self):
+        for cls in (objects.Instance, objects.Flavor, objects.Migration,
+                    objects.InstanceAction, objects.InstanceActionEvent,
+                    objects.InstanceFault, objects.Service,
+                    objects.Network, objects.Port):
+            self.assertIs(cls, obj_base._REGISTRY[cls.__name__])
+
+    def test_flavor_dataclass_round_trip(self):
+        flavor = objects.Flavor('1', 'm1', 64, 1, 1, swap=5)
+        primitive = obj_base.obj_to_primitive(flavor)
+        self.assertTrue(obj_base.is_primitive_object(primitive))
+        self.assertEqual(flavor, obj_base.obj_from_primitive(None,
+                                                             primitive))
+
+    def test_unknown_types_are_refused(self):
+        self.assertRaises(ValueError, obj_base.obj_to_primitive, {'a': 1})
+        self.assertFalse(obj_base.is_object({'a': 1}))
+        self.assertRaises(ValueError, obj_base.obj_from_primitive, None,
+                          {obj_base.NAME_KEY: 'Nope',
+                           obj_base.DATA_KEY: {}})
+
+    def test_unset_is_not_none(self):
+        self.assertIsNot(None, obj_base.UNSET)
+        self.assertFalse(obj_base.UNSET)
+
+
+class MatchesTestCase(base.TestCase):
+
+    def _sql(self, expected):
+        clause = obj_base.matches(models.Instance.task_state, expected)
+        return str(clause.compile(compile_kwargs={'literal_binds': True}))
+
+    def test_none_means_null(self):
+        self.assertEqual('instances.task_state IS NULL', self._sql(None))
+        self.assertEqual(
+            "instances.task_state IS NULL OR instances.task_state IN "
+            "('spawning')", self._sql([None, 'spawning']))
+
+    def test_empty_list_matches_nothing(self):
+        self.assertEqual('false', self._sql([]))

@@ -1,0 +1,80 @@
+"""Migration records."""
+
+from nova import context
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.tests import base
+
+
+class MigrationTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.get_admin_context()
+        self.uuid = objects.Instance(self.ctx, host='h1').create().uuid
+
+    def _create(self, **values):
+        values.setdefault('instance_uuid', self.uuid)
+        values.setdefault('source_compute', 'h1')
+        values.setdefault('migration_type', migration_obj.EVACUATION)
+        values.setdefault('status', migration_obj.ACCEPTED)
+        return objects.Migration(self.ctx, **values).create()
+
+    def test_create_and_get(self):
+        migration = self._create(dest_compute='h2')
+        by_id = objects.Migration.get_by_id(self.ctx, migration.id)
+        by_uuid = objects.Migration.get_by_uuid(self.ctx, migration.uuid)
+        self.assertEqual(migration.to_dict(), by_id.to_dict())
+        self.assertEqual(migration.to_dict(), by_uuid.to_dict())
+        self.assertRaises(exception.MigrationNotFound,
+                          objects.Migration.get_by_id, self.ctx, 999)
+        self.assertRaises(exception.MigrationNotFound,
+                          objects.Migration.get_by_uuid, self.ctx, 'none')
+
+    def test_needs_an_existing_instance(self):
+        self.assertRaises(exception.InstanceNotFound, self._create,
+                          instance_uuid='00000000-0000-0000-0000-000000000000')
+        migration = self._create()
+        self.assertRaises(exception.MigrationExists, self._create,
+                          uuid=migration.uuid)
+
+    def test_save(self):
+        migration = self._create()
+        migration.status = migration_obj.PRE_MIGRATING
+        migration.dest_compute = 'h2'
+        migration.save()
+        row = objects.Migration.get_by_id(self.ctx, migration.id)
+        self.assertEqual((migration_obj.PRE_MIGRATING, 'h2'),
+                         (row.status, row.dest_compute))
+
+    def test_save_with_expected_status(self):
+        migration = self._create()
+        stale = objects.Migration.get_by_id(self.ctx, migration.id)
+        migration.status = migration_obj.FAILED
+        migration.save(expected_status=migration_obj.IN_PROGRESS)
+        stale.status = migration_obj.DONE
+        with self.assertRaises(exception.UnexpectedMigrationStatusError) as c:
+            stale.save(expected_status=migration_obj.IN_PROGRESS)
+        self.assertEqual(migration_obj.FAILED, c.exception.kwargs['actual'])
+        self.assertEqual(migration_obj.FAILED, objects.Migration.get_by_id(
+            self.ctx, migration.id).status)
+
+    def test_get_by_filters(self):
+        done = self._create(dest_compute='h2', status=migration_obj.DONE)
+        failed = self._create(dest_compute='h3', status=migration_obj.FAILED)
+        other = self._create(source_compute='h4', migration_type='resize')
+
+        def ids(**filters):
+            return [m.id for m in objects.Migration.get_by_filters(
+                self.ctx, **filters)]
+
+        self.assertEqual([done.id, failed.id, other.id], ids())
+        self.assertEqual([done.id, failed.id], ids(source_compute='h1'))
+        self.assertEqual([failed.id], ids(dest_compute='h3'))
+        self.assertEqual([done.id, failed.id], ids(
+            status=[migration_obj.DONE, migration_obj.FAILED]))
+        self.assertEqual([other.id], ids(migration_type='resize',
+                                         instance_uuid=self.uuid))
+        self.assertEqual([], ids(status=migration_obj.COMPLETED))

@@ -1,0 +1,100 @@
+"""Networks and ports."""
+
+from nova import context
+from nova import exception
+from nova import objects
+from nova.objects import network as network_obj
+from nova.tests import base
+
+INSTANCE = '00000000-0000-0000-0000-0000000000aa'
+
+
+class NetworkTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.get_admin_context()
+
+    def test_create_get_save(self):
+        network = objects.Network(self.ctx, name='private',
+                                  bridge='br0').create()
+        found = objects.Network.get_by_uuid(self.ctx, network.uuid)
+        self.assertEqual(network.to_dict(), found.to_dict())
+        found.bridge = 'br1'
+        found.save()
+        self.assertEqual(['br1'], [n.bridge for n in
+                                   objects.Network.get_all(self.ctx)])
+        self.assertRaises(exception.NetworkNotFound,
+                          objects.Network.get_by_uuid, self.ctx, 'none')
+        self.assertRaises(exception.NetworkExists, objects.Network(
+            self.ctx, uuid=network.uuid, name='x', bridge='br2').create)
+
+
+class PortTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.get_admin_context()
+        self.network = objects.Network(self.ctx, name='private',
+                                       bridge='br0').create()
+
+    def _create(self, mac='fa:16:3e:00:00:01', **values):
+        return objects.Port(self.ctx, network_uuid=self.network.uuid,
+                            mac_address=mac, **values).create()
+
+    def test_create_and_get(self):
+        port = self._create(mac='FA:16:3E:00:00:01', instance_uuid=INSTANCE,
+                            device_owner='compute:nova')
+        found = objects.Port.get_by_uuid(self.ctx, port.uuid)
+        self.assertEqual(port.to_dict(), found.to_dict())
+        self.assertEqual(('fa:16:3e:00:00:01', network_obj.DOWN, None),
+                         (found.mac_address, found.status,
+                          found.binding_host))
+        self.assertRaises(exception.PortNotFound, objects.Port.get_by_uuid,
+                          self.ctx, 'none')
+
+    def test_mac_is_unique(self):
+        self._create()
+        self.assertRaises(exception.PortExists, self._create)
+
+    def test_unknown_network(self):
+        port = objects.Port(self.ctx, network_uuid='none',
+                            mac_address='fa:16:3e:00:00:09')
+        self.assertRaises(exception.NetworkNotFound, port.create)
+
+    def test_status_must_be_known(self):
+        self.assertRaises(ValueError, objects.Port, status='UP')
+
+    def test_bind_with_expected_status(self):
+        port = self._create()
+        port.binding_host = 'h1'
+        port.status = network_obj.BUILD
+        port.save(expected_status=network_obj.DOWN)
+        stale = objects.Port.get_by_uuid(self.ctx, port.uuid)
+        port.status = network_obj.ACTIVE
+        port.save(expected_status=network_obj.BUILD)
+        stale.status = network_obj.ERROR
+        with self.assertRaises(exception.UnexpectedPortStatusError) as ctx:
+            stale.save(expected_status=network_obj.BUILD)
+        self.assertEqual(network_obj.ACTIVE, ctx.exception.kwargs['actual'])
+        found = objects.Port.get_by_uuid(self.ctx, port.uuid)
+        self.assertEqual(('h1', network_obj.ACTIVE),
+                         (found.binding_host, found.status))
+
+    def test_list_by_instance_and_network(self):
+        mine = self._create(instance_uuid=INSTANCE)
+        free = self._create(mac='fa:16:3e:00:00:02')
+        self.assertEqual([mine.uuid], [p.uuid for p in
+                         objects.Port.get_by_instance_uuid(self.ctx,
+                                                           INSTANCE)])
+        self.assertEqual([mine.uuid, free.uuid], [
+            p.uuid for p in objects.Port.get_by_network_uuid(
+                self.ctx, self.network.uuid)])
+
+    def test_destroy(self):
+        port = self._create()
+        port.destroy()
+        self.assertRaises(exception.PortNotFound, objects.Port.get_by_uuid,
+                          self.ctx, port.uuid)
