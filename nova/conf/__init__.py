@@ -7,8 +7,11 @@ because oslo.messaging registers some of its options only there.
 
 from oslo_config import cfg
 
+from nova.conf import all_in_one
+from nova.conf import api
 from nova.conf import base
 from nova.conf import compute
+from nova.conf import conductor
 from nova.conf import database
 from nova.conf import image
 from nova.conf import libvirt
@@ -17,7 +20,8 @@ from nova.conf import service
 
 CONF = cfg.CONF
 
-_MODULES = (base, compute, database, image, libvirt, network, service)
+_MODULES = (all_in_one, api, base, compute, conductor, database, image,
+            libvirt, network, service)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

@@ -31,6 +31,7 @@ class HostSettings:
     shutdown_timeout: int = 60
     wait_running_timeout: int = 60
     image_store_path: str = ''
+    images_type: str = 'qcow2'
 
     @classmethod
     def from_conf(cls, conf):
@@ -48,6 +49,7 @@ class HostSettings:
             shutdown_timeout=conf.shutdown_timeout,
             wait_running_timeout=conf.libvirt.wait_running_timeout,
             image_store_path=os.path.abspath(conf.image.store_path),
+            images_type=conf.libvirt.images_type,
         )
 
     def replace(self, **changes):

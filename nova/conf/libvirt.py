@@ -45,6 +45,20 @@ Possible values:
   libvirt's test driver)
 * ``auto``: ``noop`` for ``test://`` URIs, ``linuxbridge`` otherwise
 """),
+    cfg.StrOpt('images_type',
+               choices=('qcow2', 'raw'),
+               default='qcow2',
+               help="""
+Format of the instance disks created from an image.
+
+Possible values:
+
+* ``qcow2``: a copy-on-write overlay backed by the cached base image in
+  ``<instances_path>/_base/``
+* ``raw``: a full raw copy of the image, independent of the cache
+
+Related options: ``instances_path``.
+"""),
     cfg.IntOpt('wait_running_timeout',
                default=60,
                min=1,

@@ -14,6 +14,43 @@ network's bridge is not listed cannot be plugged on this host.
 
 Related options: ``[libvirt] vif_driver``.
 """),
+    cfg.FloatOpt('agent_poll_interval',
+                 default=0.2,
+                 min=0.05,
+                 max=10.0,
+                 help="""
+Seconds between two looks of a compute host's network agent at the ports
+bound to the host. The agent marks a port ``ACTIVE`` (or ``ERROR``) and
+sends ``network-vif-plugged`` once the port's VIF is plugged, so this is
+about the longest a guest waits in paused state for its network.
+
+Possible values: 0.05 to 10 seconds.
+
+Related options: ``vif_plugging_timeout``.
+"""),
+    cfg.StrOpt('events_api_url',
+               default='',
+               help="""
+Base URL of the Compute API (``nova-api``) the network agent posts
+``os-server-external-events`` to, for example
+``http://127.0.0.1:8774/v2.1``, as Neutron notifies Nova.
+
+When empty, the agent of a ``nova-compute`` process casts the events to its
+own host over RPC, and ``nova-all`` routes them through the compute API in
+process.
+
+Related options: ``events_api_token``.
+"""),
+    cfg.StrOpt('events_api_token',
+               default='admin:admin',
+               secret=True,
+               help="""
+``X-Auth-Token`` the network agent sends with external events. It must be
+an administrator's: ``admin:admin`` for ``[api] auth_strategy = noauth2``,
+or a token of ``[api] static_tokens`` with the ``admin`` role.
+
+Related options: ``events_api_url``.
+"""),
 ]
 
 

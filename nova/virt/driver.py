@@ -203,6 +203,18 @@ class ComputeDriver:
         """Remove the host side of each VIF. Idempotent."""
         raise NotImplementedError()
 
+    def plugged_vif_ids(self, instance_uuid=None):
+        """Port ids whose VIF is plugged on this host now, as a set.
+
+        Only for ``instance_uuid`` when given, else for every instance.
+        The host's network agent (``nova.network.agent``) polls it to mark
+        ports ``ACTIVE`` and send ``network-vif-plugged``, as Neutron's
+        agent watches its bridges. A driver that cannot tell returns an
+        empty set (the default): its ports are then never reported
+        plugged, and waiting for the event times out.
+        """
+        return set()
+
 
 def load_compute_driver(virtapi, settings, compute_driver):
     """Build the driver named ``<module under nova.virt>.<Class>``."""

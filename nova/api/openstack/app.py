@@ -1,0 +1,106 @@
+"""The WSGI application: one request from bytes in to JSON out.
+
+Order of work for a request:
+
+1. ``/`` and ``/v2.1`` are version discovery: no authentication.
+2. Anything else under ``/v2.1/`` is authenticated (401 otherwise), the
+   microversion negotiated (400/406), the path routed (404/405), and the
+   handler run. Every response carries the request id; every versioned
+   one the microversion headers and ``Vary``.
+3. Whatever a handler raises becomes a Compute API fault (``faults``).
+"""
+
+import json
+import time
+
+from oslo_log import log as logging
+
+from nova.api.openstack import api_version
+from nova.api.openstack import auth
+from nova.api.openstack.compute import versions
+from nova.api.openstack import faults
+from nova.api.openstack import router as router_mod
+from nova.api.openstack import wsgi
+from nova import context as nova_context
+
+LOG = logging.getLogger(__name__)
+
+PREFIX = 'v2.1'
+REQUEST_ID_HEADERS = ('X-Compute-Request-Id', 'X-OpenStack-Request-ID')
+
+_REASONS = {
+    200: 'OK', 202: 'Accepted', 204: 'No Content', 207: 'Multi-Status',
+    300: 'Multiple Choices', 400: 'Bad Request', 401: 'Unauthorized',
+    403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+    406: 'Not Acceptable', 409: 'Conflict', 413: 'Request Entity Too Large',
+    415: 'Unsupported Media Type', 500: 'Internal Server Error',
+    501: 'Not Implemented', 503: 'Service Unavailable',
+}
+
+
+def _status_line(status: int) -> str:
+    return '%d %s' % (status, _REASONS.get(status, 'Unknown'))
+
+
+class APIApplication:
+    def __init__(self, router: router_mod.Router, authenticator,
+                 max_body_size: int):
+        self.router = router
+        self.authenticator = authenticator
+        self.max_body_size = max_body_size
+
+    def __call__(self, environ, start_response):
+        req = wsgi.Request(environ)
+        req.max_body_size = self.max_body_size
+        req.request_id = nova_context.generate_request_id()
+        started = time.monotonic()
+        status, body, headers = self._respond(req)
+        payload = b'' if body is None else json.dumps(body).encode('utf-8')
+        headers = dict(headers)
+        if body is not None:
+            headers['Content-Type'] = wsgi.JSON_TYPE
+        headers['Content-Length'] = str(len(payload))
+        request_id = req.request_id
+        for name in REQUEST_ID_HEADERS:
+            headers[name] = request_id
+        LOG.info('%(method)s %(path)s status: %(status)d len: %(len)d '
+                 'microversion: %(ver)s time: %(secs).3f request: %(req)s',
+                 {'method': req.method, 'path': req.path_qs,
+                  'status': status, 'len': len(payload),
+                  'ver': req.api_version, 'secs': time.monotonic() - started,
+                  'req': request_id})
+        start_response(_status_line(status), list(headers.items()))
+        return [payload]
+
+    def _respond(self, req) -> tuple[int, object, dict]:
+        headers = {}
+        try:
+            segments = router_mod.split_path(req.path_info)
+            if not segments:
+                return 200, versions.index(req), headers
+            if segments[0] != PREFIX:
+                raise wsgi.HTTPError(404, 'Unknown API version %s; this '
+                                          'API serves /%s.'
+                                     % (segments[0], PREFIX))
+            if len(segments) == 1:
+                return 200, versions.show(req), headers
+            headers['Vary'] = api_version.VARY
+            req.api_version = api_version.negotiate(req.headers)
+            headers.update(api_version.response_headers(req.api_version))
+            identity = self.authenticator.identify(req.headers)
+            req.context = auth.make_context(identity, req.headers,
+                                            req.request_id)
+            rest = '/' + '/'.join(segments[1:])
+            route, params = self.router.match(req.method, rest,
+                                              req.api_version)
+            result = route.handler(req, **params)
+        except Exception as exc:
+            fault = faults.from_exception(exc, req.request_id)
+            headers.update(fault.headers)
+            if fault.status == 401:
+                headers['WWW-Authenticate'] = 'Token'
+            return fault.status, fault.body, headers
+        if not isinstance(result, wsgi.Result):
+            result = wsgi.Result(result)
+        headers.update(result.headers)
+        return result.status, result.body, headers

@@ -1,0 +1,30 @@
+"""The Compute API v2.1 resources this service implements.
+
+``build_router(compute_api, image_store, max_limit)`` gives the router of
+every path under ``/v2.1``.
+"""
+
+from nova.api.openstack.compute import flavors
+from nova.api.openstack.compute import images
+from nova.api.openstack.compute import instance_actions
+from nova.api.openstack.compute import migrations
+from nova.api.openstack.compute import server_actions
+from nova.api.openstack.compute import server_external_events
+from nova.api.openstack.compute import servers
+from nova.api.openstack.compute import services
+from nova.api.openstack import router
+
+
+def build_router(compute_api, image_store, max_limit: int) -> router.Router:
+    controllers = [
+        servers.ServersController(compute_api, max_limit),
+        server_actions.ServerActionsController(compute_api),
+        instance_actions.InstanceActionsController(),
+        services.ServicesController(),
+        migrations.MigrationsController(max_limit),
+        server_external_events.ServerExternalEventsController(compute_api),
+        flavors.FlavorsController(),
+        images.ImagesController(image_store),
+    ]
+    return router.Router([route for controller in controllers
+                          for route in controller.routes()])

@@ -1,0 +1,95 @@
+"""``/servers/{server_id}/os-instance-actions[/{request_id}]``.
+
+The audit trail of a server: one action per request that changed it, with
+the events its steps recorded. Owners see their servers' actions; events
+are shown to administrators, and from 2.51 to owners too; tracebacks only
+to administrators. From 2.21 the actions of deleted servers are found.
+"""
+
+import re
+
+from nova.api.openstack import common
+from nova.api.openstack import policy
+from nova.api.openstack.router import Route
+from nova import exception
+from nova import objects
+
+_REQUEST_ID_RE = re.compile(r'^[A-Za-z0-9_.-]{1,255}$')
+
+
+def _action_view(action) -> dict:
+    return {
+        'action': action.action,
+        'instance_uuid': action.instance_uuid,
+        'request_id': action.request_id,
+        'user_id': action.user_id,
+        'project_id': action.project_id,
+        'start_time': common.dbtime(action.start_time),
+        'message': action.message,
+    }
+
+
+def _event_view(event, with_traceback: bool) -> dict:
+    view = {
+        'event': event.event,
+        'start_time': common.dbtime(event.start_time),
+        'finish_time': common.dbtime(event.finish_time),
+        'result': event.result,
+    }
+    if with_traceback:
+        view['traceback'] = event.traceback
+    return view
+
+
+class InstanceActionsController:
+    def routes(self) -> list[Route]:
+        return [
+            Route('GET', '/servers/{server_id}/os-instance-actions',
+                  self.index),
+            Route('GET',
+                  '/servers/{server_id}/os-instance-actions/{request_id}',
+                  self.show),
+        ]
+
+    def _instance(self, req, server_id):
+        context = req.context
+        not_found = exception.InstanceNotFound(instance_id=server_id)
+        common.require_uuid(server_id, not_found)
+        read_deleted = 'yes' if req.is_version('2.21') else 'no'
+        instance = objects.Instance.get_by_uuid(context, server_id,
+                                                read_deleted=read_deleted)
+        if not context.is_admin and instance.project_id != context.project_id:
+            raise not_found
+        return instance
+
+    def index(self, req, server_id):
+        policy.authorize(req.context,
+                         'os_compute_api:os-instance-actions:list')
+        instance = self._instance(req, server_id)
+        # Newest first, as the reference lists them.
+        actions = objects.InstanceAction.get_by_instance_uuid(
+            req.context, instance.uuid)
+        return {'instanceActions': [_action_view(a) for a in actions]}
+
+    def show(self, req, server_id, request_id):
+        context = req.context
+        policy.authorize(context, 'os_compute_api:os-instance-actions:show')
+        instance = self._instance(req, server_id)
+        if not _REQUEST_ID_RE.match(request_id):
+            raise exception.InstanceActionNotFound(
+                request_id='(invalid)', instance_uuid=instance.uuid)
+        action = objects.InstanceAction.get_by_request_id(
+            context, instance.uuid, request_id)
+        if action is None:
+            raise exception.InstanceActionNotFound(
+                request_id=request_id, instance_uuid=instance.uuid)
+        view = _action_view(action)
+        events_rule = ('os_compute_api:os-instance-actions:events:2.51'
+                       if req.is_version('2.51')
+                       else 'os_compute_api:os-instance-actions:events')
+        if policy.check(context, events_rule, instance.project_id):
+            with_traceback = policy.check(
+                context, 'os_compute_api:os-instance-actions:events:details')
+            view['events'] = [_event_view(e, with_traceback)
+                              for e in action.events]
+        return {'instanceAction': view}

@@ -1,0 +1,28 @@
+"""The ``evacuate`` action body, by microversion (the reference's).
+
+* 2.1: ``onSharedStorage`` required, ``host`` and ``adminPass`` optional.
+* 2.14: no ``onSharedStorage`` (the hosts find out themselves).
+* 2.29: ``force`` (skip the checks of the named target host).
+"""
+
+import copy
+
+from nova.api.openstack import validation
+
+evacuate = {
+    'type': 'object',
+    'properties': {
+        'host': validation.hostname,
+        'onSharedStorage': validation.boolean,
+        'adminPass': validation.admin_password,
+    },
+    'required': ['onSharedStorage'],
+    'additionalProperties': False,
+}
+
+evacuate_v214 = copy.deepcopy(evacuate)
+del evacuate_v214['properties']['onSharedStorage']
+del evacuate_v214['required']
+
+evacuate_v229 = copy.deepcopy(evacuate_v214)
+evacuate_v229['properties']['force'] = validation.boolean

@@ -1,0 +1,82 @@
+"""Request bodies of ``POST /servers`` and the simple server actions.
+
+Only the attributes this API acts on are accepted; anything else is a 400
+(``additionalProperties: false``, as in the reference), so a client never
+believes an option took effect when it was ignored.
+"""
+
+import copy
+
+from nova.api.openstack import validation
+
+_network = {
+    'type': 'object',
+    'properties': {
+        'uuid': validation.uuid,
+    },
+    'required': ['uuid'],
+    'additionalProperties': False,
+}
+
+_server = {
+    'type': 'object',
+    'properties': {
+        'name': validation.name,
+        'imageRef': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'flavorRef': {'type': ['string', 'integer'], 'minLength': 1,
+                      'maxLength': 255, 'minimum': 0},
+        'networks': {'type': 'array', 'items': _network},
+        # novaclient always sends these; one server per request here.
+        'min_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
+        'max_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
+        'metadata': {'type': 'object', 'maxProperties': 0},
+        'availability_zone': {'type': 'string', 'enum': ['nova']},
+        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['MANUAL']},
+    },
+    'required': ['name', 'imageRef', 'flavorRef'],
+    'additionalProperties': False,
+}
+
+create = {
+    'type': 'object',
+    'properties': {'server': _server},
+    'required': ['server'],
+    'additionalProperties': False,
+}
+
+# 2.19: a description; 2.37: "networks" required, and may be "auto" or
+# "none" instead of a list.
+_server_v219 = copy.deepcopy(_server)
+_server_v219['properties']['description'] = validation.description
+create_v219 = copy.deepcopy(create)
+create_v219['properties']['server'] = _server_v219
+
+_server_v237 = copy.deepcopy(_server_v219)
+_server_v237['properties']['networks'] = {
+    'oneOf': [{'type': 'array', 'items': _network},
+              {'type': 'string', 'enum': ['auto', 'none']}]}
+_server_v237['required'].append('networks')
+create_v237 = copy.deepcopy(create)
+create_v237['properties']['server'] = _server_v237
+
+# The body of actions that take no argument: {"os-start": null}.
+no_argument = {'type': ['null', 'object'], 'maxProperties': 0}
+
+reboot = {
+    'type': 'object',
+    'properties': {
+        'type': {'type': 'string',
+                 'enum': ['HARD', 'Hard', 'hard', 'SOFT', 'Soft', 'soft']},
+    },
+    'required': ['type'],
+    'additionalProperties': False,
+}
+
+reset_state = {
+    'type': 'object',
+    'properties': {
+        'state': {'type': 'string', 'enum': ['active', 'error']},
+    },
+    'required': ['state'],
+    'additionalProperties': False,
+}

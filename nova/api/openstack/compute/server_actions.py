@@ -1,0 +1,114 @@
+"""``POST /servers/{server_id}/action``: one action per request.
+
+The body names the action by its only key (``{"os-stop": null}``). Each
+action is checked in this order, so a refused request changes nothing:
+the body's shape, the policy (admin-only actions answer 403 before
+anything is looked up), the action's own schema, the server (404), then
+the compute API, whose state checks answer 409.
+"""
+
+import dataclasses
+from typing import Callable
+
+from nova.api.openstack import common
+from nova.api.openstack.compute import evacuate
+from nova.api.openstack.compute.schemas import servers as schemas
+from nova.api.openstack import policy
+from nova.api.openstack import validation
+from nova.api.openstack import wsgi
+from nova.api.openstack.router import Route
+from nova import exception
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    rule: str
+    admin_only: bool
+    # handler(req, instance, argument) -> wsgi.Result
+    handler: Callable
+    # A schema, or a function of the request giving one (by microversion).
+    schema: dict | Callable | None = None
+
+
+class ServerActionsController:
+    def __init__(self, compute_api):
+        self.compute_api = compute_api
+        self.evacuate = evacuate.EvacuateAction(compute_api)
+        self.actions = {
+            'os-start': Action('os_compute_api:servers:start', False,
+                               self._start, schemas.no_argument),
+            'os-stop': Action('os_compute_api:servers:stop', False,
+                              self._stop, schemas.no_argument),
+            'reboot': Action('os_compute_api:servers:reboot', False,
+                             self._reboot, schemas.reboot),
+            'suspend': Action('os_compute_api:os-suspend-server:suspend',
+                              False, self._suspend, schemas.no_argument),
+            'resume': Action('os_compute_api:os-suspend-server:resume',
+                             False, self._resume, schemas.no_argument),
+            'os-resetState': Action(
+                'os_compute_api:os-admin-actions:reset_state', True,
+                self._reset_state, schemas.reset_state),
+            'evacuate': Action('os_compute_api:os-evacuate', True,
+                               self.evacuate.run,
+                               self.evacuate.schema_for),
+        }
+
+    def routes(self) -> list[Route]:
+        return [Route('POST', '/servers/{server_id}/action', self.action)]
+
+    def action(self, req, server_id):
+        body = req.json_body()
+        if not isinstance(body, dict) or len(body) != 1:
+            raise exception.ValidationError(
+                detail='Malformed request body: an action body has exactly '
+                       'one key, the name of the action.')
+        (name, argument), = body.items()
+        action = self.actions.get(name)
+        if action is None:
+            raise exception.ValidationError(
+                detail='There is no such action: %s' % name)
+        if action.admin_only:
+            policy.authorize(req.context, action.rule)
+        schema = (action.schema(req) if callable(action.schema)
+                  else action.schema)
+        if schema is not None:
+            try:
+                validation.validate(schema, argument)
+            except exception.ValidationError as e:
+                raise exception.ValidationError(
+                    detail='Invalid input for action %s: %s'
+                           % (name, e.format_message()))
+        instance = common.get_instance(self.compute_api, req.context,
+                                       server_id)
+        policy.authorize(req.context, action.rule,
+                         target_project_id=instance.project_id)
+        return action.handler(req, instance, argument)
+
+    def _accepted(self):
+        return wsgi.Result(None, status=202)
+
+    def _start(self, req, instance, _argument):
+        self.compute_api.start(req.context, instance)
+        return self._accepted()
+
+    def _stop(self, req, instance, _argument):
+        self.compute_api.stop(req.context, instance)
+        return self._accepted()
+
+    def _reboot(self, req, instance, argument):
+        self.compute_api.reboot(req.context, instance,
+                                argument['type'].upper())
+        return self._accepted()
+
+    def _suspend(self, req, instance, _argument):
+        self.compute_api.suspend(req.context, instance)
+        return self._accepted()
+
+    def _resume(self, req, instance, _argument):
+        self.compute_api.resume(req.context, instance)
+        return self._accepted()
+
+    def _reset_state(self, req, instance, argument):
+        self.compute_api.reset_state(req.context, instance,
+                                     argument['state'])
+        return self._accepted()

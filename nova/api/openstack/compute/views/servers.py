@@ -1,0 +1,172 @@
+"""How a server looks in responses (``GET /servers[/detail|/{id}]``).
+
+Field names and shapes are the reference's. Attributes whose policy is
+admin-only (``OS-EXT-SRV-ATTR:*``, ``host_status``) appear only for
+administrators; ``fault`` only for servers in ERROR (or deleted), with its
+``details`` (a traceback) only for administrators or non-500 faults.
+"""
+
+import hashlib
+import ipaddress
+
+from nova.api.openstack import common
+from nova.api.openstack import policy
+from nova.compute import vm_states
+from nova.conf import CONF
+from nova import objects
+
+# Statuses during which the reference shows "progress".
+_PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE',
+                      'VERIFY_RESIZE', 'MIGRATING')
+
+
+def host_id(instance) -> str:
+    """An opaque per-project name of the host (the reference's hostId)."""
+    if not instance.host:
+        return ''
+    return hashlib.sha224(
+        ((instance.project_id or '') + instance.host).encode('utf-8')
+    ).hexdigest()
+
+
+def _ip_version(address: str) -> int:
+    try:
+        return ipaddress.ip_address(address).version
+    except ValueError:
+        return 4
+
+
+def addresses(network_info) -> dict:
+    """``{label: [{"version", "addr", "OS-EXT-IPS..."}]}`` of the VIFs."""
+    result = {}
+    for vif in network_info or ():
+        entries = result.setdefault(vif.network.label, [])
+        for address in vif.ips:
+            entries.append({
+                'version': _ip_version(address),
+                'addr': address,
+                'OS-EXT-IPS:type': 'fixed',
+                'OS-EXT-IPS-MAC:mac_addr': vif.address,
+            })
+    return result
+
+
+def _image(req, instance):
+    if not instance.image_ref:
+        return ''
+    prefix = common.link_prefix(req)
+    return {'id': instance.image_ref,
+            'links': [{'rel': 'bookmark', 'href': '%s/images/%s'
+                       % (prefix, instance.image_ref)}]}
+
+
+def _flavor(req, instance):
+    flavor = instance.flavor
+    if flavor is None:
+        return {}
+    if req.is_version('2.47'):
+        return {'vcpus': flavor.vcpus, 'ram': flavor.memory_mb,
+                'disk': flavor.root_gb, 'ephemeral': flavor.ephemeral_gb,
+                'swap': flavor.swap, 'original_name': flavor.name,
+                'extra_specs': {}}
+    prefix = common.link_prefix(req)
+    return {'id': flavor.flavorid,
+            'links': [{'rel': 'bookmark', 'href': '%s/flavors/%s'
+                       % (prefix, flavor.flavorid)}]}
+
+
+def fault(context, instance) -> dict | None:
+    if instance.vm_state not in (vm_states.ERROR, vm_states.DELETED):
+        return None
+    found = objects.InstanceFault.get_latest_for_instance(context,
+                                                          instance.uuid)
+    if found is None:
+        return None
+    shown = {'code': found.code, 'message': found.message,
+             'created': common.isotime(found.created_at)}
+    if context.is_admin or found.code != 500:
+        shown['details'] = found.details
+    return shown
+
+
+def host_status(service) -> str:
+    """UP, DOWN, MAINTENANCE (disabled) or UNKNOWN (no service record)."""
+    if service is None:
+        return 'UNKNOWN'
+    if service.forced_down or not service.is_up(CONF.service_down_time):
+        return 'DOWN'
+    if service.disabled:
+        return 'MAINTENANCE'
+    return 'UP'
+
+
+def basic(req, instance) -> dict:
+    return {'id': instance.uuid, 'name': instance.display_name,
+            'links': common.links(req, 'servers', instance.uuid)}
+
+
+def detail(req, instance, services=None) -> dict:
+    """The full view; ``services``: compute services by host (2.16)."""
+    context = req.context
+    status = common.status_from_state(instance.vm_state, instance.task_state)
+    view = basic(req, instance)
+    view.update({
+        'status': status,
+        'tenant_id': instance.project_id,
+        'user_id': instance.user_id,
+        'metadata': {},
+        'hostId': host_id(instance),
+        'image': _image(req, instance),
+        'flavor': _flavor(req, instance),
+        'created': common.isotime(instance.created_at),
+        'updated': common.isotime(instance.updated_at),
+        'addresses': addresses(instance.network_info),
+        'accessIPv4': '',
+        'accessIPv6': '',
+        'key_name': None,
+        'config_drive': '',
+        'OS-DCF:diskConfig': 'MANUAL',
+        'OS-EXT-AZ:availability_zone': 'nova',
+        'OS-EXT-STS:vm_state': instance.vm_state,
+        'OS-EXT-STS:task_state': instance.task_state,
+        'OS-EXT-STS:power_state': instance.power_state,
+        'OS-SRV-USG:launched_at': common.dbtime(instance.launched_at),
+        'OS-SRV-USG:terminated_at': common.dbtime(instance.terminated_at),
+        'os-extended-volumes:volumes_attached': [],
+    })
+    if status in _PROGRESS_STATUSES:
+        view['progress'] = 0
+    if policy.check(context, 'os_compute_api:os-extended-server-attributes'):
+        view['OS-EXT-SRV-ATTR:host'] = instance.host
+        view['OS-EXT-SRV-ATTR:hypervisor_hostname'] = instance.node
+        view['OS-EXT-SRV-ATTR:instance_name'] = 'instance-%s' % (
+            instance.uuid,)
+        if req.is_version('2.3'):
+            view.update({
+                'OS-EXT-SRV-ATTR:hostname': instance.display_name,
+                'OS-EXT-SRV-ATTR:reservation_id': '',
+                'OS-EXT-SRV-ATTR:launch_index': 0,
+                'OS-EXT-SRV-ATTR:kernel_id': '',
+                'OS-EXT-SRV-ATTR:ramdisk_id': '',
+                'OS-EXT-SRV-ATTR:root_device_name': None,
+                'OS-EXT-SRV-ATTR:user_data': None,
+            })
+        if req.is_version('2.16') and services is not None:
+            view['host_status'] = (host_status(services.get(instance.host))
+                                   if instance.host else '')
+    if req.is_version('2.9'):
+        view['locked'] = False
+    if req.is_version('2.19'):
+        view['description'] = None
+    if req.is_version('2.26'):
+        view['tags'] = []
+    shown_fault = fault(context, instance)
+    if shown_fault is not None:
+        view['fault'] = shown_fault
+    return view
+
+
+def compute_services_by_host(context) -> dict:
+    return {service.host: service
+            for service in objects.Service.get_all(context,
+                                                   binary='nova-compute')}

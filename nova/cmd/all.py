@@ -1,0 +1,241 @@
+"""nova-all: every service in one process, with several compute hosts.
+
+    nova-all [--config-file F ...]
+
+Runs the conductor, one compute service (and network agent) per name of
+``[DEFAULT] compute_hosts`` (each with its ``[compute:NAME]`` group), and
+the REST API when ``nova.api.wsgi`` is available, all over one
+oslo.messaging transport (``fake://`` by default).
+
+With no configuration file at all it runs the embedded default: hosts
+``compute1`` and ``compute2`` on libvirt's test driver (node files under
+``state_path/hosts/<name>/``, written when missing), SQLite under
+``state_path``, the schema synced at start, and ready to boot: flavor
+``m1.tiny`` (64 MB, 1 vCPU, 1 GB), a tiny blank qcow2 image ``tiny`` in the
+local image store and a network ``public`` on bridge ``br-public``, which
+both hosts offer. Stops on SIGTERM or SIGINT.
+
+Tests build the same thing in process with ``AllInOne``.
+"""
+
+import os
+import sys
+import tempfile
+
+from oslo_log import log as logging
+from oslo_utils import fileutils
+
+from nova.cmd import compute as compute_cmd
+from nova.cmd import conductor as conductor_cmd
+from nova.compute import api as compute_api_mod
+from nova.compute import rpcapi as compute_rpcapi
+from nova.conductor import rpcapi as conductor_rpcapi
+from nova.conductor import target as target_mod
+from nova.conf import all_in_one
+from nova.conf import CONF
+from nova import context as nova_context
+from nova.db import migration
+from nova import exception
+from nova.image import qemu_img
+from nova.image import store as image_store
+from nova.network import api as network_api_mod
+from nova.network import events as network_events
+from nova import objects
+from nova import rpc
+from nova import service
+
+LOG = logging.getLogger(__name__)
+
+BINARY = 'nova-all'
+DEFAULT_TRANSPORT_URL = 'fake://'
+DEFAULT_FLAVOR = dict(flavorid='1', name='m1.tiny', memory_mb=64, vcpus=1,
+                      root_gb=1)
+DEFAULT_IMAGE_NAME = 'tiny'
+DEFAULT_IMAGE_SIZE = 64 * 1024 * 1024
+DEFAULT_NETWORK = ('public', 'br-public')
+# What libvirt's test driver needs to simulate an empty host.
+NODE_XML = """<node>
+  <cpu>
+    <mhz>2000</mhz>
+    <model>x86_64</model>
+    <nodes>1</nodes>
+    <sockets>1</sockets>
+    <cores>%(cpus)d</cores>
+    <threads>1</threads>
+    <active>%(cpus)d</active>
+  </cpu>
+  <memory>%(memory_kib)d</memory>
+</node>
+"""
+TEST_URI_PREFIX = 'test://'
+
+
+def write_node_file(connection_uri, cpus=4, memory_mb=8192):
+    """Write the node file of a ``test:///<path>`` URI when missing.
+
+    Returns the path written, or None (not a test URI, or the file exists:
+    it is the host's state and is never overwritten).
+    """
+    if not connection_uri.startswith(TEST_URI_PREFIX):
+        return None
+    path = connection_uri[len(TEST_URI_PREFIX):]
+    if not os.path.isabs(path) or path == '/default':
+        return None
+    if os.path.exists(path):
+        return None
+    fileutils.ensure_tree(os.path.dirname(path))
+    with open(path, 'w') as f:
+        f.write(NODE_XML % {'cpus': cpus, 'memory_kib': memory_mb * 1024})
+    LOG.info('Wrote libvirt test-driver node file %s', path)
+    return path
+
+
+def ensure_default_flavor(ctxt):
+    try:
+        return objects.Flavor.get_by_flavor_id(ctxt,
+                                               DEFAULT_FLAVOR['flavorid'])
+    except exception.FlavorNotFound:
+        pass
+    try:
+        return objects.Flavor.create(ctxt, **DEFAULT_FLAVOR)
+    except exception.FlavorExists:
+        # Same name under another id (an operator's), or a race: keep it.
+        return None
+
+
+def ensure_default_image(store_path, name=DEFAULT_IMAGE_NAME):
+    """A tiny blank qcow2 image called ``name`` in the image store."""
+    store = image_store.ImageStore(store_path)
+    for meta in store.list():
+        if meta.name == name:
+            return meta
+    fileutils.ensure_tree(store.path)
+    with tempfile.TemporaryDirectory(dir=store.path,
+                                     prefix='.new-image-') as scratch:
+        source = os.path.join(scratch, name + '.qcow2')
+        qemu_img.create(source, 'qcow2', size=DEFAULT_IMAGE_SIZE)
+        return store.add_from_file(source, name=name, disk_format='qcow2')
+
+
+def prepare_embedded_default(conf, settings_list):
+    """Everything the embedded default needs before services start:
+    state directory, node files, schema, flavor, image, network."""
+    fileutils.ensure_tree(conf.state_path)
+    for settings in settings_list:
+        write_node_file(settings.connection_uri)
+    migration.db_sync()
+    ctxt = nova_context.get_admin_context()
+    ensure_default_flavor(ctxt)
+    ensure_default_image(conf.image.store_path)
+    name, bridge = DEFAULT_NETWORK
+    network_api_mod.API().ensure_network(ctxt, name, bridge)
+
+
+def api_available():
+    """Whether the REST API's WSGI module is in the tree."""
+    try:
+        from nova.api import wsgi  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class APIService:
+    """The REST API as one more service of the process.
+
+    INTEGRATION POINT: relies on ``nova.api.wsgi.make_app(compute_api)``
+    and ``nova.api.wsgi.serve(app)`` (a started server with ``stop()``),
+    as ``nova/cmd/api.py`` uses them.
+    """
+
+    def __init__(self, compute_api):
+        self.compute_api = compute_api
+        self.server = None
+
+    def __repr__(self):
+        return '<APIService>'
+
+    def start(self):
+        from nova.api import wsgi as api_wsgi
+        self.server = api_wsgi.serve(api_wsgi.make_app(self.compute_api))
+
+    def stop(self):
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+class AllInOne:
+    """The services of ``nova-all``, built (not started).
+
+    ``services`` lists them in start order: conductor, computes, API.
+    Start them with ``service.run(all.services)`` or one by one.
+    """
+
+    def __init__(self, conf=CONF, settings_list=None, with_api=True,
+                 compute_driver=None, drivers=None, **service_kwargs):
+        self.settings = (list(settings_list) if settings_list is not None
+                         else all_in_one.all_host_settings(conf))
+        drivers = drivers or {}
+        self.compute_rpcapi = compute_rpcapi.ComputeAPI()
+        self.conductor_api = conductor_rpcapi.ConductorAPI()
+        self.network_api = network_api_mod.API()
+        self.compute_api = compute_api_mod.API(
+            self.compute_rpcapi, self.conductor_api,
+            network_api=self.network_api,
+            host_chooser=target_mod.TargetChooser(self.capacity))
+        sender = network_events.ComputeAPIEventSender(self.compute_api)
+        self.computes = {
+            s.host: compute_cmd.build_compute_service(
+                s, compute_driver=compute_driver, sender=sender,
+                driver=drivers.get(s.host), **service_kwargs)
+            for s in self.settings}
+        self.conductor = conductor_cmd.build_conductor_service(
+            conf.host, capacity_provider=self.capacity, **service_kwargs)
+        self.api = (APIService(self.compute_api)
+                    if with_api and api_available() else None)
+        if with_api and self.api is None:
+            LOG.warning('nova.api.wsgi is not available: running without '
+                        'the REST API')
+        self.services = [self.conductor] + list(self.computes.values())
+        if self.api is not None:
+            self.services.append(self.api)
+
+    def capacity(self, context, host):
+        """``HostResources`` of a host of this process, else None."""
+        svc = self.computes.get(host)
+        if svc is None:
+            return None
+        return svc.manager.driver.get_available_resource(host)
+
+    def start(self):
+        started = []
+        try:
+            for svc in self.services:
+                svc.start()
+                started.append(svc)
+        except Exception:
+            for svc in reversed(started):
+                svc.stop()
+            raise
+
+    def stop(self):
+        for svc in reversed(self.services):
+            svc.stop()
+
+
+def main(argv=None):
+    service.prepare_service(BINARY, argv,
+                            default_transport_url=DEFAULT_TRANSPORT_URL)
+    try:
+        settings_list = all_in_one.all_host_settings(CONF)
+        prepare_embedded_default(CONF, settings_list)
+        deployment = AllInOne(CONF, settings_list)
+        service.run(deployment.services)
+    finally:
+        rpc.cleanup()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Build: create and start the guest of a new instance on this host.
+
+The instance is placed here (``host``, ``node``) in the same
+compare-and-swap save that claims it (``task_state`` ``spawning``), so a
+crash during spawn leaves it on this host for ``init_host`` to put in
+ERROR. A failed spawn has already removed what it created (the driver's
+contract); the instance goes to ERROR with a fault and the host is as it
+was. The instance's network_info records the VIFs; they become ``active``
+when their ``network-vif-plugged`` events arrive (``events.py``).
+"""
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from nova.compute import operation
+
+LOG = logging.getLogger(__name__)
+
+BUILD = operation.Operation('build', 'create',
+                            'compute_build_and_run_instance')
+
+
+def place(compute, instance, network_info):
+    """Set what the claim saves with it: this host and the VIFs."""
+    if instance.host is None:
+        instance.host = compute.host
+    if instance.node is None:
+        instance.node = compute.driver.get_available_nodes()[0]
+    if network_info is not None:
+        instance.network_info = network_info
+
+
+def spawn(compute, context, instance, image_meta, injected_files,
+          admin_password, block_device_info):
+    compute.driver.spawn(context, instance, image_meta,
+                         injected_files or [], admin_password,
+                         network_info=instance.network_info,
+                         block_device_info=block_device_info)
+    instance.launched_at = timeutils.utcnow(with_timezone=True)

@@ -1,0 +1,236 @@
+"""The source side of evacuation: what a host does with instances that were
+evacuated away while it was down (CLEANUP.md, "After an evacuation").
+
+Run by ``ComputeManager.init_host`` before the host reconciles its own
+instances, so that nothing evacuated away is started again here (no split
+brain). For each evacuation whose source is this host:
+
+* ``done``: destroy the local domain and VIFs; delete the local disks only
+  when the evidence says storage is *not* shared with the new owner (unknown
+  evidence keeps them); mark the migration ``completed``;
+* ``accepted`` / ``pre-migrating`` (still in progress): do not start the
+  instance, delete nothing;
+* ``failed``: the instance is still this host's own; nothing to do here.
+
+Domains on this host for instances the database places elsewhere (or
+nowhere) with no evacuation to explain them are *orphans*: reported, never
+started, never deleted (when unsure, keep the disks).
+
+On the *target* side, ``fail_interrupted_evacuations`` ends evacuations to
+this host that a restart cut short (``pre-migrating``: only this host's
+previous process could have been running them): the guest is destroyed as
+after a failed spawn (disks kept unless storage is known not to be
+shared), the migration becomes ``failed`` and the instance ERROR on its
+source, so a new evacuation can start.
+
+Usage::
+
+    report = evacuation.destroy_evacuated_instances(ctx, host, driver)
+    for instance in own_instances:
+        if instance.uuid in report.do_not_touch:
+            continue
+        ...
+"""
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from nova.compute import actions
+from nova.compute import power_state
+from nova.compute import shared_storage
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class EvacuationCleanup:
+    """What ``destroy_evacuated_instances`` found and did, by instance."""
+    completed: list[str] = dataclasses.field(default_factory=list)
+    disks_deleted: list[str] = dataclasses.field(default_factory=list)
+    in_progress: list[str] = dataclasses.field(default_factory=list)
+    failed: list[str] = dataclasses.field(default_factory=list)
+    orphans: list[str] = dataclasses.field(default_factory=list)
+    errors: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def do_not_touch(self) -> set[str]:
+        """Instances the host's own reconciliation must leave alone."""
+        return set(self.completed)
+
+
+def _evacuations_from(context, host):
+    return objects.Migration.get_by_filters(
+        context, source_compute=host,
+        migration_type=migration_obj.EVACUATION,
+        status=[migration_obj.DONE, migration_obj.FAILED,
+                *migration_obj.IN_PROGRESS])
+
+
+def _get_instance(context, uuid):
+    try:
+        return objects.Instance.get_by_uuid(context, uuid, read_deleted='yes')
+    except exception.InstanceNotFound:
+        return None
+
+
+def _latest_by_instance(migrations):
+    """The newest evacuation of each instance (an instance may have failed
+    once and succeeded later; the newest one tells where it is)."""
+    latest = {}
+    for migration in migrations:        # oldest first
+        latest[migration.instance_uuid] = migration
+    return latest
+
+
+def _clean_up_done(context, host, driver, instance, migration, own_identity,
+                   report):
+    owner = instance.host or migration.dest_compute
+    evidence = shared_storage.StorageEvidence(
+        source_host=host, target_host=owner,
+        source_identity=own_identity,
+        target_identity=shared_storage.recorded_identity(context, owner))
+    # NOTE: only complete evidence that storage is not shared allows
+    # deleting disks; unknown evidence keeps them (CLEANUP.md).
+    destroy_disks = evidence.shared is False
+    LOG.info('Instance was evacuated to %(owner)s; removing it from this '
+             'host (%(ev)s; delete disks: %(dd)s)',
+             {'owner': owner, 'ev': evidence.describe(),
+              'dd': destroy_disks}, instance=instance)
+    driver.destroy(context, instance, instance.network_info,
+                   block_device_info=None, destroy_disks=destroy_disks)
+    migration.status = migration_obj.COMPLETED
+    migration.save(expected_status=migration_obj.DONE)
+    report.completed.append(instance.uuid)
+    if destroy_disks:
+        report.disks_deleted.append(instance.uuid)
+
+
+def _handle(context, host, driver, instance, migration, own_identity,
+            report):
+    uuid = migration.instance_uuid
+    status = migration.status
+    if status in migration_obj.IN_PROGRESS:
+        LOG.warning('Evacuation %(mig)s to %(dest)s is still %(status)s; '
+                    'not starting the instance and deleting nothing',
+                    {'mig': migration.uuid, 'dest': migration.dest_compute,
+                     'status': status}, instance_uuid=uuid)
+        report.in_progress.append(uuid)
+    elif status == migration_obj.FAILED:
+        LOG.info('Evacuation %s failed; the instance is still this '
+                 'host\'s own', migration.uuid, instance_uuid=uuid)
+        report.failed.append(uuid)
+    elif status == migration_obj.DONE:
+        if instance is None or instance.host == host:
+            # A done evacuation that did not move the instance cannot
+            # happen by design; trust the instance row, delete nothing.
+            LOG.error('Evacuation %s is done but the database still '
+                      'places the instance here; leaving it alone',
+                      migration.uuid, instance_uuid=uuid)
+            report.errors[uuid] = 'done evacuation did not move instance'
+            return
+        _clean_up_done(context, host, driver, instance, migration,
+                       own_identity, report)
+
+
+def destroy_evacuated_instances(context, host: str, driver
+                                ) -> EvacuationCleanup:
+    """Clean up after evacuations from ``host`` and report the orphans.
+
+    ``driver`` is this host's virt driver. Never raises for one instance:
+    a failure is logged and the instance is left alone (reported in
+    ``errors``), so one bad instance does not keep the host from starting.
+    """
+    report = EvacuationCleanup()
+    own_identity = driver.get_storage_identity()
+    latest = _latest_by_instance(_evacuations_from(context, host))
+    for uuid, migration in latest.items():
+        instance = _get_instance(context, uuid)
+        try:
+            _handle(context, host, driver, instance, migration,
+                    own_identity, report)
+        except Exception as e:
+            LOG.exception('Cleaning up after evacuation %s failed',
+                          migration.uuid, instance_uuid=uuid)
+            report.errors[uuid] = str(e) or type(e).__name__
+
+    explained = set(latest)
+    for uuid in driver.list_instance_uuids():
+        if uuid in explained:
+            continue
+        instance = _get_instance(context, uuid)
+        if instance is not None and instance.host == host \
+                and not instance.deleted:
+            continue
+        where = ('not in the database' if instance is None else
+                 'deleted' if instance.deleted else
+                 'placed on %s' % instance.host)
+        LOG.warning('Orphan domain on this host: the instance is %s and no '
+                    'evacuation explains it; not starting it and deleting '
+                    'nothing (an audit can remove it)', where,
+                    instance_uuid=uuid)
+        report.orphans.append(uuid)
+    return report
+
+
+def _end_interrupted(context, host, driver, instance, migration):
+    if instance is not None and instance.host == host:
+        # The instance was saved here but the migration not yet marked:
+        # the evacuation succeeded.
+        LOG.info('Evacuation %s had landed; marking it done',
+                 migration.uuid, instance=instance)
+        migration.status = migration_obj.DONE
+        migration.save(expected_status=migration_obj.PRE_MIGRATING)
+        return
+    if instance is not None:
+        evidence = shared_storage.StorageEvidence(
+            source_host=instance.host, target_host=host,
+            source_identity=shared_storage.recorded_identity(
+                context, instance.host),
+            target_identity=driver.get_storage_identity())
+        destroy_disks = evidence.shared is False
+        LOG.warning('Evacuation %(mig)s to this host was cut short by a '
+                    'restart; removing its guest (%(ev)s; delete disks: '
+                    '%(dd)s)', {'mig': migration.uuid,
+                                'ev': evidence.describe(),
+                                'dd': destroy_disks}, instance=instance)
+        driver.destroy(context, instance, instance.network_info,
+                       destroy_disks=destroy_disks)
+    migration.status = migration_obj.FAILED
+    migration.save(expected_status=migration_obj.PRE_MIGRATING)
+    if instance is None or instance.deleted:
+        return
+    actions.record_fault(context, instance, exception.OperationInterrupted(
+        operation='evacuate', host=host,
+        power_state=power_state.STATE_MAP.get(power_state.NOSTATE)), host)
+    instance.vm_state = vm_states.ERROR
+    instance.task_state = None
+    instance.save(expected_task_state=[task_states.REBUILDING,
+                                       task_states.REBUILD_SPAWNING])
+
+
+def fail_interrupted_evacuations(context, host: str, driver) -> list[str]:
+    """End the evacuations to ``host`` a restart cut short; their UUIDs.
+
+    Call from ``init_host`` before serving requests, when nothing on this
+    host can still be running them.
+    """
+    ended = []
+    for migration in objects.Migration.get_by_filters(
+            context, dest_compute=host,
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.PRE_MIGRATING):
+        uuid = migration.instance_uuid
+        try:
+            _end_interrupted(context, host, driver,
+                             _get_instance(context, uuid), migration)
+            ended.append(uuid)
+        except Exception:
+            LOG.exception('Could not end interrupted evacuation %s',
+                          migration.uuid, instance_uuid=uuid)
+    return ended

@@ -1,0 +1,187 @@
+"""Reconciling a host's instances when its compute service starts.
+
+``init_host`` runs before the service takes requests. For each instance the
+database places on this host (and only those: an instance recorded on
+another host is never started here), with the hypervisor's view:
+
+* left mid-build (vm_state ``building`` or a build task state): ERROR with
+  a fault; whatever spawn left is kept for the operator (when in doubt,
+  keep the disks);
+* left ``deleting``: the delete is finished;
+* left ``powering-off``: the stop is finished;
+* left in another operation we run (powering-on, rebooting, suspending,
+  resuming): task_state cleared and the vm_state set to what the
+  hypervisor shows; a fault when that is not what the operation would have
+  reached, so a cut-short start is never reported as a success;
+* left ``rebuilding`` (an evacuation or rebuild): not touched here; the
+  evacuation workflow decides;
+* idle: the power state is recorded; with
+  ``resume_guests_state_on_host_boot``, an ACTIVE guest that does not run
+  is started with ``driver.resume_state_on_host_boot`` (ERROR with a fault,
+  disks kept, when that fails).
+
+Domains of instances the database does not place here are reported, never
+started and never deleted here.
+"""
+
+from oslo_log import log as logging
+
+from nova.compute import actions
+from nova.compute import delete
+from nova.compute import operation
+from nova.compute import power
+from nova.compute import power_state
+from nova.compute import states
+from nova.compute import task_states as ts
+from nova.compute import vm_states as vs
+from nova import context as nova_context
+from nova import exception
+from nova import objects
+
+LOG = logging.getLogger(__name__)
+
+RESUME_ON_HOST_BOOT = operation.Operation(
+    'resume_on_host_boot', 'resume_on_host_boot',
+    'compute_resume_state_on_host_boot')
+
+BUILD_TASKS = frozenset((ts.SCHEDULING, ts.BLOCK_DEVICE_MAPPING,
+                         ts.NETWORKING, ts.SPAWNING))
+REBUILD_TASKS = frozenset((ts.REBUILDING, ts.REBUILD_BLOCK_DEVICE_MAPPING,
+                           ts.REBUILD_SPAWNING))
+
+# The operation (states.py row) each task state belongs to, for the
+# operations whose end is decided from the hypervisor's view.
+_TASK_OPERATION = {
+    ts.POWERING_ON: 'start',
+    ts.REBOOTING: 'reboot_soft',
+    ts.REBOOT_PENDING: 'reboot_soft',
+    ts.REBOOT_STARTED: 'reboot_soft',
+    ts.REBOOTING_HARD: 'reboot_hard',
+    ts.REBOOT_PENDING_HARD: 'reboot_hard',
+    ts.REBOOT_STARTED_HARD: 'reboot_hard',
+    ts.SUSPENDING: 'suspend',
+    ts.RESUMING: 'resume',
+}
+
+# The vm_state that matches what the hypervisor shows; anything else
+# (no domain at all) is ERROR.
+_VM_STATE_OF_POWER_STATE = {
+    power_state.RUNNING: vs.ACTIVE,
+    power_state.PAUSED: vs.PAUSED,
+    power_state.SUSPENDED: vs.SUSPENDED,
+    power_state.SHUTDOWN: vs.STOPPED,
+    power_state.CRASHED: vs.STOPPED,
+}
+
+
+def init_instances(compute, runner, instances, do_not_touch=frozenset()):
+    """Reconcile each instance; one failing does not stop the others."""
+    for instance in instances:
+        if instance.uuid in do_not_touch:
+            LOG.info('Left alone at start: another workflow owns it',
+                     instance=instance)
+            continue
+        # Each instance gets its own request id, hence its own action.
+        context = nova_context.get_admin_context()
+        try:
+            init_instance(compute, runner, context, instance)
+        except Exception:
+            LOG.exception('Could not reconcile the instance at start',
+                          instance=instance)
+
+
+def init_instance(compute, runner, context, instance):
+    task = instance.task_state
+    if instance.host != compute.host:
+        LOG.warning('Instance belongs to host %s; not touching it',
+                    instance.host, instance=instance)
+    elif instance.vm_state == vs.BUILDING or task in BUILD_TASKS:
+        _interrupted(compute, runner, context, instance, 'build',
+                     force_error=True)
+    elif task == ts.DELETING:
+        LOG.info('Finishing the delete left by a restart', instance=instance)
+        delete.terminate(runner, compute, context, instance)
+    elif task == ts.POWERING_OFF:
+        LOG.info('Finishing the stop left by a restart', instance=instance)
+        runner.run(context, instance, power.STOP,
+                   lambda: power.stop(compute, instance))
+    elif task in REBUILD_TASKS:
+        LOG.info('Rebuild or evacuation in progress; left to it',
+                 instance=instance)
+    elif task is not None:
+        _interrupted(compute, runner, context, instance,
+                     _TASK_OPERATION.get(task))
+    else:
+        _idle(compute, runner, context, instance)
+
+
+def _interrupted(compute, runner, context, instance, action,
+                 force_error=False):
+    """End an operation a restart cut short, as the hypervisor shows it."""
+    with runner.locks.lock(instance.uuid):
+        task = instance.task_state
+        current = operation.current_power_state(compute.driver, instance)
+        if force_error:
+            vm_state = vs.ERROR
+        else:
+            vm_state = _VM_STATE_OF_POWER_STATE.get(current, vs.ERROR)
+        success = None
+        if action is not None:
+            success = states.get(action).vm_state_after(True,
+                                                        instance.vm_state)
+        instance.vm_state = vm_state
+        instance.task_state = None
+        instance.power_state = current
+        instance.save(expected_task_state=[task])
+        shown = power_state.STATE_MAP.get(current)
+        LOG.warning('%(task)s was cut short by a restart; now %(vm)s (guest '
+                    '%(power)s)', {'task': task, 'vm': vm_state,
+                                   'power': shown}, instance=instance)
+        if vm_state != success:
+            actions.record_fault(
+                context, instance,
+                exception.OperationInterrupted(
+                    operation=action or task, host=compute.host,
+                    power_state=shown),
+                compute.host)
+
+
+def _idle(compute, runner, context, instance):
+    with runner.locks.lock(instance.uuid):
+        current = operation.current_power_state(compute.driver, instance)
+        if current != instance.power_state:
+            instance.power_state = current
+            instance.save(expected_task_state=[None])
+    if instance.vm_state != vs.ACTIVE or current == power_state.RUNNING:
+        return
+    if not compute.settings.resume_guests_state_on_host_boot:
+        LOG.warning('Instance is active but its guest is %s; not starting '
+                    'it (resume_guests_state_on_host_boot is off)',
+                    power_state.STATE_MAP.get(current), instance=instance)
+        return
+    LOG.info('Starting the guest that ran before the host went down',
+             instance=instance)
+    runner.run(context, instance, RESUME_ON_HOST_BOOT,
+               lambda: compute.driver.resume_state_on_host_boot(
+                   context, instance, instance.network_info))
+
+
+def report_foreign_domains(compute, context, instances):
+    """Log domains here of instances the database does not place here."""
+    own = {instance.uuid for instance in instances}
+    for uuid in compute.driver.list_instance_uuids():
+        if uuid in own:
+            continue
+        try:
+            instance = objects.Instance.get_by_uuid(context, uuid,
+                                                    read_deleted='yes')
+        except exception.InstanceNotFound:
+            LOG.warning('Domain of an instance unknown to the database; '
+                        'not touching it', instance_uuid=uuid)
+            continue
+        if instance.deleted:
+            LOG.warning('Domain of a deleted instance; not touching it',
+                        instance=instance)
+        else:
+            LOG.warning('Domain of an instance of host %s; not starting it',
+                        instance.host, instance=instance)

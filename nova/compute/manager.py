@@ -1,0 +1,205 @@
+"""The compute manager: the RPC endpoints of one compute host.
+
+A thin facade. Each endpoint validates against the state table, takes the
+instance's lock, records the action event and hands off to the workflow
+module of that operation (``operation.Runner`` does the first three and
+the state changes; see its docstring)::
+
+    build.py      build_and_run_instance
+    power.py      start_instance, stop_instance
+    reboot.py     reboot_instance
+    suspend.py    suspend_instance, resume_instance
+    delete.py     terminate_instance
+    rebuild.py    rebuild_instance (rebuild, and evacuate to this host)
+    host_init.py  init_host: reconcile this host's instances (after
+                  evacuation.py dealt with instances evacuated away)
+    external_events.py, power_sync.py: events from the network backend
+                  and from the hypervisor
+
+Endpoints take the request context first and keyword arguments, as
+``compute/rpcapi.py`` casts them. A failure is recorded (fault, action
+event, states) and re-raised; over RPC a cast only logs it.
+"""
+
+import threading
+
+from oslo_log import log as logging
+
+from nova.compute import actions
+from nova.compute import build
+from nova.compute import delete
+from nova.compute import evacuation
+from nova.compute import external_events
+from nova.compute import host_init
+from nova.compute import instance_events
+from nova.compute import locks
+from nova.compute import operation
+from nova.compute import power
+from nova.compute import power_sync
+from nova.compute import reboot
+from nova.compute import rebuild
+from nova.compute import shared_storage
+from nova.compute import suspend
+from nova.conf import CONF
+from nova import context as nova_context
+from nova.network import model as network_model
+from nova import objects
+from nova.virt import driver as virt_driver
+
+LOG = logging.getLogger(__name__)
+
+
+class ComputeManager:
+    """Manages the instances of one host (``settings.host``)."""
+
+    def __init__(self, settings, driver=None, virtapi=None):
+        self.settings = settings
+        self.host = settings.host
+        self.virtapi = (virtapi or getattr(driver, 'virtapi', None)
+                        or instance_events.ComputeVirtAPI())
+        self.driver = driver or virt_driver.load_compute_driver(
+            self.virtapi, settings, CONF.compute_driver)
+        self.compute = operation.ComputeHost(
+            host=self.host, settings=settings, driver=self.driver,
+            virtapi=self.virtapi)
+        self.instance_locks = locks.InstanceLocks()
+        self.runner = operation.Runner(self.compute, self.instance_locks)
+        self._builds = threading.BoundedSemaphore(CONF.max_concurrent_builds)
+        self.driver.register_event_listener(self.handle_lifecycle_event)
+
+    # -- host -----------------------------------------------------------
+
+    def init_host(self):
+        """Connect the driver, then reconcile this host's instances."""
+        self.driver.init_host(host=self.host)
+        context = nova_context.get_admin_context()
+        # Evacuations first (evacuation.py): an instance evacuated away, or
+        # being evacuated, must never be started here again.
+        shared_storage.record_own_identity(
+            context, self.host, self.driver.get_storage_identity())
+        evacuation.fail_interrupted_evacuations(context, self.host,
+                                                self.driver)
+        evacuated = evacuation.destroy_evacuated_instances(
+            context, self.host, self.driver)
+        instances = objects.Instance.get_by_host(context, self.host)
+        # Instances another workflow owns right now; reconciliation leaves
+        # them alone.
+        do_not_touch = set(evacuated.do_not_touch)
+        host_init.init_instances(self.compute, self.runner, instances,
+                                 do_not_touch=do_not_touch)
+        host_init.report_foreign_domains(self.compute, context, instances)
+
+    def cleanup_host(self):
+        self.driver.cleanup_host(host=self.host)
+
+    def get_storage_identity(self, context=None):
+        """The identity of this host's instance storage (shared_storage)."""
+        return self.driver.get_storage_identity()
+
+    # -- lifecycle --------------------------------------------------------
+
+    def build_and_run_instance(self, context, instance, image_meta=None,
+                               network_info=None, injected_files=None,
+                               admin_password=None, block_device_info=None,
+                               image=None):
+        """Create and start the guest; ERROR with a fault on failure.
+
+        ``image`` is accepted as another name of ``image_meta`` (Nova's).
+        """
+        if network_info is not None:
+            network_info = _as_network_info(network_info)
+        image_meta = image_meta if image_meta is not None else image
+        with self._builds:
+            build.place(self.compute, instance, network_info)
+            self.runner.run(
+                context, instance, build.BUILD,
+                lambda: build.spawn(self.compute, context, instance,
+                                    image_meta, injected_files,
+                                    admin_password, block_device_info))
+
+    def start_instance(self, context, instance):
+        self.runner.run(context, instance, power.START,
+                        lambda: power.start(self.compute, context, instance))
+
+    def stop_instance(self, context, instance, clean_shutdown=True):
+        self.runner.run(context, instance, power.STOP,
+                        lambda: power.stop(self.compute, instance,
+                                           clean_shutdown))
+
+    def reboot_instance(self, context, instance, reboot_type='SOFT'):
+        self.runner.run(context, instance, reboot.operation_for(reboot_type),
+                        lambda: reboot.reboot(self.compute, context,
+                                              instance, reboot_type))
+
+    def suspend_instance(self, context, instance):
+        self.runner.run(context, instance, suspend.SUSPEND,
+                        lambda: suspend.suspend(self.compute, context,
+                                                instance))
+
+    def resume_instance(self, context, instance):
+        self.runner.run(context, instance, suspend.RESUME,
+                        lambda: suspend.resume(self.compute, context,
+                                               instance))
+
+    def terminate_instance(self, context, instance):
+        delete.terminate(self.runner, self.compute, context, instance)
+
+    # -- rebuild and evacuate (workflow: rebuild.py) ------------------------
+
+    def rebuild_instance(self, context, instance, orig_image_ref=None,
+                         image_ref=None, injected_files=None, new_pass=None,
+                         orig_sys_metadata=None, bdms=None, recreate=False,
+                         on_shared_storage=None, preserve_ephemeral=False,
+                         migration=None, scheduled_node=None):
+        """Rebuild here; ``recreate=True`` is an evacuation to this host."""
+        request = rebuild.RebuildRequest(
+            orig_image_ref=orig_image_ref, image_ref=image_ref,
+            injected_files=list(injected_files or ()), new_pass=new_pass,
+            orig_sys_metadata=orig_sys_metadata, bdms=bdms,
+            recreate=bool(recreate), on_shared_storage=on_shared_storage,
+            preserve_ephemeral=bool(preserve_ephemeral),
+            migration=migration, scheduled_node=scheduled_node)
+        with self.instance_locks.lock(instance.uuid):
+            with actions.event(context, instance,
+                               'evacuate' if recreate else 'rebuild',
+                               rebuild.EVENT, self.host):
+                rebuild.RebuildWorkflow(self).run(context, instance, request)
+
+    def _rebuild_default_impl(self, context, instance, image_meta,
+                              injected_files, admin_password, bdms,
+                              recreate=False, on_shared_storage=None,
+                              network_info=None, block_device_info=None,
+                              preserve_ephemeral=False, power_on=True):
+        """Spawn the new guest; on an evacuation's failure destroy it with
+        ``destroy_disks=not on_shared_storage`` and re-raise."""
+        rebuild.default_impl(
+            self.driver, context, instance, image_meta, injected_files,
+            admin_password, recreate=recreate,
+            on_shared_storage=on_shared_storage, network_info=network_info,
+            block_device_info=block_device_info, power_on=power_on)
+
+    # -- events -------------------------------------------------------------
+
+    def external_instance_event(self, context, instances, events):
+        """Events from the network backend (``network-vif-plugged``)."""
+        external_events.handle(self.compute, context, instances, events)
+
+    def handle_lifecycle_event(self, event):
+        """A ``virt.event.LifecycleEvent`` from the driver."""
+        LOG.debug('Lifecycle event %s', event.name, instance_uuid=event.uuid)
+        try:
+            power_sync.sync_power_state(
+                self.compute, nova_context.get_admin_context(), event.uuid)
+        except Exception:
+            # An event handler must not break the driver that called it.
+            LOG.exception('Could not handle lifecycle event %s', event.name,
+                          instance_uuid=event.uuid)
+
+
+def _as_network_info(value):
+    if isinstance(value, network_model.NetworkInfo):
+        return value
+    values = list(value)
+    if all(isinstance(v, network_model.VIF) for v in values):
+        return network_model.NetworkInfo(values)
+    return network_model.NetworkInfo.from_list(values)

@@ -1,0 +1,164 @@
+"""How every operation of the compute manager runs.
+
+Each one reads the same way (Ironic's conductor shape)::
+
+    runner.run(context, instance, power.START,
+               lambda: power.start(compute, context, instance))
+
+1. take the instance's lock (``locks.InstanceLocks``);
+2. record the action event (``actions.event``): it ends 'Error' with the
+   exception when anything below fails;
+3. validate against the one state table (``states.py``) and claim the
+   instance: ``task_state`` is set by compare-and-swap, so a request that
+   lost a race fails with ``UnexpectedTaskStateError`` and changes nothing.
+   An instance whose ``task_state`` already is the operation's (the API
+   set it before casting, or a crash left it there) is taken as claimed;
+4. hand off to the workflow (``body``);
+5. success: vm_state from the table, task_state cleared, power_state from
+   the driver, saved by compare-and-swap on the operation's task_state.
+   Failure (after the claim only): an ``InstanceFault``, vm_state from the
+   table's failure column, task_state cleared, power_state from the
+   driver; the exception goes on to the caller.
+"""
+
+import dataclasses
+
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from nova.compute import actions
+from nova.compute import power_state
+from nova.compute import states
+from nova import exception
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class ComputeHost:
+    """What a workflow needs of the host it runs on."""
+    host: str
+    settings: object            # nova.conf.host_settings.HostSettings
+    driver: object              # nova.virt.driver.ComputeDriver
+    virtapi: object             # nova.virt.virtapi.VirtAPI
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One manager operation: its row in states.py and its audit names."""
+    transition: str             # action of states.TRANSITIONS
+    action: str                 # InstanceAction.action ('start', ...)
+    event: str                  # event name, Nova's 'compute_<method>'
+
+
+def current_power_state(driver, instance):
+    """The hypervisor's power state; NOSTATE when it has no domain.
+
+    Another driver error keeps the recorded value: the state is unknown,
+    not changed.
+    """
+    try:
+        return driver.get_info(instance).state
+    except exception.InstanceNotFound:
+        return power_state.NOSTATE
+    except Exception as e:
+        LOG.warning('Could not read the power state: %s', e,
+                    instance=instance)
+        return instance.power_state
+
+
+def claim(instance, transition):
+    """Validate and set the operation's task_state by compare-and-swap."""
+    if (transition.task_state is not None
+            and instance.task_state == transition.task_state):
+        if instance.vm_state not in transition.from_vm_states:
+            raise exception.InstanceInvalidState(
+                instance_uuid=instance.uuid, attr='vm_state',
+                state=instance.vm_state, method=transition.action)
+        expected_task = [transition.task_state]
+    else:
+        states.check(instance, transition.action)
+        expected_task = list(transition.from_task_states)
+    instance.task_state = transition.task_state
+    try:
+        instance.save(expected_task_state=expected_task,
+                      expected_vm_state=list(transition.from_vm_states))
+    except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
+        with excutils.save_and_reraise_exception():
+            _reload(instance)
+
+
+def _reload(instance):
+    try:
+        instance.refresh()
+    except Exception:
+        LOG.debug('Could not reload the instance', instance=instance)
+
+
+class Runner:
+    """Runs operations on one host's instances."""
+
+    def __init__(self, compute, locks):
+        self.compute = compute
+        self.locks = locks
+
+    def run(self, context, instance, operation, body, after_success=None):
+        """Run ``body()`` as ``operation`` on ``instance`` (see module doc).
+
+        ``after_success()``, if given, runs under the lock once the
+        success was saved (delete uses it to remove the row).
+        """
+        host = self.compute.host
+        with self.locks.lock(instance.uuid):
+            with actions.event(context, instance, operation.action,
+                               operation.event, host):
+                transition = states.get(operation.transition)
+                original_vm_state = instance.vm_state
+                claim(instance, transition)
+                LOG.info('Starting %s', operation.transition,
+                         instance=instance)
+                try:
+                    body()
+                    self._succeeded(instance, transition, original_vm_state)
+                    if after_success is not None:
+                        after_success()
+                except exception.UnexpectedDeletingTaskStateError:
+                    # Deleted while this ran: the delete, waiting on this
+                    # lock, owns the instance now. No fault: nothing failed.
+                    LOG.info('Instance was deleted during %s',
+                             operation.transition, instance=instance)
+                    raise
+                except Exception as e:
+                    with excutils.save_and_reraise_exception():
+                        LOG.error('%(op)s failed: %(err)s',
+                                  {'op': operation.transition, 'err': e},
+                                  instance=instance)
+                        actions.record_fault(context, instance, e, host)
+                        self._failed(instance, transition, original_vm_state)
+
+    def _succeeded(self, instance, transition, original_vm_state):
+        instance.vm_state = transition.vm_state_after(True, original_vm_state)
+        instance.task_state = None
+        instance.power_state = current_power_state(self.compute.driver,
+                                                   instance)
+        instance.save(expected_task_state=[transition.task_state])
+        LOG.info('%(op)s succeeded: vm_state %(vm)s, power_state %(power)s',
+                 {'op': transition.action, 'vm': instance.vm_state,
+                  'power': power_state.STATE_MAP.get(instance.power_state)},
+                 instance=instance)
+
+    def _failed(self, instance, transition, original_vm_state):
+        instance.vm_state = transition.vm_state_after(False,
+                                                      original_vm_state)
+        instance.task_state = None
+        instance.power_state = current_power_state(self.compute.driver,
+                                                   instance)
+        try:
+            instance.save(expected_task_state=[transition.task_state])
+        except (exception.UnexpectedTaskStateError,
+                exception.InstanceNotFound) as e:
+            # Someone else (a delete) took the instance over; its state is
+            # theirs to set.
+            LOG.warning('Not recording the failed state: %s', e,
+                        instance=instance)
+            _reload(instance)

@@ -1,0 +1,55 @@
+"""Keeping the recorded power_state in step with the hypervisor.
+
+The driver reports lifecycle events (a guest stopped, started); the
+manager then reads the guest's state from the driver, since events may
+arrive late or out of order, and records it. An instance with an
+operation in progress is left alone: the operation records the power state
+when it ends. The vm_state is never changed here: a guest that stopped by
+itself is reported (``power_state`` shutdown, a warning), not stopped.
+"""
+
+from oslo_log import log as logging
+
+from nova.compute import operation
+from nova.compute import power_state
+from nova.compute import vm_states
+from nova import exception
+from nova import objects
+
+LOG = logging.getLogger(__name__)
+
+
+def sync_power_state(compute, context, instance_uuid):
+    """Record the driver's power state of one instance of this host.
+
+    Returns the instance, or None when there was nothing to update.
+    """
+    try:
+        instance = objects.Instance.get_by_uuid(context, instance_uuid)
+    except exception.InstanceNotFound:
+        LOG.debug('Lifecycle event for an instance not in the database',
+                  instance_uuid=instance_uuid)
+        return None
+    if instance.host != compute.host:
+        LOG.debug('Lifecycle event for an instance of host %s; ignored',
+                  instance.host, instance=instance)
+        return None
+    if instance.task_state is not None:
+        LOG.debug('Task %s in progress; it records the power state',
+                  instance.task_state, instance=instance)
+        return None
+    current = operation.current_power_state(compute.driver, instance)
+    if current == instance.power_state:
+        return None
+    instance.power_state = current
+    try:
+        instance.save(expected_task_state=[None])
+    except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
+        LOG.debug('An operation started meanwhile; not recording the power '
+                  'state', instance=instance)
+        return None
+    if instance.vm_state == vm_states.ACTIVE and current in (
+            power_state.SHUTDOWN, power_state.CRASHED, power_state.NOSTATE):
+        LOG.warning('Guest is %s although the instance is active',
+                    power_state.STATE_MAP.get(current), instance=instance)
+    return instance

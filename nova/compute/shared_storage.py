@@ -1,0 +1,137 @@
+"""Whether two compute hosts share their instance storage, from evidence.
+
+"Shared" means the source's and the target's ``instances_path`` are the
+same directory. The evidence is the storage identity each compute service
+records in its service row: a UUID the virt driver keeps in a marker file at
+the root of ``instances_path`` (``driver.get_storage_identity()``). Two hosts
+that mount the same directory read the same marker, so their identities are
+equal; separate directories have different markers. The source's identity
+comes from its service row, so the comparison works while the source is
+down; the target's comes from its driver, live.
+
+An instance directory existing on the target is never evidence: a leftover
+of an earlier failed evacuation would otherwise pass for shared storage
+(the first seed's bug).
+
+Usage on the target of an evacuation::
+
+    evidence = shared_storage.gather(ctx, source_host=instance.host,
+                                     target_host=self.host,
+                                     target_identity=driver_identity)
+    on_shared = shared_storage.decide(evidence, requested=on_shared_storage)
+"""
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from nova import exception
+from nova import objects
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_BINARY = 'nova-compute'
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageEvidence:
+    """What is known about the storage of a source and a target host."""
+    source_host: str
+    target_host: str
+    source_identity: str | None
+    target_identity: str | None
+
+    @property
+    def known(self) -> bool:
+        return bool(self.source_identity) and bool(self.target_identity)
+
+    @property
+    def shared(self) -> bool | None:
+        """True or False from the evidence; None when it is missing."""
+        if not self.known:
+            return None
+        return self.source_identity == self.target_identity
+
+    def describe(self) -> str:
+        def _ident(value):
+            return value if value else 'no storage identity recorded'
+        verdict = {True: 'shared', False: 'not shared',
+                   None: 'unknown'}[self.shared]
+        return ('source host %s has %s, target host %s has %s: storage is '
+                '%s' % (self.source_host, _ident(self.source_identity),
+                        self.target_host, _ident(self.target_identity),
+                        verdict))
+
+
+def recorded_identity(context, host: str) -> str | None:
+    """The storage identity ``host``'s compute service recorded, if any."""
+    try:
+        service = objects.Service.get_by_host_and_binary(
+            context, host, COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        return None
+    return service.storage_identity or None
+
+
+def gather(context, source_host: str, target_host: str,
+           target_identity: str | None) -> StorageEvidence:
+    """Collect the evidence for an evacuation from source to target."""
+    return StorageEvidence(
+        source_host=source_host, target_host=target_host,
+        source_identity=recorded_identity(context, source_host),
+        target_identity=target_identity)
+
+
+def decide(evidence: StorageEvidence, requested: bool | None) -> bool:
+    """Whether storage is shared, checking the operator's claim if any.
+
+    ``requested`` None means "detect": the evidence must then be complete,
+    or ``InvalidSharedStorage`` asks the operator to say. An explicit value
+    that contradicts complete evidence is refused with
+    ``InvalidSharedStorage`` naming what was found. An explicit value with
+    incomplete evidence is taken at its word (logged): the operator knows
+    something the database does not.
+    """
+    found = evidence.shared
+    if requested is None:
+        if found is None:
+            raise exception.InvalidSharedStorage(
+                reason='Cannot tell whether storage is shared (%s); pass '
+                       'on_shared_storage explicitly.' % evidence.describe())
+        return found
+    requested = bool(requested)
+    if found is None:
+        LOG.warning('Taking on_shared_storage=%(req)s on trust: %(ev)s',
+                    {'req': requested, 'ev': evidence.describe()})
+        return requested
+    if requested != found:
+        raise exception.InvalidSharedStorage(
+            reason='on_shared_storage=%s contradicts the evidence: %s.'
+                   % (requested, evidence.describe()))
+    return found
+
+
+def record_own_identity(context, host: str, identity: str) -> bool:
+    """Store ``identity`` in ``host``'s compute service row if it differs.
+
+    Returns whether the row changed. Called by the compute manager at
+    ``init_host`` so that others can compare against this host even while
+    it is down.
+    """
+    try:
+        service = objects.Service.get_by_host_and_binary(
+            context, host, COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        LOG.warning('No compute service row for host %s yet; storage '
+                    'identity %s not recorded', host, identity)
+        return False
+    if service.storage_identity == identity:
+        return False
+    if service.storage_identity:
+        LOG.warning('Storage identity of host %(host)s changes from '
+                    '%(old)s to %(new)s (instances_path remounted?)',
+                    {'host': host, 'old': service.storage_identity,
+                     'new': identity})
+    service.storage_identity = identity
+    service.save()
+    return True

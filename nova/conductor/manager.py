@@ -1,0 +1,164 @@
+"""The conductor's RPC endpoints: evacuation target choice and
+host-evacuate.
+
+``evacuate_instance`` receives an evacuation the API accepted (instance in
+task_state ``rebuilding``, migration ``accepted``), chooses and claims a
+target unless one was named (``target.TargetChooser``) and casts
+``rebuild_instance(recreate=True)`` to it. If no target can be found the
+evacuation ends here: migration ``failed``, instance back to no task with
+its vm_state unchanged, a fault and an action event saying why.
+
+``host_evacuate`` requests the evacuation of every instance of a failed
+host, ``[conductor] host_evacuate_workers`` at a time, and returns one
+``EvacuationResult`` per instance; one failure never stops the others.
+"""
+
+from concurrent import futures
+
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from nova.compute import api as compute_api
+from nova.compute import task_states
+from nova.conductor import results
+from nova.conductor import target as target_mod
+from nova.conf import CONF
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+
+LOG = logging.getLogger(__name__)
+
+EVENT = 'conductor_rebuild_server'
+
+
+def _message(exc):
+    if isinstance(exc, exception.NovaException):
+        return exc.format_message()
+    return str(exc) or type(exc).__name__
+
+
+class _LocalConductor:
+    """Lets host-evacuate reuse ``compute.api.API.evacuate`` and hand the
+    accepted evacuation to this very conductor, without an RPC round
+    trip."""
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def evacuate_instance(self, ctxt, instance, migration, host=None,
+                          on_shared_storage=None):
+        self.manager.evacuate_instance(ctxt, instance, migration, host=host,
+                                       on_shared_storage=on_shared_storage)
+
+
+class ConductorManager:
+    """Endpoints of topic ``conductor``."""
+
+    def __init__(self, compute_rpcapi, capacity_provider=None,
+                 chooser=None):
+        self.compute_rpcapi = compute_rpcapi
+        self.chooser = chooser or target_mod.TargetChooser(capacity_provider)
+
+    # -- evacuate one instance -----------------------------------------------
+
+    def evacuate_instance(self, ctxt, instance, migration, host=None,
+                          on_shared_storage=None):
+        """Choose a target (unless ``host``) and rebuild the instance there.
+
+        Returns the target host; raises (after ending the evacuation) when
+        there is none.
+        """
+        with objects.InstanceActionEvent.record(ctxt, instance.uuid, EVENT,
+                                                CONF.host):
+            try:
+                target = self.chooser.choose_and_claim(
+                    ctxt, instance, migration, host=host,
+                    on_shared_storage=on_shared_storage)
+            except Exception as e:
+                LOG.error('No evacuation target: %s', _message(e),
+                          instance=instance)
+                self._end_evacuation(ctxt, instance, migration, e)
+                raise
+            try:
+                self.compute_rpcapi.rebuild_instance(
+                    ctxt, instance, host=target,
+                    orig_image_ref=instance.image_ref,
+                    image_ref=instance.image_ref, injected_files=[],
+                    new_pass=None,
+                    orig_sys_metadata=dict(instance.system_metadata),
+                    bdms=None, recreate=True,
+                    on_shared_storage=on_shared_storage,
+                    preserve_ephemeral=False, migration=migration,
+                    scheduled_node=migration.dest_node)
+            except Exception as e:
+                with excutils.save_and_reraise_exception():
+                    LOG.error('Could not hand the evacuation to %s: %s',
+                              target, _message(e), instance=instance)
+                    fresh = objects.Migration.get_by_id(ctxt, migration.id)
+                    if fresh.status == migration_obj.ACCEPTED:
+                        self._end_evacuation(ctxt, instance, fresh, e)
+        return target
+
+    def _end_evacuation(self, ctxt, instance, migration, exc):
+        """The evacuation never reached a target: undo the request."""
+        objects.InstanceFault.create(ctxt, instance.uuid, exc, CONF.host)
+        migration.status = migration_obj.FAILED
+        try:
+            migration.save(expected_status=migration_obj.ACCEPTED)
+        except exception.UnexpectedMigrationStatusError:
+            LOG.warning('Migration %s was no longer accepted',
+                        migration.uuid, instance=instance)
+        instance.task_state = None
+        try:
+            instance.save(expected_task_state=[task_states.REBUILDING])
+        except exception.UnexpectedTaskStateError:
+            LOG.warning('Instance left rebuilding meanwhile',
+                        instance=instance)
+
+    # -- host-evacuate -------------------------------------------------------
+
+    def _evacuate_one(self, ctxt, api, instance, target_host,
+                      on_shared_storage):
+        try:
+            migration = api.evacuate(ctxt, instance, host=target_host,
+                                     on_shared_storage=on_shared_storage)
+        except Exception as e:
+            LOG.warning('Not evacuated: %s', _message(e), instance=instance)
+            return results.EvacuationResult(
+                instance_uuid=instance.uuid, accepted=False,
+                error=_message(e))
+        return results.EvacuationResult(
+            instance_uuid=instance.uuid, accepted=True,
+            migration_uuid=migration.uuid,
+            target_host=migration.dest_compute)
+
+    def host_evacuate(self, ctxt, host, target_host=None,
+                      on_shared_storage=None) -> list:
+        """Evacuate every instance of ``host``; one result per instance.
+
+        Refused as a whole (``ComputeServiceStillUp``) when the host's
+        compute service is up; otherwise each instance gets the same
+        checks as a single evacuation.
+        """
+        service = target_mod.get_compute_service(ctxt, host)
+        if service.is_up(CONF.service_down_time):
+            raise exception.ComputeServiceStillUp(host=host)
+        instances = objects.Instance.get_by_host(ctxt, host)
+        api = compute_api.API(self.compute_rpcapi, _LocalConductor(self),
+                              host_chooser=self.chooser)
+        workers = min(CONF.conductor.host_evacuate_workers,
+                      max(1, len(instances)))
+        LOG.info('host-evacuate of %(host)s: %(n)d instances, %(w)d at a '
+                 'time', {'host': host, 'n': len(instances), 'w': workers})
+        with futures.ThreadPoolExecutor(
+                max_workers=workers,
+                thread_name_prefix='host-evacuate') as pool:
+            pending = [pool.submit(self._evacuate_one, ctxt, api, instance,
+                                   target_host, on_shared_storage)
+                       for instance in instances]
+            outcome = [f.result() for f in pending]
+        accepted = sum(1 for r in outcome if r.accepted)
+        LOG.info('host-evacuate of %(host)s: %(ok)d of %(n)d accepted',
+                 {'host': host, 'ok': accepted, 'n': len(outcome)})
+        return outcome

@@ -1,0 +1,40 @@
+"""Client side of the conductor RPC API (topic ``conductor``).
+
+The endpoints are the ``ConductorManager`` methods of the same names. Any
+running conductor may serve a message (no server in the target).
+
+Version history:
+
+* 1.0: the initial API.
+"""
+
+import oslo_messaging as messaging
+
+from nova import rpc
+
+TOPIC = 'conductor'
+RPC_API_VERSION = '1.0'
+
+
+class ConductorAPI:
+
+    def __init__(self, version_cap=RPC_API_VERSION, timeout=None):
+        target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
+        self.client = rpc.get_client(target, version_cap=version_cap,
+                                     timeout=timeout)
+
+    def evacuate_instance(self, ctxt, instance, migration, host=None,
+                          on_shared_storage=None):
+        """Cast: choose a target (unless ``host``) and rebuild there."""
+        self.client.prepare(version=RPC_API_VERSION).cast(
+            ctxt, 'evacuate_instance', instance=instance,
+            migration=migration, host=host,
+            on_shared_storage=on_shared_storage)
+
+    def host_evacuate(self, ctxt, host, target_host=None,
+                      on_shared_storage=None):
+        """Call: evacuate every instance of ``host``; returns a list of
+        ``EvacuationResult(instance_uuid, accepted, error)``."""
+        return self.client.prepare(version=RPC_API_VERSION).call(
+            ctxt, 'host_evacuate', host=host, target_host=target_host,
+            on_shared_storage=on_shared_storage)

@@ -1,0 +1,250 @@
+"""Choosing the compute host an evacuated instance goes to.
+
+A candidate is a compute service that is up (``Service.is_up`` with
+``service_down_time``), enabled, not the source, and has room for the
+instance's flavor.
+
+Room, the simple and correct way available here: the database has no
+compute-node table, so capacity (vCPUs, memory, disk) comes from a
+*capacity provider*, ``provider(context, host) -> HostResources | None``,
+which in one process (``nova-all``, functional tests) asks each host's
+driver (``get_available_resource``). Usage is not taken from the
+hypervisor, whose view lags behind claims, but summed from the database:
+the flavors of the instances placed on the host plus those of evacuations
+to it still in flight (``accepted``/``pre-migrating`` with that
+``dest_compute``), against the capacity times ``[conductor]
+cpu_allocation_ratio``, ``ram_allocation_ratio`` and
+``disk_allocation_ratio`` (Nova's names and defaults: 4.0, 1.0, 1.0).
+A host whose capacity is unknown (no provider, or it returned None) is
+eligible but ranked after every host known to have room, so a deployment
+without a provider still evacuates.
+
+Choosing and claiming (writing the migration's ``dest_compute``) happen
+under one lock of this process, so a host-evacuate running many choices at
+once never overbooks a target. Several conductor processes could still
+race; that needs a compute-node table with an atomic claim.
+
+Among hosts with room the one with the most free memory wins (spreading),
+then the host name, so the choice is deterministic.
+"""
+
+import dataclasses
+import threading
+from typing import Callable
+
+from oslo_log import log as logging
+
+from nova.compute import shared_storage
+from nova.conf import CONF
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.virt import hardware
+
+LOG = logging.getLogger(__name__)
+
+CapacityProvider = Callable[[object, str], 'hardware.HostResources | None']
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """What one instance takes on a host."""
+    vcpus: int = 0
+    memory_mb: int = 0
+    disk_gb: int = 0
+
+    @classmethod
+    def of(cls, flavor) -> 'Need':
+        if flavor is None:
+            return cls()
+        swap_gb = -(-int(flavor.swap or 0) // 1024)   # MiB, rounded up
+        return cls(vcpus=flavor.vcpus, memory_mb=flavor.memory_mb,
+                   disk_gb=(flavor.root_gb + (flavor.ephemeral_gb or 0)
+                            + swap_gb))
+
+    def __add__(self, other: 'Need') -> 'Need':
+        return Need(self.vcpus + other.vcpus,
+                    self.memory_mb + other.memory_mb,
+                    self.disk_gb + other.disk_gb)
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    host: str
+    capacity: hardware.HostResources | None
+    used: Need
+
+    def limit(self) -> Need | None:
+        """What the host may hold, after the allocation ratios."""
+        if self.capacity is None:
+            return None
+        conf = CONF.conductor
+        return Need(
+            vcpus=int(self.capacity.vcpus * conf.cpu_allocation_ratio),
+            memory_mb=int(self.capacity.memory_mb
+                          * conf.ram_allocation_ratio),
+            disk_gb=int(self.capacity.local_gb
+                        * conf.disk_allocation_ratio))
+
+    def free_memory_mb(self) -> int | None:
+        limit = self.limit()
+        return None if limit is None else limit.memory_mb - self.used.memory_mb
+
+    def fits(self, need: Need) -> bool | None:
+        """True/False when capacity is known, None when it is not."""
+        limit = self.limit()
+        if limit is None:
+            return None
+        total = self.used + need
+        return (total.vcpus <= limit.vcpus
+                and total.memory_mb <= limit.memory_mb
+                and total.disk_gb <= limit.disk_gb)
+
+
+def compute_services(context) -> list:
+    return objects.Service.get_all(context, binary=shared_storage.
+                                   COMPUTE_BINARY)
+
+
+def get_compute_service(context, host: str):
+    try:
+        return objects.Service.get_by_host_and_binary(
+            context, host, shared_storage.COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        raise exception.ComputeHostNotFound(host=host)
+
+
+def usage(context, host: str, exclude_instance: str | None = None) -> Need:
+    """Sum of the flavors placed on ``host`` or on their way to it."""
+    used = Need()
+    seen = set()
+    for instance in objects.Instance.get_all(context, host=host):
+        if instance.uuid == exclude_instance:
+            continue
+        seen.add(instance.uuid)
+        used = used + Need.of(instance.flavor)
+    for migration in objects.Migration.get_by_filters(
+            context, dest_compute=host, status=list(migration_obj.IN_PROGRESS),
+            migration_type=migration_obj.EVACUATION):
+        uuid = migration.instance_uuid
+        if uuid in seen or uuid == exclude_instance:
+            continue
+        seen.add(uuid)
+        try:
+            instance = objects.Instance.get_by_uuid(context, uuid)
+        except exception.InstanceNotFound:
+            continue
+        used = used + Need.of(instance.flavor)
+    return used
+
+
+class TargetChooser:
+    """Chooses evacuation targets; one per conductor process."""
+
+    def __init__(self, capacity_provider: CapacityProvider | None = None):
+        self.capacity_provider = capacity_provider
+        self._claim_lock = threading.Lock()
+
+    def _capacity(self, context, host):
+        if self.capacity_provider is None:
+            return None
+        try:
+            return self.capacity_provider(context, host)
+        except Exception as e:  # a host that cannot say is "unknown"
+            LOG.warning('Capacity of host %(host)s unknown: %(err)s',
+                        {'host': host, 'err': e})
+            return None
+
+    def candidates(self, context, instance, on_shared_storage=None
+                   ) -> list[Candidate]:
+        """Up, enabled hosts other than the source, with their usage.
+
+        With an explicit ``on_shared_storage``, hosts whose recorded
+        storage identity says the opposite are left out (the target would
+        refuse them anyway).
+        """
+        source_identity = shared_storage.recorded_identity(
+            context, instance.host)
+        result = []
+        for service in compute_services(context):
+            if service.host == instance.host or service.disabled:
+                continue
+            if not service.is_up(CONF.service_down_time):
+                continue
+            if (on_shared_storage is not None and source_identity
+                    and service.storage_identity):
+                shared = source_identity == service.storage_identity
+                if shared != bool(on_shared_storage):
+                    continue
+            result.append(Candidate(
+                host=service.host,
+                capacity=self._capacity(context, service.host),
+                used=usage(context, service.host,
+                           exclude_instance=instance.uuid)))
+        return result
+
+    def choose(self, context, instance, on_shared_storage=None) -> str:
+        """The best candidate for ``instance``; ``NoValidHost`` if none."""
+        need = Need.of(instance.flavor)
+        candidates = self.candidates(context, instance, on_shared_storage)
+        roomy = [c for c in candidates if c.fits(need)]
+        unknown = [c for c in candidates if c.fits(need) is None]
+        if roomy:
+            roomy.sort(key=lambda c: (-c.free_memory_mb(), c.host))
+            return roomy[0].host
+        if unknown:
+            unknown.sort(key=lambda c: (c.used.memory_mb, c.host))
+            return unknown[0].host
+        raise exception.NoValidHost(
+            reason='no up, enabled compute host other than %s has room for '
+                   '%s (%d candidates checked)' % (
+                       instance.host, need, len(candidates)))
+
+    def place_new(self, context, instance) -> str:
+        """Choose a host for a new instance and create its row there.
+
+        Creating the row under the claim lock makes the next choice count
+        this instance.
+        """
+        with self._claim_lock:
+            host = self.choose(context, instance)
+            instance.host = host
+            instance.node = host
+            instance.create()
+        LOG.info('Placed on %s', host, instance=instance)
+        return host
+
+    def choose_and_claim(self, context, instance, migration,
+                         host: str | None = None,
+                         on_shared_storage=None) -> str:
+        """Choose (unless ``host`` is given) and record it in ``migration``.
+
+        The claim is the migration's ``dest_compute``; ``usage`` counts it,
+        so the next choice sees this one.
+        """
+        with self._claim_lock:
+            if host is None:
+                host = self.choose(context, instance, on_shared_storage)
+            else:
+                validate_named_target(context, instance, host, force=True)
+            migration.dest_compute = host
+            migration.dest_node = host
+            migration.save()
+        LOG.info('Evacuation target is %s', host, instance=instance)
+        return host
+
+
+def validate_named_target(context, instance, host: str, force: bool):
+    """Check an operator-named target: it exists, is not the source, and
+    (unless ``force``) its compute service is up.
+
+    Raises ``ComputeHostNotFound``, ``InvalidInput`` or
+    ``ComputeServiceUnavailable``.
+    """
+    service = get_compute_service(context, host)
+    if host == instance.host:
+        raise exception.InvalidInput(
+            reason='the target host %s is the instance\'s own host' % host)
+    if not force and not service.is_up(CONF.service_down_time):
+        raise exception.ComputeServiceUnavailable(host=host)
+    return service

@@ -1,0 +1,68 @@
+"""What the rest of the system knows about an image.
+
+An ``ImageMeta`` is the metadata of one image of the local store. It
+crosses the RPC boundary (``to_dict``/``from_dict``) and is what the
+compute manager hands to ``driver.spawn``.
+
+Example::
+
+    meta = ImageMeta(id=uuidutils.generate_uuid(), name='cirros',
+                     disk_format='qcow2')
+"""
+
+import dataclasses
+
+from oslo_utils import uuidutils
+
+from nova import exception
+
+# Formats a root disk can be made from.
+DISK_FORMATS = ('qcow2', 'raw')
+# Glance's names for a kernel and a ramdisk image (cirros-*-uec images boot
+# with an external kernel and initrd); neither is a bootable disk.
+KERNEL_FORMAT = 'aki'
+RAMDISK_FORMAT = 'ari'
+ALL_FORMATS = DISK_FORMATS + (KERNEL_FORMAT, RAMDISK_FORMAT)
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageMeta:
+    id: str
+    name: str
+    disk_format: str
+    kernel_id: str | None = None
+    ramdisk_id: str | None = None
+    # Bytes of the data file, and its SHA-256 as hex.
+    size: int = 0
+    checksum: str = ''
+    # Kernel command line for images booted with a kernel; None means the
+    # driver's default.
+    os_command_line: str | None = None
+
+    def __post_init__(self):
+        if not uuidutils.is_uuid_like(self.id):
+            raise exception.InvalidUUID(uuid=self.id)
+        if self.disk_format not in ALL_FORMATS:
+            raise exception.ImageUnacceptable(
+                image_id=self.id,
+                reason='disk_format %r is not one of %s'
+                       % (self.disk_format, ', '.join(ALL_FORMATS)))
+        for other in (self.kernel_id, self.ramdisk_id):
+            if other is not None and not uuidutils.is_uuid_like(other):
+                raise exception.InvalidUUID(uuid=other)
+
+    @property
+    def is_bootable_disk(self) -> bool:
+        return self.disk_format in DISK_FORMATS
+
+    @property
+    def boots_with_kernel(self) -> bool:
+        return self.kernel_id is not None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> 'ImageMeta':
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})

@@ -1,0 +1,254 @@
+"""The network agent of one compute host, like Neutron's L2 agent.
+
+It watches the ports bound to its host. When the virt driver has plugged a
+port's VIF here (``driver.plugged_vif_ids()``), the agent checks that the
+host offers the port's network bridge and marks the port ``ACTIVE`` and
+sends ``network-vif-plugged`` with status ``completed``, or marks it
+``ERROR`` and sends ``failed``. When an ``ACTIVE`` port's VIF is unplugged
+it marks the port ``DOWN`` and sends ``network-vif-unplugged``; an
+``ERROR`` port whose VIF is gone goes back to ``DOWN`` silently, so the
+next attempt to plug it is judged again (a missing bridge that an operator
+has since created no longer fails it).
+
+A host offers a bridge when (``bridge_checker``):
+
+* ``noop`` VIF driver (and the fake driver): the bridge is listed in the
+  host's ``HostSettings.bridges`` (``[network] bridges``);
+* ``linuxbridge``: a Linux bridge of that name exists
+  (``/sys/class/net/<name>/bridge``).
+
+The agent learns about plugs by polling (``[network] agent_poll_interval``,
+0.2 s by default): a round reads the ports bound to the host and asks
+``driver.plugged_vif_ids(instance_uuid)`` once per instance among them.
+The port's status is written (compare-and-swap on the status it read)
+before the event is sent, so whoever receives the event reads the port as
+the event says. Events that could not be sent are tried again on the next
+rounds, a few times.
+
+NOTE: to be told again that a port is plugged, set it ``DOWN`` first
+(``network.api.API.bind_ports`` does), then plug. An unplug and replug
+quicker than one poll interval shows as nothing at all.
+
+Example::
+
+    agent = NetworkAgent(settings, driver, events.build_sender(CONF, host))
+    agent.start()          # a thread polling every interval
+    ...
+    agent.stop()
+"""
+
+import dataclasses
+import os
+import threading
+
+from oslo_log import log as logging
+
+from nova.compute import instance_events
+from nova import context as nova_context
+from nova import exception
+from nova.network import api as network_api
+from nova import objects
+from nova.objects import network as network_obj
+
+LOG = logging.getLogger(__name__)
+
+VIF_PLUGGED = 'network-vif-plugged'
+VIF_UNPLUGGED = 'network-vif-unplugged'
+# Rounds an unsent event is tried again before it is dropped (logged).
+SEND_ATTEMPTS = 5
+_WAITING = (network_obj.DOWN, network_obj.BUILD)
+
+
+class ConfiguredBridges:
+    """Bridges a host offers by configuration (``noop`` VIF driver)."""
+
+    def __init__(self, bridges):
+        self.bridges = frozenset(bridges)
+
+    def __contains__(self, bridge):
+        return bridge in self.bridges
+
+    def __repr__(self):
+        return 'ConfiguredBridges(%s)' % sorted(self.bridges)
+
+
+class LinuxBridges:
+    """Bridges that exist as Linux bridge devices on this host."""
+
+    def __init__(self, sysfs='/sys/class/net'):
+        self.sysfs = sysfs
+
+    def __contains__(self, bridge):
+        if not bridge or '/' in bridge or bridge in ('.', '..'):
+            return False
+        return os.path.isdir(os.path.join(self.sysfs, bridge, 'bridge'))
+
+    def __repr__(self):
+        return 'LinuxBridges(%s)' % self.sysfs
+
+
+def bridge_checker(settings, compute_driver='libvirt.LibvirtDriver'):
+    """What offers bridges on a host with these settings and driver.
+
+    ``vif_driver='auto'`` means ``noop`` for libvirt's test driver
+    (``test://`` URIs) and for drivers other than libvirt, else
+    ``linuxbridge`` (as ``[libvirt] vif_driver`` says).
+    """
+    vif_driver = settings.vif_driver
+    if vif_driver == 'auto':
+        is_libvirt = compute_driver.startswith('libvirt.')
+        if not is_libvirt or settings.connection_uri.startswith('test://'):
+            vif_driver = 'noop'
+        else:
+            vif_driver = 'linuxbridge'
+    if vif_driver == 'linuxbridge':
+        return LinuxBridges()
+    return ConfiguredBridges(settings.bridges)
+
+
+@dataclasses.dataclass
+class _Unsent:
+    event: instance_events.InstanceExternalEvent
+    attempts: int = 0
+
+
+class NetworkAgent:
+    """Reports the ports bound to ``settings.host`` as their VIFs come and
+    go (see the module docstring).
+
+    ``driver`` is the host's virt driver (``plugged_vif_ids``); ``sender``
+    has ``send(context, events) -> bool`` (``nova.network.events``);
+    ``bridges`` supports ``in`` (default: ``bridge_checker(settings)``).
+    """
+
+    def __init__(self, settings, driver, sender, bridges=None,
+                 poll_interval=None, network_api_=None, compute_driver=None):
+        self.host = settings.host
+        self.driver = driver
+        self.sender = sender
+        self.bridges = (bridges if bridges is not None else bridge_checker(
+            settings, compute_driver or 'libvirt.LibvirtDriver'))
+        if poll_interval is None:
+            from nova.conf import CONF
+            poll_interval = CONF.network.agent_poll_interval
+        self.poll_interval = poll_interval
+        self.network_api = network_api_ or network_api.API()
+        self._context = nova_context.get_admin_context()
+        self._networks = {}
+        self._unsent = []
+        self._stop = threading.Event()
+        self._thread = None
+        self._poll_lock = threading.Lock()
+
+    def __repr__(self):
+        return '<NetworkAgent of %s>' % self.host
+
+    # -- running -----------------------------------------------------------
+
+    def start(self):
+        if self._thread is not None:
+            raise RuntimeError('%r already started' % self)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name='network-agent-%s' % self.host)
+        self._thread.start()
+        LOG.info('Network agent of %(host)s started (bridges: %(br)r)',
+                 {'host': self.host, 'br': self.bridges})
+
+    def stop(self, timeout=None):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                self.poll_once()
+            except Exception:
+                # The database may be away for a moment; try next round.
+                LOG.exception('Network agent of %s: poll failed', self.host)
+            self._stop.wait(self.poll_interval)
+
+    # -- one round -----------------------------------------------------------
+
+    def poll_once(self):
+        """Look once; return the events sent (tests call this directly)."""
+        with self._poll_lock:
+            plugged = {}
+            events = []
+            for port in self.network_api.get_ports_by_host(self._context,
+                                                           self.host):
+                uuid = port.instance_uuid
+                if uuid and uuid not in plugged:
+                    plugged[uuid] = set(self.driver.plugged_vif_ids(uuid))
+                is_plugged = bool(uuid) and port.uuid in plugged[uuid]
+                event = self._update_port(port, is_plugged)
+                if event is not None:
+                    events.append(event)
+            return self._send(events)
+
+    def _network(self, network_uuid):
+        network = self._networks.get(network_uuid)
+        if network is None:
+            network = objects.Network.get_by_uuid(self._context,
+                                                  network_uuid)
+            self._networks[network_uuid] = network
+        return network
+
+    def _update_port(self, port, is_plugged):
+        status = port.status
+        if status in _WAITING and is_plugged:
+            bridge = self._network(port.network_uuid).bridge
+            if bridge in self.bridges:
+                new_status, event_status = (network_obj.ACTIVE,
+                                            instance_events.STATUS_COMPLETED)
+            else:
+                new_status, event_status = (network_obj.ERROR,
+                                            instance_events.STATUS_FAILED)
+                LOG.error('Port %(port)s: host %(host)s has no bridge '
+                          '%(bridge)s', {'port': port.uuid,
+                                         'host': self.host,
+                                         'bridge': bridge},
+                          instance_uuid=port.instance_uuid)
+            name = VIF_PLUGGED
+        elif status == network_obj.ACTIVE and not is_plugged:
+            new_status, event_status = (network_obj.DOWN,
+                                        instance_events.STATUS_COMPLETED)
+            name = VIF_UNPLUGGED
+        elif status == network_obj.ERROR and not is_plugged:
+            new_status, name = network_obj.DOWN, None
+        else:
+            return None
+        port.status = new_status
+        try:
+            port.save(expected_status=status)
+        except (exception.UnexpectedPortStatusError, exception.PortNotFound):
+            # Rebound or deleted meanwhile: judge it again next round.
+            return None
+        LOG.info('Port %(port)s on %(host)s: %(old)s -> %(new)s',
+                 {'port': port.uuid, 'host': self.host, 'old': status,
+                  'new': new_status}, instance_uuid=port.instance_uuid)
+        if name is None or not port.instance_uuid:
+            return None
+        return instance_events.InstanceExternalEvent(
+            instance_uuid=port.instance_uuid, name=name, tag=port.uuid,
+            status=event_status)
+
+    def _send(self, events):
+        pending = self._unsent + [_Unsent(e) for e in events]
+        self._unsent = []
+        if not pending:
+            return []
+        batch = [p.event for p in pending]
+        if self.sender.send(self._context, batch):
+            return batch
+        for item in pending:
+            item.attempts += 1
+            if item.attempts < SEND_ATTEMPTS:
+                self._unsent.append(item)
+            else:
+                LOG.error('Giving up sending %(name)s for port %(port)s',
+                          {'name': item.event.name, 'port': item.event.tag},
+                          instance_uuid=item.event.instance_uuid)
+        return []

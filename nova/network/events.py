@@ -1,0 +1,146 @@
+"""How the network agent delivers external events to the compute hosts.
+
+Every path ends in the waiting host's ``ComputeManager.
+external_instance_event``:
+
+* ``ComputeAPIEventSender``: in one process (``nova-all``, functional
+  tests), through ``compute.api.API.external_instance_event``, which routes
+  each event to the instance's host and to an evacuation target, then
+  casts over RPC. The same path the REST API takes.
+* ``RESTEventSender``: across processes, ``POST
+  /os-server-external-events`` to ``nova-api`` with an admin token, exactly
+  as Neutron notifies Nova.
+* ``RPCEventSender``: a ``nova-compute`` with no API endpoint configured
+  casts to its own host (the one plugging the VIFs) over RPC.
+
+``sender.send(context, events)`` returns True when the events were handed
+over, False (logged) when they could not be, so the agent can try again.
+"""
+
+import json
+import urllib.error
+import urllib.request
+
+from oslo_log import log as logging
+
+from nova import exception
+from nova import objects
+
+LOG = logging.getLogger(__name__)
+
+EXTERNAL_EVENTS_PATH = '/os-server-external-events'
+
+
+class ComputeAPIEventSender:
+
+    def __init__(self, compute_api):
+        self.compute_api = compute_api
+
+    def send(self, context, events):
+        try:
+            results = self.compute_api.external_instance_event(context,
+                                                               events)
+        except Exception:
+            LOG.exception('Could not send %d external events', len(events))
+            return False
+        for result in results or ():
+            if getattr(result, 'code', 200) != 200:
+                LOG.warning('External event %(name)s-%(tag)s not delivered '
+                            '(%(code)s)',
+                            {'name': result.name, 'tag': result.tag,
+                             'code': result.code},
+                            instance_uuid=result.instance_uuid)
+        return True
+
+
+class RPCEventSender:
+    """Casts events straight to ``host`` (this agent's own compute)."""
+
+    def __init__(self, host, compute_rpcapi):
+        self.host = host
+        self.compute_rpcapi = compute_rpcapi
+
+    def send(self, context, events):
+        instances = {}
+        deliverable = []
+        for event in events:
+            uuid = event.instance_uuid
+            if uuid not in instances:
+                try:
+                    instances[uuid] = objects.Instance.get_by_uuid(context,
+                                                                   uuid)
+                except exception.InstanceNotFound:
+                    LOG.info('Dropping event %(name)s: instance is gone',
+                             {'name': event.name}, instance_uuid=uuid)
+                    instances[uuid] = None
+            if instances[uuid] is not None:
+                deliverable.append(event)
+        if not deliverable:
+            return True
+        try:
+            self.compute_rpcapi.external_instance_event(
+                context, [i for i in instances.values() if i is not None],
+                deliverable, host=self.host)
+        except Exception:
+            LOG.exception('Could not cast %d external events to %s',
+                          len(deliverable), self.host)
+            return False
+        return True
+
+
+class RESTEventSender:
+    """``POST {url}/os-server-external-events`` with ``X-Auth-Token``."""
+
+    def __init__(self, url, token, timeout=10.0):
+        self.url = url.rstrip('/') + EXTERNAL_EVENTS_PATH
+        self.token = token
+        self.timeout = timeout
+
+    @staticmethod
+    def body(events):
+        return {'events': [{'server_uuid': e.instance_uuid,
+                            'name': e.name, 'tag': e.tag,
+                            'status': e.status} for e in events]}
+
+    def send(self, context, events):
+        headers = {'Content-Type': 'application/json',
+                   'Accept': 'application/json',
+                   'X-Auth-Token': self.token}
+        if context is not None and context.request_id:
+            headers['X-OpenStack-Request-ID'] = context.request_id
+        request = urllib.request.Request(
+            self.url, data=json.dumps(self.body(events)).encode(),
+            headers=headers, method='POST')
+        try:
+            with urllib.request.urlopen(request,
+                                        timeout=self.timeout) as response:
+                status = response.status
+        except urllib.error.HTTPError as e:
+            # 404: none of the instances exists any more; nothing to retry.
+            LOG.warning('%(url)s answered %(code)s to %(count)d events',
+                        {'url': self.url, 'code': e.code,
+                         'count': len(events)})
+            return e.code == 404
+        except (OSError, ValueError) as e:
+            LOG.warning('Could not post %(count)d events to %(url)s: '
+                        '%(err)s', {'count': len(events), 'url': self.url,
+                                    'err': e})
+            return False
+        # 207: some events were refused (their instance is gone).
+        LOG.debug('Posted %(count)d events to %(url)s: %(status)s',
+                  {'count': len(events), 'url': self.url, 'status': status})
+        return True
+
+
+def build_sender(conf, host, compute_api=None, compute_rpcapi=None):
+    """The sender for this process: the compute API when given, else REST
+    when ``[network] events_api_url`` is set, else RPC to ``host``."""
+    if compute_api is not None:
+        return ComputeAPIEventSender(compute_api)
+    if conf.network.events_api_url:
+        return RESTEventSender(conf.network.events_api_url,
+                               conf.network.events_api_token)
+    if compute_rpcapi is None:
+        from nova.compute import rpcapi as compute_rpcapi_mod
+        compute_rpcapi = compute_rpcapi_mod.ComputeAPI()
+    return RPCEventSender(host, compute_rpcapi)

@@ -1,0 +1,308 @@
+"""A running service: one manager served over RPC, with its service record.
+
+``Service(host, binary, topic, manager)`` is what ``nova-compute``,
+``nova-conductor`` and ``nova-all`` run. ``start()``:
+
+1. makes sure the ``objects.Service`` row exists (created on first start;
+   it reads as down until the first heartbeat);
+2. opens the manager (``manager.init_host()``): a compute host reconciles
+   its instances before it takes any request; then records in the row,
+   for ``nova-compute``, the storage identity of its ``instances_path``
+   (``driver.get_storage_identity()``), so other hosts can tell whether
+   they share storage with it even while it is down; then heartbeats once;
+3. serves RPC on ``Target(topic=topic, server=host)`` (the manager's public
+   methods, plus ``BaseEndpoint.ping`` in namespace ``baseapi``);
+4. heartbeats every ``report_interval`` seconds and runs the manager's
+   periodic tasks (``nova.periodic``);
+5. starts its companions (objects with ``start()``/``stop()``, such as the
+   network agent of a compute host).
+
+``stop()`` undoes it in reverse: companions, periodic tasks, the RPC server
+(stop, then wait for messages in progress), heartbeats,
+``manager.cleanup_host()``. ``run(services)`` starts services and stops
+them on SIGTERM or SIGINT.
+
+A service is up while its last heartbeat is newer than
+``service_down_time`` and an operator has not forced it down
+(``objects.Service.is_up``).
+"""
+
+import signal
+import sys
+import threading
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from nova.conf import CONF
+from nova import context as nova_context
+from nova import exception
+from nova import objects
+from nova import periodic
+from nova import rpc
+
+LOG = logging.getLogger(__name__)
+
+BASE_RPC_NAMESPACE = 'baseapi'
+BASE_RPC_VERSION = '1.0'
+COMPUTE_BINARY = 'nova-compute'
+
+
+def prepare_service(prog, argv=None, default_transport_url=None):
+    """What a service console script does first: register the options
+    oslo libraries own, parse the command line and configuration files
+    (``--config-file`` as usual), set up logging, open the RPC transport.
+
+    ``default_transport_url`` changes the default of ``transport_url``
+    (``nova-all``: ``fake://``).
+    """
+    rpc.register_transport_opts(CONF, default_url=default_transport_url)
+    logging.register_options(CONF)
+    CONF(sys.argv[1:] if argv is None else argv, project='nova', prog=prog)
+    logging.setup(CONF, 'nova')
+    rpc.init(CONF)
+
+
+def service_is_up(service_record, service_down_time=None):
+    """Whether a ``objects.Service`` counts as up (heartbeat, forced_down)."""
+    if service_down_time is None:
+        service_down_time = CONF.service_down_time
+    return service_record.is_up(service_down_time)
+
+
+class BaseEndpoint:
+    """RPC methods every service answers, whatever its manager."""
+
+    target = messaging.Target(namespace=BASE_RPC_NAMESPACE,
+                              version=BASE_RPC_VERSION)
+
+    def __init__(self, service):
+        self._service = service
+
+    def ping(self, ctxt, arg=None):
+        return {'host': self._service.host,
+                'binary': self._service.binary, 'arg': arg}
+
+
+class BaseAPI:
+    """Client of ``BaseEndpoint`` (``call``: it waits for the answer)."""
+
+    def __init__(self, topic):
+        target = messaging.Target(topic=topic,
+                                  namespace=BASE_RPC_NAMESPACE,
+                                  version=BASE_RPC_VERSION)
+        self.client = rpc.get_client(target, version_cap=BASE_RPC_VERSION)
+
+    def ping(self, ctxt, host, arg=None, timeout=None):
+        cctxt = self.client.prepare(server=host, timeout=timeout)
+        return cctxt.call(ctxt, 'ping', arg=arg)
+
+
+class Service:
+    """One manager served over RPC under ``(host, binary)``."""
+
+    def __init__(self, host, binary, topic, manager, *,
+                 report_interval=None, periodic_enable=True,
+                 periodic_fuzzy_delay=None, companions=(),
+                 extra_endpoints=()):
+        self.host = host
+        self.binary = binary
+        self.topic = topic
+        self.manager = manager
+        self.report_interval = (CONF.report_interval
+                                if report_interval is None
+                                else report_interval)
+        self.periodic_enable = periodic_enable
+        self.periodic_fuzzy_delay = (CONF.periodic_fuzzy_delay
+                                     if periodic_fuzzy_delay is None
+                                     else periodic_fuzzy_delay)
+        self.companions = list(companions)
+        self.extra_endpoints = list(extra_endpoints)
+        self.service_ref = None
+        self.rpc_server = None
+        self.periodic = None
+        self._context = nova_context.get_admin_context()
+        self._heartbeat_stop = threading.Event()
+        self._heartbeat_thread = None
+        self._started = False
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+
+    def __repr__(self):
+        return '<Service %s on %s>' % (self.binary, self.host)
+
+    # -- start ------------------------------------------------------------
+
+    def start(self):
+        with self._lock:
+            if self._started:
+                raise RuntimeError('%r already started' % self)
+            self._started = True
+            self._stopped.clear()
+        LOG.info('Starting %(binary)s on %(host)s',
+                 {'binary': self.binary, 'host': self.host})
+        # The row exists before init_host (a manager may record facts in
+        # it), but it reads as up only from the first heartbeat, after.
+        self.service_ref = self._service_row()
+        init_host = getattr(self.manager, 'init_host', None)
+        if init_host is not None:
+            init_host()
+        self._record_facts()
+        self.heartbeat()
+
+        target = messaging.Target(topic=self.topic, server=self.host)
+        endpoints = [self.manager, BaseEndpoint(self)] + self.extra_endpoints
+        self.rpc_server = rpc.get_server(target, endpoints)
+        self.rpc_server.start()
+
+        self._heartbeat_stop.clear()
+        self._heartbeat_thread = threading.Thread(
+            target=self._heartbeat_loop, daemon=True,
+            name='heartbeat-%s-%s' % (self.binary, self.host))
+        self._heartbeat_thread.start()
+
+        if self.periodic_enable:
+            self.periodic = periodic.PeriodicScheduler(
+                periodic.tasks_of(self.manager),
+                context_factory=nova_context.get_admin_context,
+                fuzzy_delay=self.periodic_fuzzy_delay,
+                name='periodic-%s' % self.host)
+            self.periodic.start()
+        for companion in self.companions:
+            companion.start()
+        LOG.info('Started %(binary)s on %(host)s (topic %(topic)s)',
+                 {'binary': self.binary, 'host': self.host,
+                  'topic': self.topic})
+
+    def _storage_identity(self):
+        driver = getattr(self.manager, 'driver', None)
+        if self.binary != COMPUTE_BINARY or driver is None:
+            return None
+        try:
+            return driver.get_storage_identity()
+        except NotImplementedError:
+            LOG.warning('Driver %s cannot tell its storage identity; other '
+                        'hosts will not consider storage shared with %s',
+                        type(driver).__name__, self.host)
+            return None
+
+    def _service_row(self):
+        """The service row, created on first start."""
+        ctxt = self._context
+        try:
+            return objects.Service.get_by_host_and_binary(
+                ctxt, self.host, self.binary)
+        except exception.ServiceNotFound:
+            pass
+        record = objects.Service(ctxt, host=self.host, binary=self.binary,
+                                 topic=self.topic)
+        try:
+            return record.create()
+        except exception.ServiceTopicExists:
+            # Another process created it between our read and insert.
+            return objects.Service.get_by_host_and_binary(
+                ctxt, self.host, self.binary)
+
+    def _record_facts(self):
+        """Write the topic and storage identity as they are now.
+
+        NOTE: forced_down is left alone: only the operator clears it.
+        """
+        # Re-read: init_host may have written to the row meanwhile.
+        record = objects.Service.get_by_id(self._context,
+                                           self.service_ref.id)
+        record.topic = self.topic
+        identity = self._storage_identity()
+        if identity is not None:
+            record.storage_identity = identity
+        record.save()
+        self.service_ref = record
+
+    # -- heartbeat --------------------------------------------------------
+
+    def heartbeat(self):
+        """Record one heartbeat; a failure is logged, never raised."""
+        try:
+            self.service_ref.heartbeat()
+        except Exception:
+            LOG.exception('Heartbeat of %(binary)s on %(host)s failed',
+                          {'binary': self.binary, 'host': self.host})
+            return False
+        return True
+
+    def _heartbeat_loop(self):
+        while not self._heartbeat_stop.wait(self.report_interval):
+            self.heartbeat()
+
+    # -- stop -------------------------------------------------------------
+
+    def stop(self):
+        """Stop serving and release the manager; idempotent."""
+        with self._lock:
+            if not self._started or self._stopped.is_set():
+                return
+            self._stopped.set()
+        LOG.info('Stopping %(binary)s on %(host)s',
+                 {'binary': self.binary, 'host': self.host})
+        for companion in reversed(self.companions):
+            self._quietly(companion.stop, 'stop %r' % companion)
+        if self.periodic is not None:
+            self._quietly(self.periodic.stop, 'stop periodic tasks')
+        if self.rpc_server is not None:
+            self._quietly(self.rpc_server.stop, 'stop the RPC server')
+            self._quietly(self.rpc_server.wait, 'wait for the RPC server')
+        self._heartbeat_stop.set()
+        if self._heartbeat_thread is not None:
+            self._heartbeat_thread.join()
+        cleanup_host = getattr(self.manager, 'cleanup_host', None)
+        if cleanup_host is not None:
+            self._quietly(cleanup_host, 'clean up the host')
+        LOG.info('Stopped %(binary)s on %(host)s',
+                 {'binary': self.binary, 'host': self.host})
+
+    def _quietly(self, func, what):
+        # One failing step must not keep the others from releasing.
+        try:
+            func()
+        except Exception:
+            LOG.exception('%(service)r: failed to %(what)s',
+                          {'service': self, 'what': what})
+
+    def wait(self, timeout=None):
+        """Block until ``stop()`` was called; True if it was."""
+        return self._stopped.wait(timeout)
+
+
+def run(services, stop_signals=(signal.SIGTERM, signal.SIGINT),
+        stop_event=None):
+    """Start ``services`` (anything with ``start``/``stop``), wait for a
+    stop signal, stop them in reverse order. Call from the main thread.
+
+    NOTE: an oslo.messaging threading server does not react to SIGINT
+    while it stops (KeyboardInterrupt lands in a join), so the handlers
+    only set an event and the main thread does the stopping.
+    """
+    stop_event = stop_event or threading.Event()
+
+    def _on_signal(signum, frame):
+        LOG.info('Caught signal %s, stopping', signal.Signals(signum).name)
+        stop_event.set()
+
+    previous = {sig: signal.signal(sig, _on_signal) for sig in stop_signals}
+    started = []
+    try:
+        for service in services:
+            service.start()
+            started.append(service)
+        # A timeout keeps the main thread waking up, so Python runs the
+        # signal handler promptly on every platform.
+        while not stop_event.wait(1.0):
+            pass
+    finally:
+        for service in reversed(started):
+            try:
+                service.stop()
+            except Exception:
+                LOG.exception('Failed to stop %r', service)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

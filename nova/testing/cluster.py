@@ -1,0 +1,493 @@
+"""A real multi-host cluster on one machine.
+
+``Cluster(spec).up()`` brings up, on loopback, a PostgreSQL database, a
+RabbitMQ broker, nova-api and nova-conductor (the "controller"), and
+``spec.hosts`` compute hosts, each a ``cluster_host.ClusterHost``: its own
+network and mount namespaces, libvirtd + virtlogd, storage (private, or
+one directory shared by a group of hosts, standing in for NFS) and its
+own nova-compute running inside the host. ``down()`` stops everything by
+PID and removes every file, namespace and device it made. ``fail(host)``
+and ``revive(host)`` kill a host as a power loss would and boot it again.
+
+The process that calls ``up()`` owns the cluster (the hosts' namespace
+holders stop their hosts by themselves if it dies). ``tools/cluster``
+runs a small supervisor process as that owner; tests own their cluster
+directly. Everything is described in ``cluster.json`` (see
+``cluster_record``); ``reclaim(base_dir)`` stops and removes a cluster
+whose owner died, from that record alone, so ``up`` after a crash works.
+
+Example::
+
+    cluster = Cluster(ClusterSpec(base_dir='/tmp/c', hosts=2))
+    cluster.up()
+    try:
+        cluster.record.host('compute1').libvirt_uri
+        cluster.fail('compute1'); cluster.revive('compute1')
+    finally:
+        cluster.down()
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from oslo_log import log as logging
+
+from nova.testing import cluster_config
+from nova.testing import cluster_forward
+from nova.testing import cluster_guest
+from nova.testing import cluster_host
+from nova.testing import cluster_net
+from nova.testing import cluster_record
+from nova.testing import cluster_services
+from nova.testing import hostrecord
+from nova.testing import hypervisor
+from nova.testing import postgresql
+from nova.testing import procs
+from nova.testing import rabbitmq
+
+LOG = logging.getLogger(__name__)
+
+ClusterSpec = cluster_config.ClusterSpec
+ClusterError = cluster_services.ClusterError
+
+SERVICE_TIMEOUT = 120
+API_TIMEOUT = 60
+# What up() creates under base_dir, and so what down() removes.
+_CREATED = ('cluster.json', 'control.sock', 'supervisor.log', 'etc',
+            'logs', 'postgres', 'rabbitmq', 'images', 'guest', 'hosts',
+            'instances', 'storage', 'controller')
+
+
+class ClusterBusy(ClusterError):
+    """Another live process owns the cluster in that directory."""
+
+
+def unavailable_reason():
+    """Why a cluster cannot run here, or None."""
+    reason = hypervisor.unavailable_reason()
+    if reason:
+        return reason
+    reason = postgresql.missing_reason()
+    if reason:
+        return reason
+    reason = rabbitmq.available()
+    if reason:
+        return reason
+    for name in ('ip', 'mountpoint'):
+        if shutil.which(name) is None:
+            return '%s is not installed' % name
+    return None
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def _in_thread(function):
+    """Start ``function`` in a thread; the returned join() re-raises."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome['value'] = function()
+        except BaseException as e:      # re-raised by join()
+            outcome['error'] = e
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+
+    def join():
+        thread.join()
+        if 'error' in outcome:
+            raise outcome['error']
+        return outcome.get('value')
+    return join
+
+
+class Cluster:
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.layout = cluster_config.Layout(spec.base_dir)
+        self.ports = None
+        self.record = None
+        self.forwarder = cluster_forward.LoopbackForwarder()
+        self.hosts = {}
+        self.postgres = None
+        self.rabbit = None
+        self.api = None
+        self.conductor = None
+        self._lock = threading.RLock()
+
+    # -- bringing it up --------------------------------------------------
+
+    def up(self, reclaim_first=True):
+        """Start everything; on failure stop what started, then raise.
+
+        A cluster left in the same directory by a dead owner is reclaimed
+        first (``reclaim_first=False``: the caller already did).
+        """
+        reason = unavailable_reason()
+        if reason:
+            raise ClusterError('cannot run a cluster here: %s' % reason)
+        began = time.monotonic()
+        if reclaim_first:
+            reclaim(self.spec.base_dir)
+        with self._lock:
+            try:
+                self._up()
+            except BaseException:
+                LOG.exception('Cluster in %s failed to start; stopping it',
+                              self.spec.base_dir)
+                self.down()
+                raise
+            self.record.timings['up'] = round(time.monotonic() - began, 2)
+            self.record.state = 'up'
+            self.save()
+        LOG.info('Cluster in %s up in %.1f s', self.spec.base_dir,
+                 self.record.timings['up'])
+        return self
+
+    def _up(self):
+        layout, spec = self.layout, self.spec
+        for directory in (spec.base_dir, layout.etc, layout.logs,
+                          layout.images, layout.guest, layout.hosts,
+                          layout.instances_path, layout.controller_state):
+            os.makedirs(directory, exist_ok=True)
+        # PostgreSQL runs as its own user: it must traverse base_dir.
+        os.chmod(spec.base_dir, 0o755)
+        epmd, dist = free_port(), free_port()
+        self.ports = cluster_config.Ports(
+            postgres=free_port(), rabbitmq=free_port(), rabbitmq_epmd=epmd,
+            rabbitmq_dist=dist, api=free_port())
+        ports = self.ports
+        self.record = cluster_record.ClusterRecord(
+            base_dir=spec.base_dir, owner=procs.ProcessRecord.of(os.getpid()),
+            api_url=cluster_config.api_url(ports),
+            api_token=cluster_config.ADMIN_TOKEN,
+            database_url=cluster_config.database_url(ports),
+            host_database_url=cluster_config.host_database_url(layout,
+                                                               ports),
+            transport_url=cluster_config.transport_url(ports),
+            ports=dict(vars(ports)), network=spec.network,
+            bridge=spec.bridge, flavor_id=spec.flavor_id)
+        self.save()
+        self._write_configs()
+
+        self.rabbit = rabbitmq.RabbitMQServer(
+            layout.rabbitmq, ports.rabbitmq, epmd_port=ports.rabbitmq_epmd,
+            dist_port=ports.rabbitmq_dist)
+        self.record.rabbitmq_node = self.rabbit.nodename
+        self.postgres = postgresql.PostgreSQLServer(layout.postgres,
+                                                    port=ports.postgres)
+        rabbit_started = _in_thread(self._start_rabbit)
+        db_ready = _in_thread(self._start_database)
+        try:
+            timings = self.record.timings
+            t = time.monotonic()
+            for name in spec.host_names():
+                self._start_host_hypervisor(name)
+            timings['hypervisors'] = round(time.monotonic() - t, 2)
+        finally:
+            db_ready()
+            rabbit_started()
+        self.save()
+        self._start_services()
+
+    def _write_configs(self):
+        layout, spec, ports = self.layout, self.spec, self.ports
+        _write(layout.conf('controller'),
+               cluster_config.controller_conf(spec, layout, ports))
+        for name in spec.host_names():
+            uri = hypervisor.LibvirtHost(name, layout.hosts).uri
+            _write(layout.conf(name), cluster_config.host_conf(
+                spec, layout, ports, name, uri))
+
+    def _start_rabbit(self):
+        t = time.monotonic()
+        self.rabbit.start()
+        self.record.processes['rabbitmq'] = procs.ProcessRecord.of(
+            self.rabbit.beam_pid)
+        if self.rabbit.epmd_pid:
+            self.record.processes['epmd'] = procs.ProcessRecord.of(
+                self.rabbit.epmd_pid)
+        self.record.timings['rabbitmq'] = round(time.monotonic() - t, 2)
+
+    def _start_database(self):
+        t = time.monotonic()
+        self.postgres.start()
+        self.record.processes['postgres'] = procs.ProcessRecord.of(
+            self.postgres.pid)
+        image = cluster_guest.write_image(
+            os.path.join(self.layout.guest, 'bootsector.qcow2'))
+        spec = self.spec
+        argv = [sys.executable, '-m', 'nova.testing.cluster_seed',
+                '--config-file', self.layout.conf('controller'),
+                '--flavor', '%s:%s:%d' % (spec.flavor_id, spec.flavor_name,
+                                          spec.flavor_memory_mb),
+                '--network', '%s:%s' % (spec.network, spec.bridge),
+                '--image', '%s:%s' % (spec.image_name, image)]
+        result = subprocess.run(argv, capture_output=True, text=True,
+                                timeout=120)
+        with open(self.layout.log('seed'), 'w') as f:
+            f.write(result.stdout + result.stderr)
+        if result.returncode != 0:
+            raise ClusterError('seeding the database failed:\n%s'
+                               % result.stderr[-3000:])
+        seeded = json.loads(result.stdout.strip().splitlines()[-1])
+        self.record.image_id = seeded['image_id']
+        self.record.timings['database'] = round(time.monotonic() - t, 2)
+
+    def _start_host_hypervisor(self, name):
+        forward = (self.ports.rabbitmq, self.ports.api)
+        host = cluster_host.ClusterHost(self.spec, self.layout, name,
+                                        self.forwarder, forward)
+        self.hosts[name] = host
+        self.record.hosts.append(host.entry)
+        self.save()
+        host.start_hypervisor()
+        self.save()
+
+    def _controller_service(self, binary):
+        argv = [cluster_services.venv_bin(binary), '--config-file',
+                self.layout.conf('controller'), '--log-file',
+                self.layout.log(binary)]
+        proc = cluster_services.ServiceProcess.start(
+            binary, argv, self.layout.log(binary + '.stdout'))
+        self.record.processes[binary] = proc.record
+        return proc
+
+    def _start_services(self):
+        t = time.monotonic()
+        self.api = self._controller_service('nova-api')
+        self.conductor = self._controller_service('nova-conductor')
+        for host in self.hosts.values():
+            host.start_compute()
+        self.save()
+        client = self.api_client()
+        try:
+            cluster_services.wait_until(client.answers, API_TIMEOUT,
+                                        'nova-api answers',
+                                        alive=self.api.alive)
+        except ClusterError:
+            raise self.api.failure('did not answer')
+        self._wait_up(self.conductor, cluster_config.CONTROLLER_HOST,
+                      'nova-conductor')
+        for name, host in self.hosts.items():
+            self._wait_up(host.compute, name, 'nova-compute')
+        self.record.timings['services'] = round(time.monotonic() - t, 2)
+
+    def _wait_up(self, proc, host, binary, newer_than=None):
+        try:
+            self.api_client().wait_for_service(
+                host, binary, SERVICE_TIMEOUT, newer_than=newer_than,
+                alive=proc.alive)
+        except ClusterError as e:
+            raise proc.failure(str(e))
+
+    # -- using it ----------------------------------------------------------
+
+    def api_client(self):
+        return cluster_services.ApiClient(self.record.api_url,
+                                          self.record.api_token)
+
+    def host(self, name) -> cluster_host.ClusterHost:
+        try:
+            return self.hosts[name]
+        except KeyError:
+            raise ClusterError('no host %s (hosts: %s)'
+                               % (name, ', '.join(self.hosts)))
+
+    def save(self):
+        if self.record is not None and os.path.isdir(self.spec.base_dir):
+            self.record.save(self.layout.record)
+
+    def fail(self, name):
+        """Host ``name`` dies (see ``ClusterHost.fail``)."""
+        with self._lock:
+            host = self.host(name)
+            host.fail()
+            self.save()
+
+    def revive(self, name, wait=True):
+        """Host ``name`` boots again; with ``wait``, until its
+        nova-compute has run ``init_host`` and heartbeats."""
+        with self._lock:
+            host = self.host(name)
+            began = cluster_services.utcnow()
+            t = time.monotonic()
+            host.revive()
+            self.save()
+            if wait:
+                self._wait_up(host.compute, name, 'nova-compute',
+                              newer_than=began)
+            LOG.info('Host %s revived in %.1f s', name,
+                     time.monotonic() - t)
+
+    # -- taking it down ----------------------------------------------------
+
+    def down(self):
+        """Stop everything and remove what up() made. Idempotent; every
+        step runs even when an earlier one failed (the first error is
+        raised at the end)."""
+        with self._lock:
+            began = time.monotonic()
+            errors = []
+
+            def step(what, function, *args):
+                try:
+                    function(*args)
+                except Exception as e:
+                    LOG.exception('Cluster down: %s failed', what)
+                    errors.append('%s: %s' % (what, e))
+
+            if self.record is not None:
+                self.record.state = 'stopping'
+                self.save()
+            joins = []
+            for host in self.hosts.values():
+                if host.compute is not None:
+                    joins.append(_in_thread(host.compute.stop))
+            for proc in (self.api, self.conductor):
+                if proc is not None:
+                    joins.append(_in_thread(proc.stop))
+            for join in joins:
+                step('stopping a service', join)
+            for name, host in self.hosts.items():
+                step('stopping host %s' % name, host.stop)
+            self.hosts = {}
+            step('stopping the forwarder', self.forwarder.stop)
+            if self.rabbit is not None:
+                step('stopping RabbitMQ', self.rabbit.stop)
+            if self.postgres is not None:
+                step('stopping PostgreSQL', self.postgres.stop)
+            self.api = self.conductor = self.rabbit = self.postgres = None
+            step('removing namespaces', _remove_namespaces, self.spec)
+            step('removing files', remove_files, self.layout)
+            self.record = None
+            LOG.info('Cluster in %s down in %.1f s', self.spec.base_dir,
+                     time.monotonic() - began)
+            if errors:
+                raise ClusterError('cluster down: ' + '; '.join(errors))
+
+
+def _write(path, text):
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+def _remove_namespaces(spec_or_tag):
+    tag = getattr(spec_or_tag, 'tag', spec_or_tag)
+    for name in cluster_net.existing('nvc%s-' % tag):
+        cluster_net.NetworkNamespace(name).delete()
+
+
+def remove_files(layout):
+    """Remove what up() creates under base_dir, then base_dir if empty."""
+    for name in _CREATED:
+        path = os.path.join(layout.base_dir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+    try:
+        os.rmdir(layout.base_dir)
+    except OSError:
+        pass        # not empty (the caller's own files) or already gone
+
+
+def reclaim(base_dir):
+    """Stop and remove a cluster in ``base_dir`` whose owner is gone.
+
+    Works from ``cluster.json`` and the hosts' own records alone: every
+    process is signalled only if its PID still has the recorded start
+    time. Raises ``ClusterBusy`` when a live process still owns it.
+    Returns True when there was something to reclaim.
+    """
+    layout = cluster_config.Layout(os.path.abspath(base_dir))
+    record = None
+    if os.path.exists(layout.record):
+        try:
+            record = cluster_record.ClusterRecord.load(layout.record)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            LOG.warning('Unreadable %s (%s); cleaning up without it',
+                        layout.record, e)
+    if record is not None and record.owner.alive():
+        raise ClusterBusy('the cluster in %s is owned by running process '
+                          '%d; stop it with tools/cluster down'
+                          % (base_dir, record.owner.pid))
+    found = record is not None
+    hosts_dir = layout.hosts
+    if os.path.isdir(hosts_dir):
+        for name in sorted(os.listdir(hosts_dir)):
+            found |= _stop_recorded_host(os.path.join(hosts_dir, name))
+    if record is not None:
+        for entry in record.hosts:
+            for proc in entry.processes.values():
+                procs.terminate(proc, 10)
+        for role in ('nova-api', 'nova-conductor'):
+            proc = record.processes.get(role)
+            if proc is not None:
+                procs.terminate(proc, 10)
+        _stop_recorded_rabbit(layout, record)
+        _stop_recorded_postgres(layout, record)
+    tag = cluster_config.ClusterSpec(base_dir=layout.base_dir).tag
+    found |= bool(cluster_net.existing('nvc%s-' % tag))
+    _remove_namespaces(tag)
+    found |= any(os.path.lexists(os.path.join(layout.base_dir, n))
+                 for n in _CREATED)
+    remove_files(layout)
+    if found:
+        LOG.warning('Reclaimed a cluster left in %s', base_dir)
+    return found
+
+
+def _stop_recorded_host(tree):
+    path = os.path.join(tree, 'harness.json')
+    try:
+        with open(path) as f:
+            state = hostrecord.HostState.from_json(f.read())
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    if state.owner.alive() and state.owner.pid != os.getpid():
+        raise ClusterBusy('host %s is owned by running process %d'
+                          % (state.name, state.owner.pid))
+    hostrecord.stop_state(state, timeout=10)
+    hostrecord.forget(state)
+    return bool(state.processes)
+
+
+def _stop_recorded_rabbit(layout, record):
+    beam = record.processes.get('rabbitmq')
+    epmd = record.processes.get('epmd')
+    ports = record.ports
+    if beam is not None and beam.alive():
+        server = rabbitmq.RabbitMQServer(
+            layout.rabbitmq, ports['rabbitmq'],
+            epmd_port=ports['rabbitmq_epmd'],
+            dist_port=ports['rabbitmq_dist'], nodename=record.rabbitmq_node)
+        server.started = True
+        server.beam_pid = beam.pid
+        server.epmd_pid = epmd.pid if epmd is not None and epmd.alive() \
+            else None
+        server.stop()
+    if epmd is not None:
+        procs.terminate(epmd, 10)
+
+
+def _stop_recorded_postgres(layout, record):
+    pg = record.processes.get('postgres')
+    if pg is None or not pg.alive():
+        return
+    server = postgresql.PostgreSQLServer(layout.postgres,
+                                         port=record.ports['postgres'])
+    server.pid = pg.pid
+    server.stop()

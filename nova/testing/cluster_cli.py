@@ -1,0 +1,331 @@
+"""``tools/cluster``: a real multi-host cluster on this machine, by hand.
+
+    tools/cluster up N [--shared-storage HOST,HOST ...] [--dir DIR]
+    tools/cluster status [--json]
+    tools/cluster fail HOST
+    tools/cluster revive HOST
+    tools/cluster down
+
+``up`` starts a supervisor process that owns the cluster (its hosts'
+namespaces stop themselves if it dies) and returns once every service
+answers; ``fail``, ``revive`` and ``down`` are requests to it over a Unix
+socket (``DIR/control.sock``), one line of JSON each way. ``status`` reads
+``DIR/cluster.json`` and asks each piece itself. ``down`` also works when
+the supervisor has died: it stops what the record names, by PID.
+
+The directory is ``--dir``, else ``$NOVA_CLUSTER_DIR``, else
+``/tmp/nova-cluster``.
+"""
+
+import argparse
+import json
+import logging as py_logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from nova.testing import cluster as cluster_mod
+from nova.testing import cluster_config
+from nova.testing import cluster_record
+from nova.testing import cluster_status
+from nova.testing import procs
+
+DEFAULT_DIR = '/tmp/nova-cluster'
+UP_TIMEOUT = 600
+REQUEST_TIMEOUT = 300
+
+
+def _base_dir(args):
+    return os.path.abspath(args.dir or os.environ.get('NOVA_CLUSTER_DIR')
+                           or DEFAULT_DIR)
+
+
+def _spec_from_args(args):
+    return cluster_config.ClusterSpec(
+        base_dir=_base_dir(args), hosts=args.hosts,
+        shared_groups=tuple(cluster_config.parse_group(g)
+                            for g in args.shared_storage),
+        vif_plugging_timeout=args.vif_plugging_timeout)
+
+
+def _load(base_dir):
+    path = cluster_config.Layout(base_dir).record
+    if not os.path.exists(path):
+        return None
+    return cluster_record.ClusterRecord.load(path)
+
+
+def request(base_dir, command, timeout=REQUEST_TIMEOUT, **arguments):
+    """Send one request to the supervisor; its JSON answer."""
+    path = cluster_config.Layout(base_dir).control_socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        sock.sendall(json.dumps(dict(arguments, command=command)).encode()
+                     + b'\n')
+        answer = sock.makefile('rb').readline()
+    if not answer:
+        raise cluster_mod.ClusterError('the supervisor closed the '
+                                       'connection without answering')
+    return json.loads(answer)
+
+
+# -- the supervisor -----------------------------------------------------------
+
+class Supervisor:
+    """Owns one cluster and serves requests on its control socket."""
+
+    def __init__(self, spec):
+        self.cluster = cluster_mod.Cluster(spec)
+        self.layout = self.cluster.layout
+        self.stopping = threading.Event()
+
+    def handle(self, message):
+        command = message.get('command')
+        host = message.get('host')
+        if command == 'fail':
+            self.cluster.fail(host)
+            return 'host %s failed' % host
+        if command == 'revive':
+            self.cluster.revive(host)
+            return 'host %s revived' % host
+        if command == 'down':
+            self.stopping.set()
+            return 'stopping'
+        if command == 'ping':
+            return 'pong'
+        raise cluster_mod.ClusterError('unknown command %r' % command)
+
+    def serve(self):
+        path = self.layout.control_socket
+        if os.path.exists(path):
+            os.unlink(path)
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        os.chmod(path, 0o600)
+        server.listen(8)
+        server.settimeout(0.5)
+        down_requests = []
+        try:
+            while not self.stopping.is_set():
+                try:
+                    conn, _ = server.accept()
+                except socket.timeout:
+                    continue
+                conn.settimeout(REQUEST_TIMEOUT)
+                try:
+                    line = conn.makefile('rb').readline()
+                    message = json.loads(line or b'{}')
+                    answer = {'ok': True, 'message': self.handle(message)}
+                except Exception as e:
+                    py_logging.exception('request failed')
+                    answer = {'ok': False, 'error': str(e)}
+                if message.get('command') == 'down' and answer['ok']:
+                    down_requests.append(conn)      # answered when down
+                    continue
+                self._answer(conn, answer)
+        finally:
+            server.close()
+            try:
+                self.cluster.down()
+                final = {'ok': True, 'message': 'cluster down'}
+            except Exception as e:
+                py_logging.exception('down failed')
+                final = {'ok': False, 'error': str(e)}
+            for conn in down_requests:
+                self._answer(conn, final)
+
+    @staticmethod
+    def _answer(conn, answer):
+        try:
+            conn.sendall(json.dumps(answer).encode() + b'\n')
+        except OSError:
+            pass
+        conn.close()
+
+
+def _serve_main(args):
+    spec = _spec_from_args(args)
+    cluster_mod.reclaim(spec.base_dir)
+    os.makedirs(spec.base_dir, exist_ok=True)
+    log = os.open(cluster_config.Layout(spec.base_dir).supervisor_log,
+                  os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 2)
+    os.close(log)
+    py_logging.basicConfig(
+        level=py_logging.INFO, stream=sys.stderr,
+        format='%(asctime)s %(process)d %(levelname)s %(name)s %(message)s')
+    supervisor = Supervisor(spec)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: supervisor.stopping.set())
+    report = sys.stdout
+    try:
+        supervisor.cluster.up(reclaim_first=False)
+    except Exception as e:
+        py_logging.exception('up failed')
+        report.write(json.dumps({'ok': False, 'error': str(e)}) + '\n')
+        report.flush()
+        return 1
+    report.write(json.dumps({'ok': True}) + '\n')
+    report.flush()
+    # The caller stops reading once told: nothing more goes to the pipe.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    supervisor.serve()
+    return 0
+
+
+# -- the commands -------------------------------------------------------------
+
+def _up(args):
+    base_dir = _base_dir(args)
+    spec = _spec_from_args(args)
+    record = _load(base_dir)
+    if record is not None and record.owner.alive():
+        hosts = [h.name for h in record.hosts]
+        if record.state == 'up' and hosts == spec.host_names():
+            print('cluster already up in %s' % base_dir)
+            return _status(args)
+        print('a cluster in %s is %s with hosts %s; run down first'
+              % (base_dir, record.state, ', '.join(hosts)), file=sys.stderr)
+        return 1
+    argv = [sys.executable, '-m', 'nova.testing.cluster_cli', '--dir',
+            base_dir, 'serve', str(spec.hosts),
+            '--vif-plugging-timeout', str(spec.vif_plugging_timeout)]
+    for group in spec.shared_groups:
+        argv += ['--shared-storage', ','.join(group)]
+    began = time.monotonic()
+    supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE,
+                                  start_new_session=True)
+    ready, _, _ = select.select([supervisor.stdout], [], [], UP_TIMEOUT)
+    line = supervisor.stdout.readline() if ready else b''
+    supervisor.stdout.close()
+    try:
+        answer = json.loads(line or b'{}')
+    except ValueError:
+        answer = {}
+    if not answer.get('ok'):
+        supervisor.wait(timeout=UP_TIMEOUT)
+        print('up failed: %s' % answer.get(
+            'error', 'the supervisor exited with status %s'
+            % supervisor.returncode), file=sys.stderr)
+        return 1
+    print('cluster up in %s in %.1f s (cluster.json: %s)'
+          % (base_dir, time.monotonic() - began,
+             cluster_config.Layout(base_dir).record))
+    return _status(args)
+
+
+def _status(args):
+    base_dir = _base_dir(args)
+    try:
+        lines = cluster_status.gather(base_dir)
+    except cluster_mod.ClusterError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    if getattr(args, 'json', False):
+        print(json.dumps([vars(line) for line in lines], indent=1))
+    else:
+        print(cluster_status.format_table(lines))
+    return 0
+
+
+def _host_request(args, command):
+    base_dir = _base_dir(args)
+    record = _load(base_dir)
+    if record is None or not record.owner.alive():
+        print('no running cluster in %s' % base_dir, file=sys.stderr)
+        return 1
+    answer = request(base_dir, command, host=args.host)
+    if not answer.get('ok'):
+        print('%s failed: %s' % (command, answer.get('error')),
+              file=sys.stderr)
+        return 1
+    print(answer['message'])
+    return 0
+
+
+def _down(args):
+    base_dir = _base_dir(args)
+    began = time.monotonic()
+    record = _load(base_dir)
+    if record is not None and record.owner.alive():
+        try:
+            answer = request(base_dir, 'down')
+            if not answer.get('ok'):
+                print('down: %s' % answer.get('error'), file=sys.stderr)
+        except (OSError, ValueError, cluster_mod.ClusterError) as e:
+            print('supervisor did not answer (%s); terminating it' % e,
+                  file=sys.stderr)
+        # It exits once down; SIGTERM (then SIGKILL) if it does not.
+        deadline = time.monotonic() + 60
+        while record.owner.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        procs.terminate(record.owner, 30)
+    found = cluster_mod.reclaim(base_dir)
+    if record is None and not found:
+        print('no cluster in %s' % base_dir)
+        return 0
+    print('cluster in %s down in %.1f s' % (base_dir,
+                                            time.monotonic() - began))
+    return 0
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog='tools/cluster', description=__doc__.split('\n\n')[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--dir', help='cluster directory (default: '
+                        '$NOVA_CLUSTER_DIR or %s)' % DEFAULT_DIR)
+    commands = parser.add_subparsers(dest='command', required=True,
+                                     metavar='COMMAND')
+    for name in ('up', 'serve'):
+        sub = commands.add_parser(
+            name, help='bring up N compute hosts and the controller'
+            if name == 'up' else argparse.SUPPRESS)
+        sub.add_argument('hosts', type=int, metavar='N')
+        sub.add_argument('--shared-storage', action='append', default=[],
+                         metavar='GROUP',
+                         help='comma-separated hosts sharing one instances '
+                              'directory (e.g. compute2,compute3); '
+                              'repeatable')
+        sub.add_argument('--vif-plugging-timeout', type=int, default=20,
+                         help='seconds a host waits for '
+                              'network-vif-plugged (default 20)')
+    status = commands.add_parser('status', help='every piece, its PID and '
+                                 'whether it answers')
+    status.add_argument('--json', action='store_true')
+    for name, text in (('fail', 'kill a host as a power loss would'),
+                       ('revive', 'boot a failed host again')):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument('host', metavar='HOST')
+    commands.add_parser('down', help='stop everything, remove every file')
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        if args.command == 'serve':
+            return _serve_main(args)
+        if args.command == 'up':
+            return _up(args)
+        if args.command == 'status':
+            return _status(args)
+        if args.command in ('fail', 'revive'):
+            return _host_request(args, args.command)
+        return _down(args)
+    except (cluster_mod.ClusterError, cluster_config.SpecError) as e:
+        print('%s: %s' % (args.command, e), file=sys.stderr)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

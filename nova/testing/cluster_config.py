@@ -1,0 +1,279 @@
+"""What a cluster is made of: its spec, its directory layout, its nova.conf.
+
+Pure values and text, no processes: ``ClusterSpec`` says how many compute
+hosts and which of them share storage, ``Layout`` says where every file of
+the cluster lives under one base directory, and ``host_conf`` /
+``controller_conf`` render the configuration files the services read.
+
+Example::
+
+    spec = ClusterSpec(base_dir='/tmp/c', hosts=3,
+                       shared_groups=(('compute2', 'compute3'),))
+    spec.storage_group('compute3')        # 'shared1'
+    text = host_conf(spec, Layout(spec.base_dir), ports, 'compute1',
+                     libvirt_uri='qemu+unix:///system?socket=...')
+"""
+
+import dataclasses
+import hashlib
+import os
+
+HOST_PREFIX = 'compute'
+CONTROLLER_HOST = 'controller'
+# noauth2: "USER:PROJECT", user admin is an administrator.
+ADMIN_TOKEN = 'admin:admin'
+API_PREFIX = '/v2.1'
+
+
+class SpecError(ValueError):
+    """A cluster spec that cannot be built; the message says why."""
+
+
+def host_name(index: int) -> str:
+    return '%s%d' % (HOST_PREFIX, index)
+
+
+def parse_group(text: str) -> tuple:
+    """``'compute2,compute3'`` -> ``('compute2', 'compute3')``."""
+    names = tuple(n.strip() for n in text.split(',') if n.strip())
+    if not names:
+        raise SpecError('empty shared storage group %r' % text)
+    return names
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterSpec:
+    """How to build a cluster.
+
+    ``shared_groups``: tuples of host names sharing one instances
+    directory (standing in for NFS); every other host has its own.
+    The timing options are small so that failure detection and VIF
+    waits fit in a test run: a host is "down" ``service_down_time`` s
+    after its last heartbeat.
+    """
+    base_dir: str
+    hosts: int = 2
+    shared_groups: tuple = ()
+    network: str = 'public'
+    bridge: str = 'br-nova'
+    flavor_id: str = '1'
+    flavor_name: str = 'm1.nano'
+    flavor_memory_mb: int = 64
+    image_name: str = 'bootsector'
+    report_interval: int = 2
+    service_down_time: int = 10
+    vif_plugging_timeout: int = 20
+    agent_poll_interval: float = 0.5
+    shutdown_timeout: int = 0
+    debug: bool = True
+
+    def __post_init__(self):
+        if self.hosts < 1:
+            raise SpecError('a cluster needs at least one compute host')
+        if not os.path.isabs(self.base_dir):
+            raise SpecError('base_dir must be absolute: %r' % self.base_dir)
+        seen = {}
+        names = set(self.host_names())
+        for index, group in enumerate(self.shared_groups, 1):
+            for name in group:
+                if name not in names:
+                    raise SpecError('shared storage group %s names %s, '
+                                    'which is not one of %s'
+                                    % (','.join(group), name,
+                                       ', '.join(self.host_names())))
+                if name in seen:
+                    raise SpecError('%s is in two shared storage groups'
+                                    % name)
+                seen[name] = index
+
+    def host_names(self) -> list:
+        return [host_name(i) for i in range(1, self.hosts + 1)]
+
+    def storage_group(self, host: str) -> str:
+        """Name of the storage directory ``host`` uses: ``shared<N>`` for
+        the N-th shared group, else the host's own name."""
+        for index, group in enumerate(self.shared_groups, 1):
+            if host in group:
+                return 'shared%d' % index
+        return host
+
+    @property
+    def tag(self) -> str:
+        """Short, stable id of this cluster (network namespace names)."""
+        return hashlib.sha1(self.base_dir.encode()).hexdigest()[:6]
+
+    def netns(self, host: str) -> str:
+        return 'nvc%s-%s' % (self.tag, host)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ports:
+    """TCP ports on 127.0.0.1 (the same inside every host's namespace)."""
+    postgres: int
+    rabbitmq: int
+    rabbitmq_epmd: int
+    rabbitmq_dist: int
+    api: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Where the cluster's files live under ``base_dir``."""
+    base_dir: str
+
+    def _p(self, *parts):
+        return os.path.join(self.base_dir, *parts)
+
+    @property
+    def record(self):
+        return self._p('cluster.json')
+
+    @property
+    def control_socket(self):
+        return self._p('control.sock')
+
+    @property
+    def supervisor_log(self):
+        return self._p('supervisor.log')
+
+    @property
+    def logs(self):
+        return self._p('logs')
+
+    @property
+    def etc(self):
+        return self._p('etc')
+
+    @property
+    def postgres(self):
+        return self._p('postgres')
+
+    @property
+    def rabbitmq(self):
+        return self._p('rabbitmq')
+
+    @property
+    def images(self):
+        return self._p('images')
+
+    @property
+    def guest(self):
+        return self._p('guest')
+
+    @property
+    def hosts(self):
+        """Base of the LibvirtHost trees (one sub-directory a host)."""
+        return self._p('hosts')
+
+    @property
+    def controller_state(self):
+        return self._p('controller')
+
+    @property
+    def instances_path(self):
+        """Every host's ``instances_path``: an empty mount point here, on
+        which each host's namespace mounts its storage directory, as every
+        host of a real deployment has the same path."""
+        return self._p('instances')
+
+    def storage(self, group):
+        """The directory behind ``instances_path`` for a storage group."""
+        return self._p('storage', group)
+
+    def state_path(self, host):
+        return self._p('hosts', host, 'nova')
+
+    def conf(self, name):
+        return os.path.join(self.etc, name + '.conf')
+
+    def log(self, name):
+        return os.path.join(self.logs, name + '.log')
+
+
+def _render(sections) -> str:
+    lines = []
+    for section, options in sections.items():
+        lines.append('[%s]' % section)
+        for key, value in options.items():
+            if isinstance(value, bool):
+                value = 'true' if value else 'false'
+            lines.append('%s = %s' % (key, value))
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def database_url(ports: Ports) -> str:
+    """The database over TCP on loopback (tools, controller services)."""
+    return 'postgresql+psycopg2://postgres@127.0.0.1:%d/nova' % ports.postgres
+
+
+def host_database_url(layout: Layout, ports: Ports) -> str:
+    """The database through PostgreSQL's Unix socket, which every host's
+    namespace sees on the file system; the compute hosts use it so that
+    the busiest traffic needs no forwarding between network namespaces."""
+    return ('postgresql+psycopg2://postgres@/nova?host=%s&port=%d'
+            % (layout.postgres, ports.postgres))
+
+
+def transport_url(ports: Ports) -> str:
+    return 'rabbit://guest:guest@127.0.0.1:%d/' % ports.rabbitmq
+
+
+def api_url(ports: Ports) -> str:
+    return 'http://127.0.0.1:%d%s' % (ports.api, API_PREFIX)
+
+
+def _common(spec, layout, ports, host, log_name, state_path):
+    return {
+        'host': host,
+        'state_path': state_path,
+        'transport_url': transport_url(ports),
+        'report_interval': spec.report_interval,
+        'service_down_time': spec.service_down_time,
+        'periodic_fuzzy_delay': 0,
+        'debug': spec.debug,
+        'log_file': layout.log(log_name),
+        'use_stderr': False,
+    }
+
+
+def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
+    """nova.conf of nova-api, nova-conductor and nova-manage."""
+    default = _common(spec, layout, ports, CONTROLLER_HOST, 'unused',
+                      layout.controller_state)
+    # One file serves several programs: each gets --log-file on its
+    # command line instead.
+    del default['log_file']
+    return _render({
+        'DEFAULT': default,
+        'api': {'listen': '127.0.0.1', 'listen_port': ports.api,
+                'auth_strategy': 'noauth2'},
+        'database': {'connection': database_url(ports)},
+        'image': {'store_path': layout.images},
+        'network': {'events_api_url': api_url(ports),
+                    'events_api_token': ADMIN_TOKEN},
+    })
+
+
+def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
+              libvirt_uri: str) -> str:
+    """nova.conf of ``host``'s nova-compute (run inside its namespaces)."""
+    default = _common(spec, layout, ports, host, 'nova-compute-' + host,
+                      layout.state_path(host))
+    default.update({
+        'instances_path': layout.instances_path,
+        'compute_driver': 'libvirt.LibvirtDriver',
+        'vif_plugging_timeout': spec.vif_plugging_timeout,
+        'vif_plugging_is_fatal': True,
+        'shutdown_timeout': spec.shutdown_timeout,
+    })
+    return _render({
+        'DEFAULT': default,
+        'libvirt': {'virt_type': 'qemu', 'connection_uri': libvirt_uri,
+                    'vif_driver': 'linuxbridge'},
+        'database': {'connection': host_database_url(layout, ports)},
+        'image': {'store_path': layout.images},
+        'network': {'events_api_url': api_url(ports),
+                    'events_api_token': ADMIN_TOKEN,
+                    'agent_poll_interval': spec.agent_poll_interval},
+    })

@@ -1,0 +1,158 @@
+"""Controller services on loopback, reachable from each host's namespace.
+
+RabbitMQ and nova-api listen on ``127.0.0.1`` of the machine's own network
+namespace (the "controller"). A compute host lives in its own network
+namespace, whose loopback is its own, so it would not reach them. A
+``LoopbackForwarder`` listens on ``127.0.0.1:<port>`` inside a host's
+namespace and relays every connection to ``127.0.0.1:<port>`` outside, so
+a host's nova.conf names the controller exactly as a controller process's
+does. In a real deployment this is the management network and the
+controller's address.
+
+Each listening socket is created by a thread that entered the host's
+namespace (a socket stays in the namespace it was made in); accepting and
+relaying happen in ordinary threads, and the connection to the service is
+made in the machine's namespace. Two threads relay each connection (one a
+direction); the few dozen connections of a test cluster cost nothing.
+
+Example::
+
+    forwarder = LoopbackForwarder()
+    forwarder.add('/run/netns/nvc1a2b3c-compute1', 5672)
+    ...
+    forwarder.stop()
+"""
+
+import socket
+import threading
+
+from oslo_log import log as logging
+
+from nova.testing import cluster_net
+
+LOG = logging.getLogger(__name__)
+
+LOOPBACK = '127.0.0.1'
+_CHUNK = 65536
+_ACCEPT_POLL = 0.5
+
+
+class _Listener:
+
+    def __init__(self, netns_path, port, sock):
+        self.netns_path = netns_path
+        self.port = port
+        self.sock = sock
+        self.stopping = threading.Event()
+        self.connections = set()
+        self.lock = threading.Lock()
+        self.thread = None
+
+
+def _listen(port):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((LOOPBACK, port))
+    sock.listen(64)
+    sock.settimeout(_ACCEPT_POLL)
+    return sock
+
+
+def _pump(source, dest):
+    """Copy source to dest until EOF, then half-close dest."""
+    try:
+        while True:
+            data = source.recv(_CHUNK)
+            if not data:
+                break
+            dest.sendall(data)
+    except OSError:
+        pass
+    try:
+        dest.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+class LoopbackForwarder:
+    """Relays ``127.0.0.1:port`` in namespaces to ``127.0.0.1:port`` here."""
+
+    def __init__(self):
+        self._listeners = []
+        self._lock = threading.Lock()
+
+    def add(self, netns_path, port):
+        sock = cluster_net.run_in_netns(netns_path, _listen, port)
+        listener = _Listener(netns_path, port, sock)
+        listener.thread = threading.Thread(
+            target=self._accept_loop, args=(listener,), daemon=True,
+            name='forward-%d' % port)
+        with self._lock:
+            self._listeners.append(listener)
+        listener.thread.start()
+        LOG.debug('Forwarding %s:%d in %s', LOOPBACK, port, netns_path)
+
+    def ports(self, netns_path):
+        with self._lock:
+            return sorted(li.port for li in self._listeners
+                          if li.netns_path == netns_path)
+
+    def _accept_loop(self, listener):
+        while not listener.stopping.is_set():
+            try:
+                client, _addr = listener.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            client.settimeout(None)
+            try:
+                upstream = socket.create_connection(
+                    (LOOPBACK, listener.port), timeout=5)
+                upstream.settimeout(None)
+            except OSError as e:
+                LOG.warning('Forwarder: %s:%d unreachable: %s', LOOPBACK,
+                            listener.port, e)
+                client.close()
+                continue
+            threading.Thread(target=self._relay,
+                             args=(listener, client, upstream),
+                             daemon=True).start()
+        listener.sock.close()
+
+    @staticmethod
+    def _relay(listener, client, upstream):
+        with listener.lock:
+            listener.connections.update((client, upstream))
+        back = threading.Thread(target=_pump, args=(upstream, client),
+                                daemon=True)
+        back.start()
+        _pump(client, upstream)
+        back.join()
+        with listener.lock:
+            listener.connections.difference_update((client, upstream))
+        client.close()
+        upstream.close()
+
+    def remove(self, netns_path=None):
+        """Stop forwarding into ``netns_path`` (every namespace if None),
+        closing the connections in progress."""
+        with self._lock:
+            chosen = [li for li in self._listeners
+                      if netns_path is None or li.netns_path == netns_path]
+            self._listeners = [li for li in self._listeners
+                               if li not in chosen]
+        for listener in chosen:
+            listener.stopping.set()
+            with listener.lock:
+                connections = list(listener.connections)
+            for sock in connections:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        for listener in chosen:
+            listener.thread.join(_ACCEPT_POLL * 4)
+
+    def stop(self):
+        self.remove(None)

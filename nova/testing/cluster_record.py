@@ -1,0 +1,136 @@
+"""``cluster.json``: what a running cluster is, for tools and tests.
+
+Written by the cluster's owner at every change (atomically), read by
+``tools/cluster status`` and ``down`` and by tests, which inspect each host
+through it (libvirt URI, instances directory, network namespace)
+independently of the compute service. Every process is recorded with the
+kernel's start time next to its PID (``procs.ProcessRecord``), so a record
+left by a crashed owner never leads to signalling a reused PID.
+
+Format (``format`` 1)::
+
+    {"format": 1, "state": "up", "base_dir": "/tmp/nova-cluster",
+     "owner": {"pid": 10, "start_time": 123},
+     "api_url": "http://127.0.0.1:35001/v2.1", "api_token": "admin:admin",
+     "database_url": "postgresql+psycopg2://postgres@127.0.0.1:35002/nova",
+     "host_database_url": "postgresql+psycopg2://postgres@/nova?host=...",
+     "transport_url": "rabbit://guest:guest@127.0.0.1:35003/",
+     "ports": {"postgres": ..., "rabbitmq": ..., "rabbitmq_epmd": ...,
+               "rabbitmq_dist": ..., "api": ...},
+     "rabbitmq_node": "nova-test-35003@localhost",
+     "processes": {"postgres": {"pid": .., "start_time": ..},
+                   "rabbitmq": {..}, "epmd": {..}, "nova-api": {..},
+                   "nova-conductor": {..}},
+     "network": "public", "bridge": "br-nova",
+     "flavor_id": "1", "image_id": "<uuid>",
+     "hosts": [{"name": "compute1", "state": "up",
+                "libvirt_uri": "qemu+unix:///system?socket=...",
+                "instances_path": "<base>/instances",
+                "storage_dir": "<base>/storage/compute1",
+                "storage_group": "compute1",
+                "netns": "nvc1a2b3c-compute1",
+                "config_file": "<base>/etc/compute1.conf",
+                "log_file": "<base>/logs/nova-compute-compute1.log",
+                "tree": "<base>/hosts/compute1",
+                "processes": {"holder": {..}, "virtlogd": {..},
+                              "libvirtd": {..}, "nova-compute": {..}}}],
+     "timings": {"up": 12.3}}
+
+``instances_path`` is the path as the host's own processes see it (every
+host uses the same one, each with its own storage mounted there);
+``storage_dir`` is where those files are seen from outside the hosts.
+"""
+
+import dataclasses
+import json
+import os
+
+from nova.testing import procs
+
+FORMAT = 1
+
+
+def _records(values):
+    return {role: procs.ProcessRecord(**record)
+            for role, record in (values or {}).items()}
+
+
+@dataclasses.dataclass
+class HostEntry:
+    name: str
+    libvirt_uri: str
+    instances_path: str
+    storage_dir: str
+    storage_group: str
+    netns: str
+    config_file: str
+    log_file: str
+    tree: str
+    state: str = 'starting'
+    processes: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def pids(self):
+        return {role: r.pid for role, r in self.processes.items()}
+
+    @classmethod
+    def from_dict(cls, values):
+        values = dict(values)
+        values['processes'] = _records(values.get('processes'))
+        return cls(**values)
+
+
+@dataclasses.dataclass
+class ClusterRecord:
+    base_dir: str
+    owner: procs.ProcessRecord
+    state: str = 'starting'
+    api_url: str = ''
+    api_token: str = ''
+    database_url: str = ''
+    host_database_url: str = ''
+    transport_url: str = ''
+    ports: dict = dataclasses.field(default_factory=dict)
+    rabbitmq_node: str = ''
+    processes: dict = dataclasses.field(default_factory=dict)
+    network: str = ''
+    bridge: str = ''
+    flavor_id: str = ''
+    image_id: str = ''
+    hosts: list = dataclasses.field(default_factory=list)
+    timings: dict = dataclasses.field(default_factory=dict)
+    format: int = FORMAT
+
+    def host(self, name) -> HostEntry:
+        for entry in self.hosts:
+            if entry.name == name:
+                return entry
+        raise KeyError('no host %s in the cluster (hosts: %s)'
+                       % (name, ', '.join(h.name for h in self.hosts)))
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=1,
+                          sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text) -> 'ClusterRecord':
+        values = json.loads(text)
+        if values.get('format') != FORMAT:
+            raise ValueError('cluster record format %r, expected %d'
+                             % (values.get('format'), FORMAT))
+        values['owner'] = procs.ProcessRecord(**values['owner'])
+        values['processes'] = _records(values.get('processes'))
+        values['hosts'] = [HostEntry.from_dict(h)
+                           for h in values.get('hosts', [])]
+        return cls(**values)
+
+    def save(self, path) -> None:
+        tmp = '%s.%d.tmp' % (path, os.getpid())
+        with open(tmp, 'w') as f:
+            f.write(self.to_json())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path) -> 'ClusterRecord':
+        with open(path) as f:
+            return cls.from_json(f.read())

@@ -1,0 +1,157 @@
+"""Processes found and stopped by PID only, safe against PID reuse.
+
+Test harnesses start daemons that detach (``-d``) and are reparented to
+PID 1, so they are not our children. A ``ProcessRecord`` pairs the PID
+with the kernel's start time of that process: a PID that was reused by an
+unrelated process after ours died does not match, so it is never
+signalled. A zombie counts as gone (PID 1 reaps it later).
+
+Example::
+
+    record = ProcessRecord.of(pid)
+    terminate(record, timeout=10)     # SIGTERM, wait, SIGKILL
+"""
+
+import dataclasses
+import os
+import signal
+import time
+
+POLL = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessRecord:
+    pid: int
+    start_time: int
+
+    @classmethod
+    def of(cls, pid):
+        start = start_time(pid)
+        if start is None:
+            raise ProcessLookupError('process %d is not running' % pid)
+        return cls(pid=pid, start_time=start)
+
+    def alive(self):
+        return start_time(self.pid) == self.start_time
+
+
+def start_time(pid):
+    """Kernel start time (clock ticks since boot); None if gone or zombie."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # The command name may hold spaces and parentheses: split after it.
+    fields = data[data.rindex(')') + 2:].split()
+    if fields[0] in ('Z', 'X'):
+        return None
+    return int(fields[19])      # field 22 of proc(5); fields[0] is field 3
+
+
+def mount_ns_inode(pid):
+    try:
+        return os.stat('/proc/%d/ns/mnt' % pid).st_ino
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+
+
+def pids_in_mount_ns(inode):
+    """Every live process whose mount namespace is ``inode``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            pid = int(entry)
+            if mount_ns_inode(pid) == inode and start_time(pid) is not None:
+                found.append(pid)
+    return sorted(found)
+
+
+def read_pid(path):
+    """The PID in a pid file, or None."""
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def pids_from_files(directory, suffix, sibling=None):
+    """PIDs written in ``directory/*suffix`` files (libvirt's pid files).
+
+    With ``sibling``, only files that have a file of the same stem and
+    that suffix next to them.
+    """
+    pids = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return pids
+    for name in names:
+        stem = name[:-len(suffix)]
+        if name.endswith(suffix) and (
+                sibling is None or stem + sibling in names):
+            pid = read_pid(os.path.join(directory, name))
+            if pid is not None:
+                pids.append(pid)
+    return sorted(pids)
+
+
+def kill(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def wait_gone(pids, timeout):
+    """Wait until none of ``pids`` runs; the ones still running."""
+    deadline = time.monotonic() + timeout
+    left = [p for p in pids if start_time(p) is not None]
+    while left and time.monotonic() < deadline:
+        time.sleep(POLL)
+        left = [p for p in left if start_time(p) is not None]
+    return left
+
+
+def terminate(record, timeout, sig=signal.SIGTERM):
+    """Signal a recorded process, wait, SIGKILL it if it is still there."""
+    if not record.alive():
+        return
+    kill(record.pid, sig)
+    deadline = time.monotonic() + timeout
+    while record.alive() and time.monotonic() < deadline:
+        time.sleep(POLL)
+    if record.alive():
+        kill(record.pid, signal.SIGKILL)
+        deadline = time.monotonic() + timeout
+        while record.alive() and time.monotonic() < deadline:
+            time.sleep(POLL)
+    if record.alive():
+        raise RuntimeError('process %d survived SIGKILL' % record.pid)
+
+
+def wait_for_path(path, timeout):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError('%s did not appear in %s s' % (path, timeout))
+        time.sleep(POLL)
+
+
+def wait_for_pid_file(path, timeout):
+    """The PID a daemon wrote to ``path`` once the file is complete."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(path) as f:
+                pid = int(f.read().strip())
+            if start_time(pid) is not None:
+                return pid
+        except (FileNotFoundError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError('no live PID in %s after %s s'
+                               % (path, timeout))
+        time.sleep(POLL)

@@ -1,0 +1,204 @@
+"""A compute service that starts again: init_host's reconciliation.
+
+The hypervisor (the FakeDriver) outlives the compute service, as libvirtd
+does; "a restart" is a new ComputeManager on the same driver, after the
+rows were left as a crash would leave them.
+"""
+
+import os
+
+from nova.compute import power_state
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import exception
+from nova.tests.functional import test_lifecycle
+
+
+class TestInitHost(test_lifecycle.LifecycleTestCase):
+
+    def crashed_during(self, instance, task_state, vm_state=None):
+        """Leave the row as a crash in the middle of ``task_state`` would."""
+        instance = self.reload(instance)
+        instance.task_state = task_state
+        if vm_state is not None:
+            instance.vm_state = vm_state
+        instance.save()
+        return instance
+
+    def assertInterrupted(self, instance):
+        faults = self.faults(instance)
+        self.assertTrue(faults)
+        self.assertIn('interrupted by a restart', faults[0].message)
+
+    def test_interrupted_build_becomes_error_and_keeps_files(self):
+        instance = self.build()
+        files = self.files(instance)
+        self.crashed_during(instance, task_states.SPAWNING,
+                            vm_states.BUILDING)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.ERROR, None,
+                          power_state.RUNNING)
+        self.assertInterrupted(instance)
+        self.assertEqual(files, self.files(instance))
+
+    def test_interrupted_delete_is_finished(self):
+        instance = self.build()
+        self.crashed_during(instance, task_states.DELETING)
+
+        self.start_manager()
+
+        self.assertTrue(self.reload(instance).deleted)
+        self.assertNothingOnHost(instance)
+        self.assertEqual(('delete', 'compute_terminate_instance', 'Success'),
+                         self.last_event(instance))
+
+    def test_interrupted_stop_is_finished(self):
+        instance = self.build()
+        self.crashed_during(instance, task_states.POWERING_OFF)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.STOPPED, None,
+                          power_state.SHUTDOWN)
+        self.assertEqual([], self.faults(instance))
+
+    def test_interrupted_start_of_a_running_guest_is_active(self):
+        instance = self.build()
+        self.crashed_during(instance, task_states.POWERING_ON,
+                            vm_states.STOPPED)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.ACTIVE, None,
+                          power_state.RUNNING)
+        self.assertEqual([], self.faults(instance))
+
+    def test_interrupted_start_of_a_stopped_guest_is_not_a_success(self):
+        instance = self.stopped()
+        files = self.files(instance)
+        self.crashed_during(instance, task_states.POWERING_ON)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.STOPPED, None,
+                          power_state.SHUTDOWN)
+        self.assertInterrupted(instance)
+        self.assertEqual(files, self.files(instance))
+        # And it can be started now.
+        self.manager.start_instance(self.request(), self.reload(instance))
+        self.assertGuestRunning(instance)
+
+    def test_interrupted_reboot_matches_the_hypervisor(self):
+        instance = self.build()
+        self.driver.power_off(instance)
+        self.crashed_during(instance, task_states.REBOOTING_HARD)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.STOPPED, None,
+                          power_state.SHUTDOWN)
+        self.assertInterrupted(instance)
+
+    def test_interrupted_resume_of_a_guest_without_domain_is_error(self):
+        instance = self.build()
+        self.manager.suspend_instance(self.request(), instance)
+        files = self.files(instance)
+        self.driver.destroy(self.context, instance, None,
+                            destroy_disks=False)
+        self.crashed_during(instance, task_states.RESUMING)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.ERROR, None,
+                          power_state.NOSTATE)
+        self.assertInterrupted(instance)
+        self.assertEqual(files, self.files(instance))
+
+    def test_rebuilding_instance_is_left_to_the_evacuation(self):
+        instance = self.build()
+        self.crashed_during(instance, task_states.REBUILDING)
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.ACTIVE,
+                          task_states.REBUILDING, power_state.RUNNING)
+
+    def test_instance_of_another_host_is_never_started(self):
+        # Its domain is here (left by an evacuation away), stopped.
+        instance = self.build()
+        self.driver.power_off(instance)
+        row = self.reload(instance)
+        row.host = 'compute2'
+        row.node = 'compute2'
+        row.save()
+
+        self.start_manager(self.settings.replace(
+            resume_guests_state_on_host_boot=True))
+
+        # The lifecycle event of power_off recorded the guest as shut down.
+        row = self.assertStates(instance, vm_states.ACTIVE, None,
+                                power_state.SHUTDOWN)
+        self.assertEqual('compute2', row.host)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(instance).state)
+        self.assertIn('disk', self.files(instance))
+
+    def test_guests_resumed_on_host_boot(self):
+        running = self.build()
+        stopped = self.stopped()
+        self.driver.simulate_host_reboot()
+
+        self.start_manager(self.settings.replace(
+            resume_guests_state_on_host_boot=True))
+
+        self.assertStates(running, vm_states.ACTIVE, None,
+                          power_state.RUNNING)
+        self.assertGuestRunning(running)
+        self.assertStates(stopped, vm_states.STOPPED, None,
+                          power_state.SHUTDOWN)
+
+    def test_failed_resume_on_host_boot_is_error_with_disks_kept(self):
+        first = self.build()
+        second = self.build()
+        files = self.files(first)
+        self.driver.simulate_host_reboot()
+        self.driver.fail_at('resume_state_on_host_boot')
+
+        self.start_manager(self.settings.replace(
+            resume_guests_state_on_host_boot=True))
+
+        self.assertStates(first, vm_states.ERROR, None, power_state.SHUTDOWN)
+        self.assertFailureRecorded(first, 'resume_on_host_boot',
+                                   'compute_resume_state_on_host_boot')
+        self.assertEqual(files, self.files(first))
+        # One failure does not stop the others.
+        self.assertStates(second, vm_states.ACTIVE, None,
+                          power_state.RUNNING)
+
+    def test_guests_not_resumed_without_the_option(self):
+        instance = self.build()
+        self.driver.simulate_host_reboot()
+
+        self.start_manager()
+
+        self.assertStates(instance, vm_states.ACTIVE, None,
+                          power_state.SHUTDOWN)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(instance).state)
+
+    def test_hypervisor_unavailable_fails_init_host(self):
+        self.driver.fail_at('init_host')
+        self.assertRaises(exception.HypervisorUnavailable,
+                          self.start_manager)
+
+    def test_deleted_instance_domain_is_not_touched(self):
+        instance = self.build()
+        row = self.reload(instance)
+        row.destroy()
+
+        self.start_manager()
+
+        self.assertGuestRunning(instance)
+        self.assertTrue(os.path.isdir(self.instance_dir(instance)))

@@ -1,0 +1,42 @@
+"""GET /images (the image proxy, up to microversion 2.35)."""
+
+from nova.tests.unit.api.openstack import fakes
+
+
+class ImagesTest(fakes.APITestCase):
+
+    def test_index(self):
+        response = self.request('GET', '/v2.1/images')
+        self.assertEqual(200, response.status_int, response.text)
+        self.assertEqual({fakes.IMAGE.id: 'cirros', fakes.KERNEL.id: 'kernel'},
+                         {i['id']: i['name']
+                          for i in response.json['images']})
+        response = self.request('GET', '/v2.1/images?name=cirros')
+        self.assertEqual([fakes.IMAGE.id],
+                         [i['id'] for i in response.json['images']])
+
+    def test_detail_and_show(self):
+        response = self.request('GET', '/v2.1/images/%s' % fakes.IMAGE.id)
+        image = response.json['image']
+        self.assertEqual(('ACTIVE', 100, 1024),
+                         (image['status'], image['progress'],
+                          image['OS-EXT-IMG-SIZE:size']))
+        response = self.request('GET', '/v2.1/images/detail')
+        self.assertEqual(2, len(response.json['images']))
+
+    def test_removed_from_236(self):
+        for path in ('/v2.1/images', '/v2.1/images/detail',
+                     '/v2.1/images/%s' % fakes.IMAGE.id):
+            with self.subTest(path=path):
+                self.assertEqual(200, self.request(
+                    'GET', path, version='2.35').status_int)
+                self.assertFault(self.request('GET', path, version='2.36'),
+                                 404, 'itemNotFound')
+
+    def test_unknown_or_invalid_id_is_404(self):
+        for image_id in ('3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c', 'cirros',
+                         '%252e%252e'):
+            with self.subTest(image_id=image_id):
+                self.assertFault(self.request('GET', '/v2.1/images/%s'
+                                              % image_id), 404,
+                                 'itemNotFound')

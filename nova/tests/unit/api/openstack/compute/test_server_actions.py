@@ -1,0 +1,128 @@
+"""POST /servers/{id}/action: start, stop, reboot, suspend, resume,
+os-resetState; status codes and what the database holds afterwards."""
+
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.tests.unit.api.openstack import fakes
+
+
+class ActionsTest(fakes.APITestCase):
+
+    def assertAccepted(self, instance, body, task_state, cast, **kwargs):
+        response = self.action(instance, body, **kwargs)
+        self.assertEqual(202, response.status_int, response.text)
+        self.assertEqual(b'', response.body)
+        self.assertEqual(task_state, self.reload(instance).task_state)
+        self.assertEqual(cast, self.compute_rpc.casts[-1][0])
+
+    def test_stop_start(self):
+        active = self.make_instance()
+        self.assertAccepted(active, {'os-stop': None},
+                            task_states.POWERING_OFF, 'stop_instance',
+                            token=fakes.USER_TOKEN)
+        stopped = self.make_instance(vm_state=vm_states.STOPPED)
+        self.assertAccepted(stopped, {'os-start': None},
+                            task_states.POWERING_ON, 'start_instance')
+
+    def test_reboot(self):
+        soft = self.make_instance()
+        self.assertAccepted(soft, {'reboot': {'type': 'SOFT'}},
+                            task_states.REBOOTING, 'reboot_instance')
+        self.assertEqual('SOFT', self.compute_rpc.casts[-1][2].get(
+            'reboot_type', self.compute_rpc.casts[-1][1][-1]))
+        hard = self.make_instance()
+        self.assertAccepted(hard, {'reboot': {'type': 'hard'}},
+                            task_states.REBOOTING_HARD, 'reboot_instance')
+
+    def test_suspend_resume(self):
+        self.assertAccepted(self.make_instance(), {'suspend': None},
+                            task_states.SUSPENDING, 'suspend_instance')
+        self.assertAccepted(
+            self.make_instance(vm_state=vm_states.SUSPENDED),
+            {'resume': None}, task_states.RESUMING, 'resume_instance')
+
+    def test_invalid_state_is_409_and_changes_nothing(self):
+        stopped = self.make_instance(vm_state=vm_states.STOPPED)
+        for body in ({'os-stop': None}, {'suspend': None},
+                     {'resume': None}, {'reboot': {'type': 'SOFT'}}):
+            with self.subTest(body=body):
+                self.assertFault(self.action(stopped, body), 409,
+                                 'conflictingRequest')
+        busy = self.make_instance(task_state=task_states.REBUILDING)
+        self.assertFault(self.action(busy, {'os-stop': None}), 409,
+                         'conflictingRequest')
+        self.assertEqual(vm_states.STOPPED, self.reload(stopped).vm_state)
+        self.assertIsNone(self.reload(stopped).task_state)
+        self.assertEqual(task_states.REBUILDING,
+                         self.reload(busy).task_state)
+        self.assertEqual([], self.compute_rpc.casts)
+        self.assertEqual([], objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, stopped.uuid))
+
+    def test_malformed_actions_are_400_and_change_nothing(self):
+        instance = self.make_instance()
+        bodies = [
+            {}, [], 'os-stop', {'os-stop': None, 'os-start': None},
+            {'no-such-action': None}, {'reboot': None},
+            {'reboot': {'type': 'WARM'}}, {'reboot': {}},
+            {'reboot': {'type': 'SOFT', 'extra': 1}},
+            {'os-stop': {'force': True}}, {'os-stop': 'now'},
+            {'os-resetState': {'state': 'stopped'}},
+            {'os-resetState': {}},
+        ]
+        for body in bodies:
+            with self.subTest(body=body):
+                self.assertFault(self.action(instance, body), 400,
+                                 'badRequest')
+        self.assertIsNone(self.reload(instance).task_state)
+        self.assertEqual([], self.compute_rpc.casts)
+
+    def test_unknown_action_message(self):
+        self.assertFault(self.action(self.make_instance(),
+                                     {'os-frobnicate': None}), 400,
+                         'badRequest', 'There is no such action: '
+                                       'os-frobnicate')
+
+    def test_unknown_invalid_or_foreign_server_is_404(self):
+        foreign = self.make_instance(project_id='p2')
+        for server_id in ('3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c', 'x',
+                          foreign.uuid):
+            with self.subTest(server_id=server_id):
+                self.assertFault(self.action(server_id, {'os-stop': None},
+                                             token=fakes.USER_TOKEN), 404,
+                                 'itemNotFound')
+        self.assertIsNone(self.reload(foreign).task_state)
+
+
+class ResetStateTest(fakes.APITestCase):
+
+    def test_reset_to_error_and_active(self):
+        instance = self.make_instance(task_state=task_states.REBUILDING)
+        response = self.action(instance, {'os-resetState': {
+            'state': 'error'}})
+        self.assertEqual(202, response.status_int, response.text)
+        reloaded = self.reload(instance)
+        self.assertEqual((vm_states.ERROR, None),
+                         (reloaded.vm_state, reloaded.task_state))
+        self.action(instance, {'os-resetState': {'state': 'active'}})
+        self.assertEqual(vm_states.ACTIVE, self.reload(instance).vm_state)
+
+    def test_reset_ends_an_evacuation_in_progress(self):
+        instance = self.make_instance(task_state=task_states.REBUILDING)
+        migration = objects.Migration(
+            self.ctx, instance_uuid=instance.uuid, source_compute='host1',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+        self.action(instance, {'os-resetState': {'state': 'active'}})
+        self.assertEqual(migration_obj.FAILED, objects.Migration.get_by_id(
+            self.ctx, migration.id).status)
+
+    def test_admin_only(self):
+        instance = self.make_instance(task_state=task_states.REBUILDING)
+        self.assertFault(self.action(instance, {'os-resetState': {
+            'state': 'active'}}, token=fakes.USER_TOKEN), 403, 'forbidden',
+            'os_compute_api:os-admin-actions:reset_state')
+        self.assertEqual(task_states.REBUILDING,
+                         self.reload(instance).task_state)

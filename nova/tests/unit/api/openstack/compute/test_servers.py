@@ -1,0 +1,220 @@
+"""/servers: list, show, create, delete against the real compute API."""
+
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import objects
+from nova.tests.unit.api.openstack import fakes
+
+NETWORK = '9d3c2a4e-8b7f-4e21-a0c5-6f1e2d3c4b5a'
+
+
+class ListTest(fakes.APITestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.mine = self.make_instance(name='web-1')
+        self.stopped = self.make_instance(name='db-1',
+                                          vm_state=vm_states.STOPPED,
+                                          power_state=4, host='host2')
+        self.other = self.make_instance(name='other', project_id='p2',
+                                        user_id='bob')
+
+    def ids(self, response):
+        self.assertEqual(200, response.status_int, response.text)
+        return {s['id'] for s in response.json['servers']}
+
+    def test_user_sees_own_project_only(self):
+        self.assertEqual({self.mine.uuid, self.stopped.uuid}, self.ids(
+            self.request('GET', '/v2.1/servers', token=fakes.USER_TOKEN)))
+
+    def test_user_cannot_list_all_tenants(self):
+        self.assertFault(self.request('GET', '/v2.1/servers?all_tenants=1',
+                                      token=fakes.USER_TOKEN), 403,
+                         'forbidden')
+
+    def test_admin_lists_all_tenants_and_filters_by_host(self):
+        self.assertEqual(
+            {self.mine.uuid, self.stopped.uuid, self.other.uuid},
+            self.ids(self.request('GET', '/v2.1/servers?all_tenants=1')))
+        self.assertEqual({self.stopped.uuid}, self.ids(self.request(
+            'GET', '/v2.1/servers/detail?all_tenants=1&host=host2')))
+
+    def test_host_filter_is_ignored_for_users(self):
+        self.assertEqual({self.mine.uuid, self.stopped.uuid}, self.ids(
+            self.request('GET', '/v2.1/servers?host=host2',
+                         token=fakes.USER_TOKEN)))
+
+    def test_status_and_name_filters(self):
+        self.assertEqual({self.stopped.uuid}, self.ids(self.request(
+            'GET', '/v2.1/servers?status=SHUTOFF', token=fakes.USER_TOKEN)))
+        self.assertEqual({self.mine.uuid}, self.ids(self.request(
+            'GET', '/v2.1/servers?name=^web', token=fakes.USER_TOKEN)))
+
+    def test_unknown_status_empty_before_238_and_400_after(self):
+        self.assertEqual(set(), self.ids(self.request(
+            'GET', '/v2.1/servers?status=BOGUS', token=fakes.USER_TOKEN)))
+        self.assertFault(self.request('GET', '/v2.1/servers?status=BOGUS',
+                                      token=fakes.USER_TOKEN,
+                                      version='2.38'), 400, 'badRequest')
+
+    def test_invalid_name_regex_is_400(self):
+        self.assertFault(self.request('GET', '/v2.1/servers?name=(',
+                                      token=fakes.USER_TOKEN), 400,
+                         'badRequest')
+
+    def test_basic_view_and_newest_first(self):
+        response = self.request('GET', '/v2.1/servers',
+                                token=fakes.USER_TOKEN)
+        servers = response.json['servers']
+        self.assertEqual([self.stopped.uuid, self.mine.uuid],
+                         [s['id'] for s in servers])
+        self.assertEqual({'id', 'name', 'links'}, set(servers[0]))
+
+    def test_limit_and_marker(self):
+        first = self.request('GET', '/v2.1/servers?limit=1',
+                             token=fakes.USER_TOKEN).json['servers']
+        self.assertEqual([self.stopped.uuid], [s['id'] for s in first])
+        rest = self.request('GET', '/v2.1/servers?marker=%s'
+                            % self.stopped.uuid,
+                            token=fakes.USER_TOKEN).json['servers']
+        self.assertEqual([self.mine.uuid], [s['id'] for s in rest])
+        self.assertFault(self.request('GET', '/v2.1/servers?limit=x',
+                                      token=fakes.USER_TOKEN), 400,
+                         'badRequest')
+
+    def test_deleted_servers_for_admin(self):
+        self.mine.destroy()
+        self.assertEqual({self.mine.uuid}, self.ids(self.request(
+            'GET', '/v2.1/servers?all_tenants=1&deleted=true')))
+
+
+class ShowTest(fakes.APITestCase):
+
+    def test_show(self):
+        instance = self.make_instance()
+        response = self.request('GET', '/v2.1/servers/%s' % instance.uuid,
+                                token=fakes.USER_TOKEN)
+        self.assertEqual(200, response.status_int)
+        server = response.json['server']
+        self.assertEqual((instance.uuid, 'vm1', 'ACTIVE'),
+                         (server['id'], server['name'], server['status']))
+
+    def test_unknown_invalid_and_foreign_servers_are_404(self):
+        other = self.make_instance(project_id='p2')
+        for server_id in ('3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c', 'nope',
+                          '%252e%252e', other.uuid.upper(), other.uuid):
+            with self.subTest(server_id=server_id):
+                self.assertFault(self.request(
+                    'GET', '/v2.1/servers/%s' % server_id,
+                    token=fakes.USER_TOKEN), 404, 'itemNotFound')
+
+
+class CreateTest(fakes.APITestCase):
+
+    def body(self, **changes):
+        server = {'name': 'new-vm', 'imageRef': fakes.IMAGE.id,
+                  'flavorRef': '1'}
+        server.update(changes)
+        return {'server': server}
+
+    def create(self, body, **kwargs):
+        return self.request('POST', '/v2.1/servers', body,
+                            token=fakes.USER_TOKEN, **kwargs)
+
+    def test_create(self):
+        response = self.create(self.body(min_count=1, max_count=1))
+        self.assertEqual(202, response.status_int, response.text)
+        server = response.json['server']
+        instance = self.reload(objects.Instance(self.ctx, uuid=server['id']))
+        self.assertEqual(('new-vm', 'demo', vm_states.BUILDING),
+                         (instance.display_name, instance.project_id,
+                          instance.vm_state))
+        self.assertEqual(response.headers['Location'],
+                         server['links'][0]['href'])
+        self.assertNotIn('adminPass', server)
+        self.assertEqual(['build_and_run_instance'],
+                         self.compute_rpc.methods())
+
+    def test_create_on_a_network(self):
+        network = objects.Network(self.ctx, uuid=NETWORK, name='public',
+                                  bridge='br0').create()
+        response = self.create(self.body(networks=[{'uuid': network.uuid}]))
+        self.assertEqual(202, response.status_int, response.text)
+        instance = self.reload(objects.Instance(
+            self.ctx, uuid=response.json['server']['id']))
+        (vif,) = instance.network_info
+        self.assertEqual('public', vif.network.label)
+        self.assertEqual([vif.id], [p.uuid for p in
+                                    objects.Port.get_by_instance_uuid(
+                                        self.ctx, instance.uuid)])
+
+    def test_image_and_flavor_refs_may_be_urls(self):
+        response = self.create(self.body(
+            imageRef='http://glance/images/%s' % fakes.IMAGE.id,
+            flavorRef='http://localhost/flavors/1'))
+        self.assertEqual(202, response.status_int, response.text)
+
+    def test_bad_bodies_are_400_and_create_nothing(self):
+        bodies = [
+            {},
+            {'server': 'x'},
+            self.body(name=''),
+            self.body(name='../../etc'),
+            self.body(name=' padded'),
+            self.body(imageRef='not-a-uuid'),
+            self.body(flavorRef='99'),
+            self.body(imageRef='3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c'),
+            self.body(imageRef=fakes.KERNEL.id),
+            self.body(networks=[{'uuid': NETWORK}]),
+            self.body(networks=[{'port': NETWORK}]),
+            self.body(networks='auto'),
+            self.body(max_count=2),
+            self.body(key_name='mine'),
+            self.body(metadata={'a': 'b'}),
+        ]
+        for body in bodies:
+            with self.subTest(body=body):
+                self.assertFault(self.create(body), 400, 'badRequest')
+        self.assertEqual([], objects.Instance.get_all(self.ctx,
+                                                      include_deleted=True))
+        self.assertEqual([], self.compute_rpc.casts)
+
+    def test_networks_required_from_237(self):
+        self.assertFault(self.create(self.body(), version='2.37'), 400,
+                         'badRequest', "'networks' is a required property")
+        response = self.create(self.body(networks='none'), version='2.37')
+        self.assertEqual(202, response.status_int, response.text)
+
+    def test_description_from_219(self):
+        self.assertFault(self.create(self.body(description='d')), 400,
+                         'badRequest')
+        response = self.create(self.body(description='d'), version='2.19')
+        self.assertEqual(202, response.status_int, response.text)
+
+
+class DeleteTest(fakes.APITestCase):
+
+    def test_delete_on_a_live_host_casts(self):
+        instance = self.make_instance()
+        response = self.request('DELETE', '/v2.1/servers/%s' % instance.uuid,
+                                token=fakes.USER_TOKEN)
+        self.assertEqual(204, response.status_int)
+        self.assertEqual(b'', response.body)
+        self.assertEqual(task_states.DELETING,
+                         self.reload(instance).task_state)
+        self.assertEqual(['terminate_instance'], self.compute_rpc.methods())
+
+    def test_delete_on_a_dead_host_is_local(self):
+        self.set_down(self.host1)
+        instance = self.make_instance()
+        response = self.request('DELETE', '/v2.1/servers/%s' % instance.uuid)
+        self.assertEqual(204, response.status_int)
+        self.assertTrue(self.reload(instance).deleted)
+
+    def test_delete_unknown_or_foreign_is_404(self):
+        other = self.make_instance(project_id='p2')
+        self.assertFault(self.request('DELETE', '/v2.1/servers/%s'
+                                      % other.uuid, token=fakes.USER_TOKEN),
+                         404, 'itemNotFound')
+        self.assertFalse(self.reload(other).deleted)
+        self.assertIsNone(self.reload(other).task_state)

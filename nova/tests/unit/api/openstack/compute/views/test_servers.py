@@ -1,0 +1,105 @@
+"""The server view: fields by policy and microversion, faults, addresses."""
+
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import exception
+from nova.network import model as network_model
+from nova import objects
+from nova.tests.unit.api.openstack import fakes
+
+PORT = 'a3b0c6a2-1f0e-4b8e-9c11-5d2f7e8a9b01'
+
+
+class ServerViewTest(fakes.APITestCase):
+
+    def show(self, instance, token=fakes.ADMIN_TOKEN, version=None):
+        response = self.request('GET', '/v2.1/servers/%s' % instance.uuid,
+                                token=token, version=version)
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json['server']
+
+    def test_state_fields_and_status(self):
+        instance = self.make_instance(vm_state=vm_states.ACTIVE,
+                                      task_state=task_states.REBOOTING_HARD)
+        server = self.show(instance)
+        self.assertEqual(('HARD_REBOOT', 'active', 'rebooting_hard', 1),
+                         (server['status'], server['OS-EXT-STS:vm_state'],
+                          server['OS-EXT-STS:task_state'],
+                          server['OS-EXT-STS:power_state']))
+
+    def test_host_attributes_for_admin_only(self):
+        instance = self.make_instance()
+        admin_view = self.show(instance)
+        self.assertEqual(('host1', 'host1', 'instance-%s' % instance.uuid),
+                         (admin_view['OS-EXT-SRV-ATTR:host'],
+                          admin_view['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+                          admin_view['OS-EXT-SRV-ATTR:instance_name']))
+        user_view = self.show(instance, token=fakes.USER_TOKEN)
+        self.assertFalse([k for k in user_view
+                          if k.startswith('OS-EXT-SRV-ATTR')])
+        self.assertEqual(56, len(user_view['hostId']))
+
+    def test_addresses_from_network_info(self):
+        network = network_model.Network(id='n1', label='public',
+                                        bridge='br0')
+        instance = self.make_instance(network_info=network_model.NetworkInfo(
+            [network_model.VIF(id=PORT, address='fa:16:3e:00:00:01',
+                               network=network,
+                               ips=('172.24.4.8', '2001:db8::9'))]))
+        self.assertEqual({'public': [
+            {'version': 4, 'addr': '172.24.4.8', 'OS-EXT-IPS:type': 'fixed',
+             'OS-EXT-IPS-MAC:mac_addr': 'fa:16:3e:00:00:01'},
+            {'version': 6, 'addr': '2001:db8::9', 'OS-EXT-IPS:type': 'fixed',
+             'OS-EXT-IPS-MAC:mac_addr': 'fa:16:3e:00:00:01'}]},
+            self.show(instance)['addresses'])
+
+    def test_fault_of_an_error_server(self):
+        instance = self.make_instance(vm_state=vm_states.ERROR)
+        try:
+            raise exception.InstanceDeployFailure(reason='disk full')
+        except exception.InstanceDeployFailure as e:
+            objects.InstanceFault.create(self.ctx, instance.uuid, e, 'host1')
+        fault = self.show(instance)['fault']
+        self.assertEqual((500, 'Failed to deploy instance: disk full'),
+                         (fault['code'], fault['message']))
+        self.assertIn('Traceback', fault['details'])
+        self.assertNotIn('details',
+                         self.show(instance, token=fakes.USER_TOKEN)['fault'])
+
+    def test_no_fault_unless_error(self):
+        instance = self.make_instance()
+        objects.InstanceFault.create(self.ctx, instance.uuid,
+                                     RuntimeError('old'), 'host1')
+        self.assertNotIn('fault', self.show(instance))
+
+    def test_flavor_by_microversion(self):
+        instance = self.make_instance()
+        self.assertEqual('1', self.show(instance)['flavor']['id'])
+        flavor = self.show(instance, version='2.47')['flavor']
+        self.assertEqual(('m1.tiny', 512, 1, 1),
+                         (flavor['original_name'], flavor['ram'],
+                          flavor['vcpus'], flavor['disk']))
+        self.assertNotIn('id', flavor)
+
+    def test_fields_added_by_microversions(self):
+        instance = self.make_instance()
+        base = self.show(instance)
+        for key in ('locked', 'description', 'tags', 'host_status'):
+            self.assertNotIn(key, base)
+        latest = self.show(instance, version='latest')
+        self.assertEqual((False, None, [], 'UP'),
+                         (latest['locked'], latest['description'],
+                          latest['tags'], latest['host_status']))
+
+    def test_host_status(self):
+        instance = self.make_instance()
+        self.set_down(self.host1)
+        self.assertEqual('DOWN', self.show(instance,
+                                           version='2.16')['host_status'])
+        self.host1.heartbeat()
+        self.host1.disabled = True
+        self.host1.save()
+        self.assertEqual('MAINTENANCE', self.show(
+            instance, version='2.16')['host_status'])
+        self.assertNotIn('host_status', self.show(
+            instance, token=fakes.USER_TOKEN, version='2.16'))

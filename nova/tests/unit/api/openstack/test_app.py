@@ -1,0 +1,181 @@
+"""The application: discovery, auth, microversion headers, body handling,
+request ids and path checks, through real requests (no socket)."""
+
+from nova.api.openstack import api_version as av
+from nova.tests.unit.api.openstack import fakes
+
+MAX = str(av.MAX_VERSION)
+
+
+class VersionDiscoveryTest(fakes.APITestCase):
+
+    def test_root_lists_v21_without_auth(self):
+        response = self.request('GET', '/', token=None)
+        self.assertEqual(200, response.status_int)
+        (version,) = response.json['versions']
+        self.assertEqual('v2.1', version['id'])
+        self.assertEqual('CURRENT', version['status'])
+        self.assertEqual((MAX, '2.1'), (version['version'],
+                                        version['min_version']))
+        self.assertEqual('http://localhost/v2.1/',
+                         version['links'][0]['href'])
+
+    def test_v21_document(self):
+        for path in ('/v2.1', '/v2.1/'):
+            with self.subTest(path=path):
+                response = self.request('GET', path, token=None)
+                self.assertEqual(200, response.status_int)
+                version = response.json['version']
+                self.assertEqual(MAX, version['version'])
+                self.assertEqual(
+                    'application/vnd.openstack.compute+json;version=2.1',
+                    version['media-types'][0]['type'])
+
+    def test_unknown_major_version_is_404(self):
+        self.assertFault(self.request('GET', '/v3/servers'), 404,
+                         'itemNotFound')
+
+
+class AuthTest(fakes.APITestCase):
+
+    def test_missing_token_is_401(self):
+        response = self.request('GET', '/v2.1/servers', token=None)
+        self.assertFault(response, 401, 'unauthorized')
+        self.assertEqual('Token', response.headers['WWW-Authenticate'])
+
+    def test_static_tokens(self):
+        from nova.api.openstack import auth
+        from nova.api import wsgi as api_wsgi
+        self.app = api_wsgi.make_app(
+            self.compute_api, image_store=self.images,
+            authenticator=auth.StaticTokenAuth(auth.parse_static_tokens(
+                ['good:alice:demo', 'root:ops:admin:admin'])))
+        self.assertEqual(200, self.request('GET', '/v2.1/servers',
+                                           token='good').status_int)
+        self.assertFault(self.request('GET', '/v2.1/servers',
+                                      token='alice:demo'), 401,
+                         'unauthorized')
+        self.assertFault(self.request('GET', '/v2.1/os-services',
+                                      token='good'), 403, 'forbidden')
+        self.assertEqual(200, self.request('GET', '/v2.1/os-services',
+                                           token='root').status_int)
+
+
+class MicroversionTest(fakes.APITestCase):
+
+    def test_default_version_headers(self):
+        response = self.request('GET', '/v2.1/servers')
+        self.assertEqual('compute 2.1',
+                         response.headers['OpenStack-API-Version'])
+        self.assertEqual('2.1',
+                         response.headers['X-OpenStack-Nova-API-Version'])
+        self.assertEqual(
+            'OpenStack-API-Version, X-OpenStack-Nova-API-Version',
+            response.headers['Vary'])
+
+    def test_latest(self):
+        response = self.request('GET', '/v2.1/servers', version='latest')
+        self.assertEqual('compute ' + MAX,
+                         response.headers['OpenStack-API-Version'])
+
+    def test_legacy_header(self):
+        response = self.request(
+            'GET', '/v2.1/servers',
+            headers={'X-OpenStack-Nova-API-Version': '2.14'})
+        self.assertEqual('2.14',
+                         response.headers['X-OpenStack-Nova-API-Version'])
+
+    def test_out_of_range_is_406(self):
+        response = self.request('GET', '/v2.1/servers', version='2.999')
+        message = self.assertFault(response, 406, 'computeFault')
+        self.assertIn('Version 2.999 is not supported by the API. Minimum '
+                      'is 2.1 and maximum is %s.' % MAX, message)
+        self.assertIn('OpenStack-API-Version', response.headers['Vary'])
+
+    def test_malformed_is_400(self):
+        self.assertFault(self.request('GET', '/v2.1/servers',
+                                      version='2.x'), 400, 'badRequest',
+                         'invalid format')
+
+    def test_versions_documents_are_not_versioned(self):
+        response = self.request('GET', '/v2.1', version='2.999')
+        self.assertEqual(200, response.status_int)
+        self.assertNotIn('OpenStack-API-Version', response.headers)
+
+
+class RequestHandlingTest(fakes.APITestCase):
+
+    def test_request_ids(self):
+        response = self.request('GET', '/v2.1/servers')
+        request_id = response.headers['X-OpenStack-Request-ID']
+        self.assertTrue(request_id.startswith('req-'))
+        self.assertEqual(request_id,
+                         response.headers['X-Compute-Request-Id'])
+
+    def test_request_id_is_the_action_request_id(self):
+        instance = self.make_instance()
+        response = self.action(instance, {'os-stop': None})
+        self.assertEqual(202, response.status_int)
+        (action,) = fakes.objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, instance.uuid)
+        self.assertEqual(response.headers['X-OpenStack-Request-ID'],
+                         action.request_id)
+
+    def test_malformed_json_is_400_and_changes_nothing(self):
+        instance = self.make_instance()
+        response = self.action(instance, None, raw=b'{"os-stop": ')
+        self.assertFault(response, 400, 'badRequest', 'Malformed request')
+        self.assertIsNone(self.reload(instance).task_state)
+        self.assertEqual([], self.compute_rpc.casts)
+
+    def test_non_utf8_body_is_400(self):
+        response = self.request('POST', '/v2.1/servers', raw=b'\xff\xfe')
+        self.assertFault(response, 400, 'badRequest')
+
+    def test_wrong_content_type_is_415(self):
+        response = self.request(
+            'POST', '/v2.1/servers', raw=b'<server/>',
+            headers={'Content-Type': 'application/xml'})
+        self.assertFault(response, 415, 'badMediaType')
+
+    def test_too_large_body_is_413(self):
+        response = self.request('POST', '/v2.1/servers',
+                                raw=b'{"x": "' + b'a' * 200000 + b'"}')
+        self.assertFault(response, 413, 'overLimit')
+
+    def test_missing_body_is_400(self):
+        instance = self.make_instance()
+        self.assertFault(self.action(instance, None), 400, 'badRequest',
+                         'a JSON body is required')
+
+    def test_method_not_allowed(self):
+        response = self.request('PATCH', '/v2.1/servers')
+        self.assertFault(response, 405, 'badMethod')
+        self.assertEqual('GET, POST', response.headers['Allow'])
+
+    def test_path_tricks_are_refused_and_change_nothing(self):
+        instance = self.make_instance()
+        paths = ['/v2.1/servers/../os-services',
+                 '/v2.1/servers/%2e%2e/action',
+                 '/v2.1/servers/%s/../%s/action' % (instance.uuid,
+                                                    instance.uuid),
+                 '/v2.1/./servers',
+                 '/v2.1/servers/%s%%2F..%%2Faction' % instance.uuid,
+                 '/v2.1/servers/%s%%00/action' % instance.uuid]
+        for path in paths:
+            with self.subTest(path=path):
+                response = self.request('POST', path, {'os-stop': None})
+                self.assertIn(response.status_int, (400, 404), path)
+                self.assertIn(list(response.json)[0],
+                              ('badRequest', 'itemNotFound'))
+        self.assertIsNone(self.reload(instance).task_state)
+        self.assertEqual([], self.compute_rpc.casts)
+
+    def test_unexpected_error_is_500_without_details(self):
+        def broken(ctx, *args, **kwargs):
+            raise RuntimeError('database password is hunter2')
+        self.compute_api.get_all = broken
+        response = self.request('GET', '/v2.1/servers')
+        message = self.assertFault(response, 500, 'computeFault')
+        self.assertNotIn('hunter2', message)
+        self.assertIn(response.headers['X-OpenStack-Request-ID'], message)

@@ -1,0 +1,353 @@
+"""The request side of server operations, on a real SQLite database.
+
+The compute and conductor services a request is handed to are not part of
+these tests: a recorder stands in for their RPC clients and keeps what was
+cast (``nova/tests/functional`` runs the real services).
+"""
+
+import threading
+
+from nova.compute import api as compute_api
+from nova.compute import instance_events
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.tests import base
+from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
+
+ID_A = '11111111-1111-4111-8111-111111111111'
+ID_B = '22222222-2222-4222-8222-222222222222'
+
+
+class Recorder:
+    """Stands in for an RPC client: records each cast; can fail them."""
+
+    def __init__(self):
+        self.calls = []
+        self.fail_with = None
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+
+        def cast(ctxt, *args, **kwargs):
+            self.calls.append((name, args, kwargs))
+            if self.fail_with is not None:
+                raise self.fail_with
+        return cast
+
+    def names(self):
+        return [name for name, _, _ in self.calls]
+
+
+class APITestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = dbf.admin_context()
+        self.compute = Recorder()
+        self.conductor = Recorder()
+        self.api = compute_api.API(self.compute, self.conductor)
+        self.service_a = dbf.make_service(self.ctx, 'a', identity=ID_A)
+        self.service_b = dbf.make_service(self.ctx, 'b', identity=ID_B)
+
+    def fresh(self, instance):
+        return objects.Instance.get_by_uuid(self.ctx, instance.uuid,
+                                            read_deleted='yes')
+
+    def actions(self, instance):
+        return [a.action for a in objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, instance.uuid)]
+
+    def migrations(self, instance):
+        return objects.Migration.get_by_filters(self.ctx,
+                                                instance_uuid=instance.uuid)
+
+
+class TestEvacuate(APITestCase):
+
+    def setUp(self):
+        super().setUp()
+        dbf.set_down(self.service_a)
+        self.instance = dbf.make_instance(self.ctx, 'a')
+
+    def test_accepted_evacuation_writes_migration_action_and_casts(self):
+        migration = self.api.evacuate(self.ctx, self.instance, host='b',
+                                      on_shared_storage=False)
+        self.assertEqual(task_states.REBUILDING,
+                         self.fresh(self.instance).task_state)
+        row = objects.Migration.get_by_id(self.ctx, migration.id)
+        self.assertEqual(('a', 'b', 'evacuation', 'accepted'),
+                         (row.source_compute, row.dest_compute,
+                          row.migration_type, row.status))
+        self.assertEqual(['evacuate'], self.actions(self.instance))
+        name, args, kwargs = self.conductor.calls[0]
+        self.assertEqual('evacuate_instance', name)
+        self.assertEqual(self.instance.uuid, args[0].uuid)
+        self.assertEqual(migration.id, args[1].id)
+        self.assertEqual({'host': 'b', 'on_shared_storage': False}, kwargs)
+
+    def test_refused_while_the_source_is_up(self):
+        dbf.set_up(self.service_a)
+        with self.assertRaises(exception.ComputeServiceStillUp):
+            self.api.evacuate(self.ctx, self.instance)
+        self.assertIsNone(self.fresh(self.instance).task_state)
+        self.assertEqual([], self.migrations(self.instance))
+
+    def test_forced_down_source_may_be_evacuated_at_once(self):
+        dbf.set_up(self.service_a)
+        self.service_a.forced_down = True
+        self.service_a.save()
+        self.api.evacuate(self.ctx, self.instance)
+        self.assertEqual(['evacuate_instance'], self.conductor.names())
+
+    def test_vm_states_of_the_table(self):
+        for vm_state, allowed in ((vm_states.ACTIVE, True),
+                                  (vm_states.STOPPED, True),
+                                  (vm_states.ERROR, True),
+                                  (vm_states.SUSPENDED, False),
+                                  (vm_states.BUILDING, False)):
+            instance = dbf.make_instance(self.ctx, 'a', vm_state=vm_state)
+            if allowed:
+                self.api.evacuate(self.ctx, instance)
+            else:
+                with self.assertRaises(exception.InstanceInvalidState):
+                    self.api.evacuate(self.ctx, instance)
+                self.assertEqual([], self.migrations(instance))
+
+    def test_named_host_must_exist_differ_and_be_up_unless_forced(self):
+        with self.assertRaises(exception.ComputeHostNotFound):
+            self.api.evacuate(self.ctx, self.instance, host='nowhere')
+        with self.assertRaises(exception.InvalidInput):
+            self.api.evacuate(self.ctx, self.instance, host='a')
+        dbf.set_down(self.service_b)
+        with self.assertRaises(exception.ComputeServiceUnavailable):
+            self.api.evacuate(self.ctx, self.instance, host='b')
+        self.assertEqual([], self.migrations(self.instance))
+        self.api.evacuate(self.ctx, self.instance, host='b', force=True)
+        self.assertEqual(1, len(self.migrations(self.instance)))
+
+    def test_named_host_contradicting_on_shared_storage_is_refused(self):
+        with self.assertRaises(exception.InvalidSharedStorage) as cm:
+            self.api.evacuate(self.ctx, self.instance, host='b',
+                              on_shared_storage=True)
+        self.assertIn(ID_A, str(cm.exception))
+        self.assertIn(ID_B, str(cm.exception))
+        self.assertIsNone(self.fresh(self.instance).task_state)
+        self.assertEqual([], self.migrations(self.instance))
+
+    def test_second_request_with_a_stale_copy_gets_a_conflict(self):
+        stale = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+        self.api.evacuate(self.ctx, self.instance)
+        with self.assertRaises(exception.UnexpectedTaskStateError) as cm:
+            self.api.evacuate(self.ctx, stale)
+        self.assertEqual(409, cm.exception.code)
+        self.assertEqual(1, len(self.migrations(self.instance)))
+        self.assertEqual(['evacuate'], self.actions(self.instance))
+        self.assertEqual(1, len(self.conductor.calls))
+
+    def test_concurrent_requests_exactly_one_wins(self):
+        copies = [objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+                  for _ in range(6)]
+        start = threading.Barrier(len(copies))
+        outcome = []
+
+        def request(copy):
+            start.wait()
+            try:
+                self.api.evacuate(dbf.admin_context(), copy)
+                outcome.append('won')
+            except exception.Conflict:
+                outcome.append('conflict')
+
+        threads = [threading.Thread(target=request, args=(c,))
+                   for c in copies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual((1, 5), (outcome.count('won'),
+                                  outcome.count('conflict')))
+        self.assertEqual(1, len(self.migrations(self.instance)))
+        self.assertEqual(1, len(self.conductor.calls))
+
+    def test_failed_hand_off_releases_the_instance(self):
+        self.conductor.fail_with = exception.NoValidHost(reason='none')
+        with self.assertRaises(exception.NoValidHost):
+            self.api.evacuate(self.ctx, self.instance)
+        self.assertIsNone(self.fresh(self.instance).task_state)
+        self.assertEqual([migration_obj.FAILED],
+                         [m.status for m in self.migrations(self.instance)])
+        # And it can be asked again.
+        self.conductor.fail_with = None
+        self.api.evacuate(self.ctx, self.fresh(self.instance))
+
+
+class TestLifecycle(APITestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.instance = dbf.make_instance(self.ctx, 'a')
+
+    def test_stop_start_suspend_resume_reboot_cast_with_task_states(self):
+        for method, cast, task, vm_state_after_cast in (
+                ('stop', 'stop_instance', task_states.POWERING_OFF,
+                 vm_states.STOPPED),
+                ('start', 'start_instance', task_states.POWERING_ON,
+                 vm_states.ACTIVE),
+                ('suspend', 'suspend_instance', task_states.SUSPENDING,
+                 vm_states.SUSPENDED),
+                ('resume', 'resume_instance', task_states.RESUMING,
+                 vm_states.ACTIVE)):
+            instance = self.fresh(self.instance)
+            getattr(self.api, method)(self.ctx, instance)
+            self.assertEqual(cast, self.compute.names()[-1])
+            self.assertEqual(task, self.fresh(instance).task_state)
+            # What the compute host would do when it finishes.
+            instance.vm_state = vm_state_after_cast
+            instance.task_state = None
+            instance.save()
+        self.api.reboot(self.ctx, self.fresh(self.instance), 'hard')
+        name, args, _ = self.compute.calls[-1]
+        self.assertEqual(('reboot_instance', 'HARD'), (name, args[1]))
+        self.assertEqual(task_states.REBOOTING_HARD,
+                         self.fresh(self.instance).task_state)
+        self.assertEqual(['reboot', 'resume', 'suspend', 'start', 'stop'],
+                         self.actions(self.instance))
+
+    def test_state_table_refuses_and_nothing_is_cast(self):
+        with self.assertRaises(exception.InstanceInvalidState):
+            self.api.start(self.ctx, self.instance)      # it is active
+        with self.assertRaises(exception.InstanceInvalidState):
+            self.api.resume(self.ctx, self.instance)
+        self.assertEqual([], self.compute.calls)
+        self.assertEqual([], self.actions(self.instance))
+
+    def test_two_stops_one_conflict(self):
+        stale = self.fresh(self.instance)
+        self.api.stop(self.ctx, self.instance)
+        with self.assertRaises(exception.Conflict):
+            self.api.stop(self.ctx, stale)
+        self.assertEqual(['stop_instance'], self.compute.names())
+
+    def test_bad_reboot_type(self):
+        with self.assertRaises(exception.InvalidInput):
+            self.api.reboot(self.ctx, self.instance, 'WARM')
+
+    def test_failed_cast_clears_the_task(self):
+        self.compute.fail_with = RuntimeError('bus down')
+        with self.assertRaises(RuntimeError):
+            self.api.stop(self.ctx, self.instance)
+        self.assertIsNone(self.fresh(self.instance).task_state)
+
+    def test_delete_casts_to_an_up_host(self):
+        self.api.delete(self.ctx, self.instance)
+        self.assertEqual(['terminate_instance'], self.compute.names())
+        self.assertEqual(task_states.DELETING,
+                         self.fresh(self.instance).task_state)
+
+    def test_delete_on_a_down_host_is_local(self):
+        network = objects.Network(self.ctx, name='n', bridge='br').create()
+        objects.Port(self.ctx, network_uuid=network.uuid,
+                     mac_address='fa:16:3e:00:00:09',
+                     instance_uuid=self.instance.uuid).create()
+        dbf.set_down(self.service_a)
+        self.api.delete(self.ctx, self.instance)
+        self.assertEqual([], self.compute.calls)
+        row = self.fresh(self.instance)
+        self.assertTrue(row.deleted)
+        self.assertEqual(vm_states.DELETED, row.vm_state)
+        self.assertEqual([], objects.Port.get_by_instance_uuid(
+            self.ctx, self.instance.uuid))
+
+    def test_reset_state_clears_task_and_ends_stale_evacuations(self):
+        migration = objects.Migration(
+            self.ctx, instance_uuid=self.instance.uuid, source_compute='a',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.PRE_MIGRATING).create()
+        self.instance.task_state = task_states.REBUILDING
+        self.instance.save()
+        self.api.reset_state(self.ctx, self.instance, 'error')
+        row = self.fresh(self.instance)
+        self.assertEqual((vm_states.ERROR, None),
+                         (row.vm_state, row.task_state))
+        self.assertEqual(migration_obj.FAILED, objects.Migration.get_by_id(
+            self.ctx, migration.id).status)
+        with self.assertRaises(exception.InvalidInput):
+            self.api.reset_state(self.ctx, self.instance, 'stopped')
+
+    def test_get_and_get_all(self):
+        other = dbf.make_instance(self.ctx, 'b')
+        self.assertEqual(self.instance.uuid,
+                         self.api.get(self.ctx, self.instance.uuid).uuid)
+        self.assertEqual([other.uuid],
+                         [i.uuid for i in self.api.get_all(self.ctx,
+                                                           host='b')])
+        with self.assertRaises(exception.InstanceNotFound):
+            self.api.get(self.ctx, '33333333-3333-4333-8333-333333333333')
+
+
+class TestCreate(APITestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.images = libvirt_fixtures.make_image_store(self.tmp)
+        self.image = libvirt_fixtures.add_disk_image(self.images, self.tmp,
+                                                     size_mb=1)
+        self.api.image_api = self.images
+        dbf.make_flavor(self.ctx, '1')
+        dbf.set_down(self.service_a)
+
+    def test_create_places_allocates_ports_and_casts_the_build(self):
+        network = objects.Network(self.ctx, name='n', bridge='br-n').create()
+        instance = self.api.create(self.ctx, 'vm1', self.image.id, '1',
+                                   networks=[{'uuid': network.uuid}])
+        row = self.fresh(instance)
+        self.assertEqual(('b', vm_states.BUILDING, task_states.SCHEDULING),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertEqual(['create'], self.actions(instance))
+        ports = objects.Port.get_by_instance_uuid(self.ctx, instance.uuid)
+        self.assertEqual([('b', network.uuid)],
+                         [(p.binding_host, p.network_uuid) for p in ports])
+        self.assertEqual([ports[0].uuid], [v.id for v in row.network_info])
+        self.assertEqual('br-n', row.network_info[0].network.bridge)
+        name, args, kwargs = self.compute.calls[0]
+        self.assertEqual('build_and_run_instance', name)
+        self.assertEqual('b', kwargs['host'])
+        self.assertEqual(self.image.id, kwargs['image_meta'].id)
+
+    def test_create_refuses_unknown_flavor_image_and_no_host(self):
+        with self.assertRaises(exception.FlavorNotFound):
+            self.api.create(self.ctx, 'vm', self.image.id, '99')
+        with self.assertRaises(exception.ImageNotFound):
+            self.api.create(self.ctx, 'vm',
+                            '44444444-4444-4444-8444-444444444444', '1')
+        dbf.set_down(self.service_b)
+        with self.assertRaises(exception.NoValidHost):
+            self.api.create(self.ctx, 'vm', self.image.id, '1')
+        self.assertEqual([], objects.Instance.get_all(self.ctx))
+
+
+class TestExternalEvents(APITestCase):
+
+    def test_routed_to_the_host_and_to_an_evacuation_target(self):
+        here = dbf.make_instance(self.ctx, 'a')
+        moving = dbf.make_instance(self.ctx, 'a')
+        objects.Migration(self.ctx, instance_uuid=moving.uuid,
+                          source_compute='a', dest_compute='b',
+                          migration_type=migration_obj.EVACUATION,
+                          status=migration_obj.PRE_MIGRATING).create()
+        unknown = '55555555-5555-4555-8555-555555555555'
+        events = [instance_events.InstanceExternalEvent(
+            uuid, 'network-vif-plugged', 'port') for uuid in
+            (here.uuid, moving.uuid, unknown)]
+        results = self.api.external_instance_event(self.ctx, events)
+        self.assertEqual([200, 200, 404], [r.code for r in results])
+        sent = {kwargs['host']: sorted(i.uuid for i in args[0])
+                for _, args, kwargs in self.compute.calls}
+        self.assertEqual({'a': sorted([here.uuid, moving.uuid]),
+                          'b': [moving.uuid]}, sent)

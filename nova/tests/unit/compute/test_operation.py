@@ -1,0 +1,185 @@
+from nova.compute import operation
+from nova.compute import power_state
+from nova.compute import states
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import exception
+from nova.tests.unit.compute import fixtures
+
+STOP = operation.Operation('stop', 'stop', 'compute_stop_instance')
+START = operation.Operation('start', 'start', 'compute_start_instance')
+
+
+class TestClaim(fixtures.ComputeTestCase):
+
+    def test_claim_sets_the_task_state_in_the_database(self):
+        instance = self.active_instance()
+        operation.claim(instance, states.get('stop'))
+        self.assertEqual(task_states.POWERING_OFF,
+                         self.reload(instance).task_state)
+
+    def test_claim_refuses_a_vm_state_the_table_does_not_allow(self):
+        instance = self.active_instance()
+        self.assertRaises(exception.InstanceInvalidState, operation.claim,
+                          instance, states.get('start'))
+        self.assertIsNone(self.reload(instance).task_state)
+
+    def test_claim_accepts_a_task_state_the_api_already_set(self):
+        instance = self.active_instance()
+        instance.task_state = task_states.POWERING_OFF
+        instance.save()
+        operation.claim(instance, states.get('stop'))
+        self.assertEqual(task_states.POWERING_OFF,
+                         self.reload(instance).task_state)
+
+    def test_api_claimed_task_still_needs_an_allowed_vm_state(self):
+        instance = self.active_instance()
+        instance.task_state = task_states.POWERING_ON
+        instance.save()
+        self.assertRaises(exception.InstanceInvalidState, operation.claim,
+                          instance, states.get('start'))
+
+    def test_lost_race_raises_and_shows_the_winner(self):
+        instance = self.active_instance()
+        winner = self.reload(instance)
+        winner.task_state = task_states.SUSPENDING
+        winner.save(expected_task_state=[None])
+
+        self.assertRaises(exception.UnexpectedTaskStateError,
+                          operation.claim, instance, states.get('stop'))
+        self.assertEqual(task_states.SUSPENDING, instance.task_state)
+        self.assertEqual(task_states.SUSPENDING,
+                         self.reload(instance).task_state)
+
+    def test_vm_state_changed_behind_the_object_is_caught(self):
+        instance = self.active_instance()
+        other = self.reload(instance)
+        other.vm_state = vm_states.SUSPENDED
+        other.save()
+        # The object still says ACTIVE; the database has the last word.
+        self.assertRaises(exception.UnexpectedTaskStateError,
+                          operation.claim, instance, states.get('stop'))
+        self.assertIsNone(self.reload(instance).task_state)
+
+
+class TestRunner(fixtures.ComputeTestCase):
+
+    def test_success_records_states_and_event(self):
+        instance = self.active_instance()
+        self.runner.run(self.context, instance, STOP,
+                        lambda: self.driver.power_off(instance))
+        self.assertEqual((vm_states.STOPPED, None, power_state.SHUTDOWN),
+                         self.states(instance))
+        self.assertEqual([('stop', 'compute_stop_instance', 'Success')],
+                         self.events(instance))
+        self.assertEqual([], self.faults(instance))
+
+    def test_failure_records_fault_event_and_failure_state(self):
+        instance = self.active_instance()
+
+        def body():
+            raise exception.InstancePowerOffFailure(reason='stuck')
+
+        self.assertRaises(exception.InstancePowerOffFailure,
+                          self.runner.run, self.context, instance, STOP,
+                          body)
+        # stop's failure column is KEEP: still active.
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
+                         self.events(instance))
+        faults = self.faults(instance)
+        self.assertEqual(1, len(faults))
+        self.assertIn('stuck', faults[0].message)
+        self.assertEqual(fixtures.HOST, faults[0].host)
+
+    def test_refused_operation_records_the_event_only(self):
+        instance = self.active_instance()
+        ran = []
+        self.assertRaises(exception.InstanceInvalidState, self.runner.run,
+                          self.context, instance, START,
+                          lambda: ran.append(1))
+        self.assertEqual([], ran)
+        self.assertEqual([('start', 'compute_start_instance', 'Error')],
+                         self.events(instance))
+        self.assertEqual([], self.faults(instance))
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+
+    def test_delete_during_the_operation_is_not_a_fault(self):
+        instance = self.active_instance()
+
+        def body():
+            # The API marks the instance deleting while the body runs.
+            other = self.reload(instance)
+            other.task_state = task_states.DELETING
+            other.save()
+
+        self.assertRaises(exception.UnexpectedDeletingTaskStateError,
+                          self.runner.run, self.context, instance, STOP,
+                          body)
+        self.assertEqual([], self.faults(instance))
+        self.assertEqual(task_states.DELETING,
+                         self.reload(instance).task_state)
+
+    def test_failure_after_another_took_over_keeps_their_state(self):
+        instance = self.active_instance()
+
+        def body():
+            other = self.reload(instance)
+            other.task_state = task_states.REBOOTING_HARD
+            other.save()
+            raise exception.InstancePowerOffFailure(reason='x')
+
+        self.assertRaises(exception.InstancePowerOffFailure,
+                          self.runner.run, self.context, instance, STOP,
+                          body)
+        self.assertEqual(task_states.REBOOTING_HARD,
+                         self.reload(instance).task_state)
+        self.assertEqual(1, len(self.faults(instance)))
+
+    def test_after_success_runs_once_the_success_is_saved(self):
+        instance = self.active_instance()
+        seen = []
+        self.runner.run(self.context, instance, STOP,
+                        lambda: self.driver.power_off(instance),
+                        after_success=lambda: seen.append(
+                            self.reload(instance).vm_state))
+        self.assertEqual([vm_states.STOPPED], seen)
+
+    def test_uses_the_action_the_api_started(self):
+        from nova import objects
+        instance = self.active_instance()
+        objects.InstanceAction.action_start(self.context, instance.uuid,
+                                            'stop')
+        self.runner.run(self.context, instance, STOP,
+                        lambda: self.driver.power_off(instance))
+        actions = objects.InstanceAction.get_by_instance_uuid(
+            self.context, instance.uuid)
+        self.assertEqual(1, len(actions))
+
+
+class TestCurrentPowerState(fixtures.ComputeTestCase):
+
+    def test_no_domain_is_nostate(self):
+        instance = self.new_instance()
+        self.assertEqual(power_state.NOSTATE,
+                         operation.current_power_state(self.driver,
+                                                       instance))
+
+    def test_running_guest(self):
+        instance = self.active_instance()
+        self.assertEqual(power_state.RUNNING,
+                         operation.current_power_state(self.driver,
+                                                       instance))
+
+    def test_unreadable_state_keeps_the_recorded_one(self):
+        instance = self.active_instance()
+        instance.power_state = power_state.PAUSED
+
+        class Broken:
+            def get_info(self, instance):
+                raise exception.HypervisorUnavailable(host='h')
+
+        self.assertEqual(power_state.PAUSED,
+                         operation.current_power_state(Broken(), instance))

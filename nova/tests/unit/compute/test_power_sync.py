@@ -1,0 +1,45 @@
+from nova.compute import power_state
+from nova.compute import power_sync
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova.tests.unit.compute import fixtures
+
+UNKNOWN = '33333333-3333-4333-8333-333333333333'
+
+
+class TestSyncPowerState(fixtures.ComputeTestCase):
+
+    def test_records_the_drivers_power_state(self):
+        instance = self.active_instance()
+        self.driver.simulate_shutdown(instance.uuid)
+        self.assertIsNotNone(power_sync.sync_power_state(
+            self.compute, self.context, instance.uuid))
+        self.assertEqual((vm_states.ACTIVE, None, power_state.SHUTDOWN),
+                         self.states(instance))
+
+    def test_unchanged_state_writes_nothing(self):
+        instance = self.active_instance()
+        self.assertIsNone(power_sync.sync_power_state(
+            self.compute, self.context, instance.uuid))
+
+    def test_operation_in_progress_is_left_alone(self):
+        instance = self.active_instance()
+        instance.task_state = task_states.POWERING_OFF
+        instance.save()
+        self.driver.simulate_shutdown(instance.uuid)
+        self.assertIsNone(power_sync.sync_power_state(
+            self.compute, self.context, instance.uuid))
+        self.assertEqual(power_state.RUNNING, self.states(instance)[2])
+
+    def test_instance_of_another_host_is_left_alone(self):
+        instance = self.active_instance()
+        instance.host = 'compute2'
+        instance.save()
+        self.driver.simulate_shutdown(instance.uuid)
+        self.assertIsNone(power_sync.sync_power_state(
+            self.compute, self.context, instance.uuid))
+        self.assertEqual(power_state.RUNNING, self.states(instance)[2])
+
+    def test_unknown_instance(self):
+        self.assertIsNone(power_sync.sync_power_state(
+            self.compute, self.context, UNKNOWN))

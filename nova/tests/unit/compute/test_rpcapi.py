@@ -1,0 +1,144 @@
+"""The compute RPC client against real oslo.messaging servers (fake://).
+
+The servers' endpoint records what arrives: the test proves each method
+reaches the right host with the right arguments and types.
+"""
+
+import queue
+
+import oslo_messaging as messaging
+
+from nova.compute import instance_events
+from nova.compute import rpcapi as compute_rpcapi
+from nova import context as nova_context
+from nova.network import model as network_model
+from nova import objects
+from nova import rpc
+from nova.tests import base
+
+
+class RecordingEndpoint:
+    """Has every method the compute manager serves; records calls."""
+
+    METHODS = ('build_and_run_instance', 'start_instance', 'stop_instance',
+               'reboot_instance', 'suspend_instance', 'resume_instance',
+               'terminate_instance', 'rebuild_instance',
+               'external_instance_event')
+
+    def __init__(self, host, received):
+        self.host = host
+        for name in self.METHODS:
+            setattr(self, name, self._recorder(name))
+        self._received = received
+
+    def _recorder(self, name):
+        def record(ctxt, **kwargs):
+            self._received.put((self.host, name, ctxt, kwargs))
+        return record
+
+
+class TestComputeAPI(base.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        base._parse_conf_once()
+        rpc.cleanup()
+        rpc.init(url='fake://')
+        cls.received = queue.Queue()
+        cls.servers = []
+        for host in ('compute1', 'compute2'):
+            server = rpc.get_server(
+                messaging.Target(topic='compute', server=host),
+                [RecordingEndpoint(host, cls.received)])
+            server.start()
+            cls.servers.append(server)
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in cls.servers:
+            server.stop()
+        for server in cls.servers:
+            server.wait()
+        rpc.cleanup()
+        super().tearDownClass()
+
+    def setUp(self):
+        super().setUp()
+        self.api = compute_rpcapi.ComputeAPI()
+        self.ctxt = nova_context.RequestContext(user_id='u', project_id='p')
+        self.instance = objects.Instance(self.ctxt, host='compute1',
+                                         display_name='vm1')
+
+    def _next(self):
+        host, name, ctxt, kwargs = self.received.get(timeout=10)
+        self.assertEqual(self.ctxt.request_id, ctxt.request_id)
+        return host, name, kwargs
+
+    def test_instance_operations_go_to_the_instance_host(self):
+        for method, extra in (('start_instance', {}),
+                              ('stop_instance', {}),
+                              ('reboot_instance', {'reboot_type': 'HARD'}),
+                              ('suspend_instance', {}),
+                              ('resume_instance', {}),
+                              ('terminate_instance', {})):
+            getattr(self.api, method)(self.ctxt, self.instance, **extra)
+            host, name, kwargs = self._next()
+            self.assertEqual(('compute1', method), (host, name))
+            self.assertIsInstance(kwargs.pop('instance'), objects.Instance)
+            self.assertEqual(extra, kwargs)
+
+    def test_build_goes_to_the_chosen_host_with_typed_values(self):
+        vif = network_model.VIF(
+            id='p1', address='fa:16:3e:00:00:01',
+            network=network_model.Network('n1', 'public', 'br-public'))
+        self.api.build_and_run_instance(
+            self.ctxt, self.instance, host='compute2',
+            image_meta={'id': 'img'},
+            network_info=network_model.NetworkInfo([vif]))
+        host, name, kwargs = self._next()
+        self.assertEqual(('compute2', 'build_and_run_instance'), (host, name))
+        self.assertEqual(self.instance.uuid, kwargs['instance'].uuid)
+        self.assertEqual(network_model.NetworkInfo([vif]),
+                         kwargs['network_info'])
+        self.assertEqual({'id': 'img'}, kwargs['image_meta'])
+
+    def test_rebuild_goes_to_the_evacuation_target(self):
+        migration = objects.Migration(self.ctxt,
+                                      instance_uuid=self.instance.uuid,
+                                      migration_type='evacuation',
+                                      status='accepted')
+        self.api.rebuild_instance(
+            self.ctxt, self.instance, host='compute2', orig_image_ref='a',
+            image_ref='a', injected_files=[], new_pass=None,
+            orig_sys_metadata={}, bdms=None, recreate=True,
+            on_shared_storage=False, preserve_ephemeral=False,
+            migration=migration, scheduled_node=None)
+        host, name, kwargs = self._next()
+        self.assertEqual(('compute2', 'rebuild_instance'), (host, name))
+        self.assertIs(True, kwargs['recreate'])
+        self.assertIs(False, kwargs['on_shared_storage'])
+        self.assertEqual(migration.uuid, kwargs['migration'].uuid)
+
+    def test_external_events_go_to_the_named_host(self):
+        event = instance_events.InstanceExternalEvent(
+            self.instance.uuid, 'network-vif-plugged', 'p1')
+        self.api.external_instance_event(self.ctxt, [self.instance], [event],
+                                         host='compute2')
+        host, name, kwargs = self._next()
+        self.assertEqual(('compute2', 'external_instance_event'),
+                         (host, name))
+        self.assertEqual([event], kwargs['events'])
+        self.api.external_instance_event(self.ctxt, [], [event])
+        self.assertTrue(self.received.empty())
+
+    def test_no_host_is_refused_before_sending(self):
+        self.instance.host = None
+        self.assertRaises(ValueError, self.api.stop_instance, self.ctxt,
+                          self.instance)
+
+    def test_version_cap(self):
+        self.assertEqual('1.0', compute_rpcapi.RPC_API_VERSION)
+        capped = compute_rpcapi.ComputeAPI(version_cap='0.9')
+        self.assertRaises(messaging.RPCVersionCapError,
+                          capped.stop_instance, self.ctxt, self.instance)

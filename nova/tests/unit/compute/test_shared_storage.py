@@ -1,0 +1,96 @@
+import os
+
+from nova.compute import shared_storage
+from nova import exception
+from nova import objects
+from nova.tests import base
+from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.virt import fake
+
+ID_A = '11111111-1111-4111-8111-111111111111'
+ID_B = '22222222-2222-4222-8222-222222222222'
+
+
+def _evidence(source, target):
+    return shared_storage.StorageEvidence('a', 'b', source, target)
+
+
+class TestDecide(base.TestCase):
+
+    def refused(self, evidence, requested):
+        with self.assertRaises(exception.InvalidSharedStorage) as cm:
+            shared_storage.decide(evidence, requested)
+        return str(cm.exception)
+
+    def test_detects_shared_and_not_shared(self):
+        self.assertTrue(shared_storage.decide(_evidence(ID_A, ID_A), None))
+        self.assertFalse(shared_storage.decide(_evidence(ID_A, ID_B), None))
+
+    def test_explicit_value_agreeing_with_evidence_is_taken(self):
+        self.assertTrue(shared_storage.decide(_evidence(ID_A, ID_A), True))
+        self.assertFalse(shared_storage.decide(_evidence(ID_A, ID_B),
+                                               False))
+
+    def test_explicit_true_contradicting_evidence_is_refused(self):
+        e = self.refused(_evidence(ID_A, ID_B), True)
+        self.assertIn('on_shared_storage=True contradicts', e)
+        self.assertIn(ID_A, e)
+        self.assertIn(ID_B, e)
+        self.assertIn('not shared', e)
+
+    def test_explicit_false_contradicting_evidence_is_refused(self):
+        e = self.refused(_evidence(ID_A, ID_A), False)
+        self.assertIn('storage is shared', e)
+
+    def test_missing_evidence_needs_an_explicit_answer(self):
+        e = self.refused(_evidence(None, ID_B), None)
+        self.assertIn('no storage identity recorded', e)
+        self.assertTrue(shared_storage.decide(_evidence(None, ID_B), True))
+        self.assertFalse(shared_storage.decide(_evidence(None, ID_B),
+                                               False))
+
+
+class TestEvidenceFromServiceRows(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = dbf.admin_context()
+
+    def test_gather_reads_the_source_row_even_when_it_is_down(self):
+        dbf.make_service(self.ctx, 'a', up=False, identity=ID_A)
+        evidence = shared_storage.gather(self.ctx, 'a', 'b', ID_A)
+        self.assertTrue(evidence.shared)
+        evidence = shared_storage.gather(self.ctx, 'a', 'b', ID_B)
+        self.assertFalse(evidence.shared)
+
+    def test_unknown_source_has_no_identity(self):
+        evidence = shared_storage.gather(self.ctx, 'nowhere', 'b', ID_B)
+        self.assertIsNone(evidence.source_identity)
+        self.assertIsNone(evidence.shared)
+
+    def test_marker_files_of_two_paths_decide_sharing(self):
+        # Two hosts mounting one directory read the same marker; separate
+        # directories get different ones. An instance directory that
+        # exists in the target's path changes nothing.
+        shared = os.path.join(self.tmp, 'shared')
+        private = os.path.join(self.tmp, 'private')
+        os.makedirs(os.path.join(private, ID_A))
+        a = fake.storage_identity(shared)
+        self.assertEqual(a, fake.storage_identity(shared))
+        self.assertNotEqual(a, fake.storage_identity(private))
+
+    def test_record_own_identity_updates_the_row_once(self):
+        dbf.make_service(self.ctx, 'b')
+        self.assertTrue(shared_storage.record_own_identity(
+            self.ctx, 'b', ID_B))
+        self.assertFalse(shared_storage.record_own_identity(
+            self.ctx, 'b', ID_B))
+        row = objects.Service.get_by_host_and_binary(self.ctx, 'b',
+                                                     dbf.COMPUTE)
+        self.assertEqual(ID_B, row.storage_identity)
+
+    def test_record_own_identity_without_row_does_nothing(self):
+        self.assertFalse(shared_storage.record_own_identity(
+            self.ctx, 'nobody', ID_B))
+        self.assertEqual([], objects.Service.get_all(self.ctx))

@@ -1,0 +1,84 @@
+"""The conductor RPC client against a real oslo.messaging server (fake://)."""
+
+import queue
+
+import oslo_messaging as messaging
+
+from nova.conductor import results
+from nova.conductor import rpcapi as conductor_rpcapi
+from nova import context as nova_context
+from nova import exception
+from nova import objects
+from nova import rpc
+from nova.tests import base
+
+
+class RecordingConductor:
+    def __init__(self, received):
+        self.received = received
+
+    def evacuate_instance(self, ctxt, instance, migration, host=None,
+                          on_shared_storage=None):
+        self.received.put(('evacuate_instance', instance, migration, host,
+                           on_shared_storage))
+
+    def host_evacuate(self, ctxt, host, target_host=None,
+                      on_shared_storage=None):
+        if host == 'unknown':
+            raise exception.ComputeHostNotFound(host=host)
+        return [results.EvacuationResult('u1', True, None, 'm1', 'c2'),
+                results.EvacuationResult('u2', False, 'no valid host')]
+
+
+class TestConductorAPI(base.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        base._parse_conf_once()
+        rpc.cleanup()
+        rpc.init(url='fake://')
+        cls.received = queue.Queue()
+        # Any conductor may serve: the server name is not in the target.
+        cls.server = rpc.get_server(
+            messaging.Target(topic='conductor', server='conductor-host'),
+            [RecordingConductor(cls.received)])
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.server.wait()
+        rpc.cleanup()
+        super().tearDownClass()
+
+    def setUp(self):
+        super().setUp()
+        self.api = conductor_rpcapi.ConductorAPI(timeout=10)
+        self.ctxt = nova_context.get_admin_context()
+
+    def test_evacuate_instance_is_cast_with_objects(self):
+        instance = objects.Instance(self.ctxt, host='compute1')
+        migration = objects.Migration(self.ctxt,
+                                      instance_uuid=instance.uuid,
+                                      migration_type='evacuation',
+                                      status='accepted')
+        self.api.evacuate_instance(self.ctxt, instance, migration,
+                                   host='compute2', on_shared_storage=True)
+        name, got_instance, got_migration, host, shared = \
+            self.received.get(timeout=10)
+        self.assertEqual('evacuate_instance', name)
+        self.assertEqual(instance.uuid, got_instance.uuid)
+        self.assertIsInstance(got_migration, objects.Migration)
+        self.assertEqual(('compute2', True), (host, shared))
+
+    def test_host_evacuate_returns_typed_results(self):
+        answer = self.api.host_evacuate(self.ctxt, 'compute1')
+        self.assertEqual(
+            [results.EvacuationResult('u1', True, None, 'm1', 'c2'),
+             results.EvacuationResult('u2', False, 'no valid host')],
+            answer)
+
+    def test_host_evacuate_errors_keep_their_class(self):
+        self.assertRaises(exception.ComputeHostNotFound,
+                          self.api.host_evacuate, self.ctxt, 'unknown')

@@ -1,0 +1,160 @@
+from nova.conductor import target
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.tests import base
+from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.virt import hardware
+
+ID_A = '11111111-1111-4111-8111-111111111111'
+ID_B = '22222222-2222-4222-8222-222222222222'
+
+
+def _capacity(memory_mb, vcpus=64, local_gb=1000):
+    return hardware.HostResources(hypervisor_hostname='x', vcpus=vcpus,
+                                  memory_mb=memory_mb, local_gb=local_gb)
+
+
+class TargetTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = dbf.admin_context()
+        self.capacities = {}
+        self.chooser = target.TargetChooser(
+            lambda ctx, host: self.capacities.get(host))
+        self.source = dbf.make_service(self.ctx, 'a', up=False,
+                                       identity=ID_A)
+        self.flavor = dbf.make_flavor(self.ctx, memory_mb=512, vcpus=1,
+                                      root_gb=1)
+        self.instance = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+
+
+class TestChoose(TargetTestCase):
+
+    def test_only_up_enabled_hosts_other_than_the_source(self):
+        dbf.make_service(self.ctx, 'down', up=False)
+        dbf.make_service(self.ctx, 'forced', forced_down=True)
+        dbf.make_service(self.ctx, 'disabled', disabled=True)
+        dbf.make_service(self.ctx, 'b')
+        self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))
+
+    def test_no_candidate_is_no_valid_host(self):
+        dbf.make_service(self.ctx, 'down', up=False)
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.choose(self.ctx, self.instance)
+
+    def test_host_without_room_is_skipped(self):
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        self.capacities = {'b': _capacity(1024), 'c': _capacity(500)}
+        # b already holds one 512 MiB instance: 512 left, just enough;
+        # c is too small.
+        dbf.make_instance(self.ctx, 'b', flavor=self.flavor)
+        self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))
+        dbf.make_instance(self.ctx, 'b', flavor=self.flavor)
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.choose(self.ctx, self.instance)
+        self.capacities['c'] = _capacity(600)
+        self.assertEqual('c', self.chooser.choose(self.ctx, self.instance))
+
+    def test_vcpus_and_disk_count_too(self):
+        dbf.make_service(self.ctx, 'b')
+        self.capacities = {'b': _capacity(10000, vcpus=0)}
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.choose(self.ctx, self.instance)
+        self.capacities = {'b': _capacity(10000, local_gb=0)}
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.choose(self.ctx, self.instance)
+
+    def test_allocation_ratios_apply(self):
+        dbf.make_service(self.ctx, 'b')
+        self.capacities = {'b': _capacity(10000, vcpus=1)}
+        for _ in range(3):
+            dbf.make_instance(self.ctx, 'b', flavor=self.flavor)
+        # 1 physical CPU x 4.0 (the default) = 4 vCPUs: one more fits.
+        self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))
+        self.flags(cpu_allocation_ratio=3.0, group='conductor')
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.choose(self.ctx, self.instance)
+
+    def test_most_free_memory_wins_and_unknown_comes_last(self):
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        dbf.make_service(self.ctx, 'unknown')
+        self.capacities = {'b': _capacity(2048), 'c': _capacity(4096)}
+        self.assertEqual('c', self.chooser.choose(self.ctx, self.instance))
+        self.capacities = {'b': _capacity(100), 'c': _capacity(100)}
+        self.assertEqual('unknown',
+                         self.chooser.choose(self.ctx, self.instance))
+
+    def test_explicit_shared_storage_filters_by_identity(self):
+        dbf.make_service(self.ctx, 'b', identity=ID_B)
+        dbf.make_service(self.ctx, 'shared', identity=ID_A)
+        self.capacities = {'b': _capacity(8192), 'shared': _capacity(1024)}
+        self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))
+        self.assertEqual('shared', self.chooser.choose(
+            self.ctx, self.instance, on_shared_storage=True))
+        self.assertEqual('b', self.chooser.choose(
+            self.ctx, self.instance, on_shared_storage=False))
+
+
+class TestClaim(TargetTestCase):
+
+    def _migration(self):
+        return objects.Migration(
+            self.ctx, instance_uuid=self.instance.uuid, source_compute='a',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+
+    def test_claim_records_the_target_and_counts_for_the_next_choice(self):
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        self.capacities = {'b': _capacity(4096), 'c': _capacity(3900)}
+        migration = self._migration()
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, self.instance, migration))
+        self.assertEqual('b', objects.Migration.get_by_id(
+            self.ctx, migration.id).dest_compute)
+        # The in-flight evacuation to b takes 512 MiB there, so another
+        # instance now goes to c (3900 free > 3584 free).
+        other = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+        self.assertEqual('c', self.chooser.choose(self.ctx, other))
+
+    def test_named_host_is_validated(self):
+        dbf.make_service(self.ctx, 'b', up=False)
+        migration = self._migration()
+        with self.assertRaises(exception.ComputeHostNotFound):
+            self.chooser.choose_and_claim(self.ctx, self.instance,
+                                          migration, host='nope')
+        with self.assertRaises(exception.InvalidInput):
+            self.chooser.choose_and_claim(self.ctx, self.instance,
+                                          migration, host='a')
+        # Up-ness of a named host is the API's check (force may skip it).
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, self.instance, migration, host='b'))
+
+    def test_validate_named_target_wants_it_up_unless_forced(self):
+        dbf.make_service(self.ctx, 'b', up=False)
+        with self.assertRaises(exception.ComputeServiceUnavailable):
+            target.validate_named_target(self.ctx, self.instance, 'b',
+                                         force=False)
+        target.validate_named_target(self.ctx, self.instance, 'b',
+                                     force=True)
+
+    def test_place_new_creates_the_row_on_the_chosen_host(self):
+        dbf.make_service(self.ctx, 'b')
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor)
+        self.assertEqual('b', self.chooser.place_new(self.ctx, new))
+        row = objects.Instance.get_by_uuid(self.ctx, new.uuid)
+        self.assertEqual(('b', 'b'), (row.host, row.node))
+
+
+class TestNeed(base.TestCase):
+
+    def test_swap_rounds_up_to_a_gigabyte(self):
+        flavor = objects.Flavor('1', 'f', 512, 2, 10, ephemeral_gb=5,
+                                swap=1)
+        self.assertEqual(target.Need(2, 512, 16), target.Need.of(flavor))

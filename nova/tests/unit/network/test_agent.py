@@ -1,0 +1,191 @@
+import os
+import threading
+
+from nova.compute import instance_events
+from nova.conf import host_settings
+from nova import context as nova_context
+from nova.network import agent as agent_mod
+from nova.network import api as network_api
+from nova import objects
+from nova.objects import network as network_obj
+from nova.tests import base
+from nova.virt import fake
+
+
+class RecordingSender:
+    """Stands in for the delivery path (RPC/REST), tested on its own."""
+
+    def __init__(self, fail=0):
+        self.sent = []
+        self.fail = fail
+        self.got = threading.Event()
+
+    def send(self, context, events):
+        if self.fail:
+            self.fail -= 1
+            return False
+        self.sent.extend(events)
+        self.got.set()
+        return True
+
+
+class TestNetworkAgent(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctxt = nova_context.get_admin_context()
+        self.settings = host_settings.HostSettings(
+            host='compute1', instances_path=os.path.join(self.tmp, 'inst'),
+            bridges=('br-public', 'br-private'))
+        self.driver = fake.FakeDriver(instance_events.ComputeVirtAPI(),
+                                      self.settings)
+        self.driver.init_host('compute1')
+        self.network_api = network_api.API()
+        self.network_api.create_network(self.ctxt, 'public', 'br-public')
+        self.instance = objects.Instance(self.ctxt, display_name='vm1',
+                                         host='compute1').create()
+        self.sender = RecordingSender()
+
+    def _agent(self, bridges=None, sender=None):
+        return agent_mod.NetworkAgent(
+            self.settings, self.driver, sender or self.sender,
+            bridges=bridges, poll_interval=0.05,
+            compute_driver='fake.FakeDriver')
+
+    def _allocate(self, host='compute1'):
+        return self.network_api.allocate_for_instance(
+            self.ctxt, self.instance, ['public'], host=host)
+
+    def _port(self, port_id):
+        return objects.Port.get_by_uuid(self.ctxt, port_id)
+
+    def test_plugged_port_becomes_active_and_is_reported(self):
+        nw_info = self._allocate()
+        agent = self._agent()
+        self.assertEqual([], agent.poll_once())      # not plugged yet
+        self.driver.plug_vifs(self.instance, nw_info)
+        sent = agent.poll_once()
+        expected = instance_events.InstanceExternalEvent(
+            self.instance.uuid, 'network-vif-plugged', nw_info[0].id,
+            'completed')
+        self.assertEqual([expected], sent)
+        self.assertEqual([expected], self.sender.sent)
+        self.assertEqual(network_obj.ACTIVE, self._port(nw_info[0].id).status)
+        self.assertEqual([], agent.poll_once())      # reported once
+
+    def test_missing_bridge_fails_the_port(self):
+        nw_info = self._allocate()
+        # The hypervisor side could plug it, but the network side of this
+        # host does not offer br-public.
+        agent = self._agent(bridges=agent_mod.ConfiguredBridges(
+            ['br-private']))
+        self.driver.plug_vifs(self.instance, nw_info)
+        [event] = agent.poll_once()
+        self.assertEqual(('network-vif-plugged', 'failed'),
+                         (event.name, event.status))
+        self.assertEqual(network_obj.ERROR, self._port(nw_info[0].id).status)
+
+    def test_failed_port_is_judged_again_after_unplug(self):
+        nw_info = self._allocate()
+        bridges = agent_mod.ConfiguredBridges([])
+        agent = self._agent(bridges=bridges)
+        self.driver.plug_vifs(self.instance, nw_info)
+        agent.poll_once()
+        self.driver.unplug_vifs(self.instance, nw_info)
+        self.assertEqual([], agent.poll_once())      # silently back to DOWN
+        self.assertEqual(network_obj.DOWN, self._port(nw_info[0].id).status)
+        # The operator created the bridge; the next plug succeeds.
+        agent.bridges = agent_mod.ConfiguredBridges(['br-public'])
+        self.driver.plug_vifs(self.instance, nw_info)
+        [event] = agent.poll_once()
+        self.assertEqual('completed', event.status)
+
+    def test_unplugging_an_active_port_is_reported(self):
+        nw_info = self._allocate()
+        agent = self._agent()
+        self.driver.plug_vifs(self.instance, nw_info)
+        agent.poll_once()
+        self.driver.unplug_vifs(self.instance, nw_info)
+        [event] = agent.poll_once()
+        self.assertEqual(('network-vif-unplugged', nw_info[0].id),
+                         (event.name, event.tag))
+        self.assertEqual(network_obj.DOWN, self._port(nw_info[0].id).status)
+
+    def test_ports_bound_elsewhere_are_not_ours(self):
+        nw_info = self._allocate(host='compute2')
+        self.driver.plug_vifs(self.instance, nw_info)
+        self.assertEqual([], self._agent().poll_once())
+        self.assertEqual(network_obj.DOWN, self._port(nw_info[0].id).status)
+
+    def test_rebinding_makes_the_new_host_report_again(self):
+        nw_info = self._allocate()
+        agent = self._agent()
+        self.driver.plug_vifs(self.instance, nw_info)
+        agent.poll_once()
+        # An evacuation binds the port to this host afresh.
+        self.network_api.bind_ports(self.ctxt, self.instance, 'compute1')
+        [event] = agent.poll_once()
+        self.assertEqual('network-vif-plugged', event.name)
+
+    def test_unsent_events_are_retried_then_dropped(self):
+        nw_info = self._allocate()
+        sender = RecordingSender(fail=1)
+        agent = self._agent(sender=sender)
+        self.driver.plug_vifs(self.instance, nw_info)
+        self.assertEqual([], agent.poll_once())
+        [event] = agent.poll_once()
+        self.assertEqual(nw_info[0].id, event.tag)
+
+        other = objects.Instance(self.ctxt, display_name='vm2').create()
+        nw2 = self.network_api.allocate_for_instance(
+            self.ctxt, other, ['public'], host='compute1')
+        sender.fail = agent_mod.SEND_ATTEMPTS
+        self.driver.plug_vifs(other, nw2)
+        for _ in range(agent_mod.SEND_ATTEMPTS):
+            agent.poll_once()
+        sender.fail = 0
+        self.assertEqual([], agent.poll_once())     # given up
+        self.assertEqual([nw_info[0].id], [e.tag for e in sender.sent])
+
+    def test_thread_reports_without_being_polled_by_hand(self):
+        nw_info = self._allocate()
+        agent = self._agent()
+        agent.start()
+        self.addCleanup(agent.stop, 10)
+        self.driver.plug_vifs(self.instance, nw_info)
+        self.assertTrue(self.sender.got.wait(10))
+        agent.stop(10)
+        self.assertEqual(nw_info[0].id, self.sender.sent[0].tag)
+
+
+class TestBridgeChecker(base.TestCase):
+
+    def _settings(self, **kw):
+        return host_settings.HostSettings(host='h', instances_path='/x',
+                                          bridges=('br-a',), **kw)
+
+    def test_noop_and_test_uris_use_configured_bridges(self):
+        for settings, driver in (
+                (self._settings(vif_driver='noop'), 'libvirt.LibvirtDriver'),
+                (self._settings(connection_uri='test:///n.xml'),
+                 'libvirt.LibvirtDriver'),
+                (self._settings(), 'fake.FakeDriver')):
+            checker = agent_mod.bridge_checker(settings, driver)
+            self.assertIn('br-a', checker)
+            self.assertNotIn('br-b', checker)
+
+    def test_linuxbridge_looks_for_bridge_devices(self):
+        checker = agent_mod.bridge_checker(
+            self._settings(connection_uri='qemu:///system'))
+        self.assertIsInstance(checker, agent_mod.LinuxBridges)
+
+    def test_linux_bridges_from_sysfs(self):
+        sysfs = os.path.join(self.tmp, 'net')
+        os.makedirs(os.path.join(sysfs, 'br0', 'bridge'))
+        os.makedirs(os.path.join(sysfs, 'eth0'))
+        bridges = agent_mod.LinuxBridges(sysfs)
+        self.assertIn('br0', bridges)
+        self.assertNotIn('eth0', bridges)      # a device, not a bridge
+        self.assertNotIn('../net/br0', bridges)
+        self.assertNotIn('', bridges)

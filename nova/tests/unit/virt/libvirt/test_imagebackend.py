@@ -1,0 +1,77 @@
+"""Instance disks made with qemu-img, and disk.info."""
+
+import os
+
+from nova import exception
+from nova.image import qemu_img
+from nova.tests import base
+from nova.tests.unit.virt.libvirt import fixtures
+from nova.virt.libvirt import imagebackend
+from nova.virt.libvirt import imagecache
+
+MiB = 1024 ** 2
+
+
+class TestDisks(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        store = fixtures.make_image_store(self.tmp)
+        image = fixtures.add_disk_image(store, self.tmp, size_mb=16)
+        self.base = imagecache.ImageCache(self.tmp).fetch(store, image)
+
+    def test_qcow2_overlay_is_backed_by_the_base_and_grows(self):
+        path = os.path.join(self.tmp, 'disk')
+        imagebackend.create_root_disk(path, 'qcow2', self.base, 64 * MiB)
+        info = qemu_img.info(path, 'qcow2')
+        self.assertEqual((self.base.path, 'qcow2', 64 * MiB),
+                         (info.backing_file, info.backing_format,
+                          info.virtual_size))
+
+    def test_qcow2_overlay_keeps_image_size_without_flavor_size(self):
+        path = os.path.join(self.tmp, 'disk')
+        imagebackend.create_root_disk(path, 'qcow2', self.base, None)
+        self.assertEqual(16 * MiB, qemu_img.info(path).virtual_size)
+
+    def test_raw_disk_is_an_independent_copy(self):
+        path = os.path.join(self.tmp, 'disk')
+        imagebackend.create_root_disk(path, 'raw', self.base, 32 * MiB)
+        info = qemu_img.info(path, 'raw')
+        self.assertEqual(('raw', None, 32 * MiB),
+                         (info.format, info.backing_file,
+                          info.virtual_size))
+
+    def test_smaller_than_image_is_refused_before_writing(self):
+        path = os.path.join(self.tmp, 'disk')
+        self.assertRaises(exception.FlavorDiskSmallerThanImage,
+                          imagebackend.create_root_disk, path, 'qcow2',
+                          self.base, 1 * MiB)
+        self.assertFalse(os.path.exists(path))
+
+    def test_blank_disk(self):
+        path = os.path.join(self.tmp, 'disk.eph0')
+        imagebackend.create_blank_disk(path, 'qcow2', 8 * MiB)
+        info = qemu_img.info(path)
+        self.assertEqual(('qcow2', 8 * MiB, None),
+                         (info.format, info.virtual_size, info.backing_file))
+
+    def test_unknown_format_is_refused(self):
+        self.assertRaises(exception.InvalidConfiguration,
+                          imagebackend.create_blank_disk,
+                          os.path.join(self.tmp, 'x'), 'vmdk', MiB)
+
+    def test_disk_info_round_trip(self):
+        path = os.path.join(self.tmp, 'disk.info')
+        self.assertEqual({}, imagebackend.read_disk_info(path))
+        imagebackend.write_disk_info(path, {'/i/u/disk': 'qcow2'})
+        self.assertEqual({'/i/u/disk': 'qcow2'},
+                         imagebackend.read_disk_info(path))
+        self.assertEqual(['disk.info'], [n for n in os.listdir(self.tmp)
+                                         if n.startswith('disk.info')])
+
+    def test_corrupt_disk_info_is_reported(self):
+        path = os.path.join(self.tmp, 'disk.info')
+        with open(path, 'w') as f:
+            f.write('{not json')
+        self.assertRaises(exception.InternalError,
+                          imagebackend.read_disk_info, path)

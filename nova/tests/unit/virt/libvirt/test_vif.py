@@ -1,0 +1,123 @@
+"""VIF drivers: noop accounting, and Linux bridge taps made for real."""
+
+import dataclasses
+import os
+import shutil
+import unittest
+
+from oslo_concurrency import processutils
+from oslo_utils import uuidutils
+
+from nova.conf import host_settings
+from nova import exception
+from nova.network import model as network_model
+from nova.tests import base
+from nova.virt.libvirt import vif as libvirt_vif
+
+
+@dataclasses.dataclass
+class _Instance:
+    uuid: str
+
+
+INSTANCE = _Instance(uuidutils.generate_uuid())
+OTHER_UUID = uuidutils.generate_uuid()
+
+
+def _vif(bridge, port_id=None):
+    network = network_model.Network(id='n1', label='private', bridge=bridge)
+    return network_model.VIF(id=port_id or uuidutils.generate_uuid(),
+                             address='fa:16:3e:00:00:01', network=network)
+
+
+def _settings(**kwargs):
+    values = dict(host='h1', instances_path='/nonexistent')
+    values.update(kwargs)
+    return host_settings.HostSettings(**values)
+
+
+class TestSelection(base.TestCase):
+
+    def test_auto_is_noop_on_the_test_driver_only(self):
+        self.assertIsInstance(
+            libvirt_vif.get_vif_driver(_settings(
+                connection_uri='test:///x/node.xml')),
+            libvirt_vif.NoopVIFDriver)
+        self.assertIsInstance(
+            libvirt_vif.get_vif_driver(_settings(
+                connection_uri='qemu:///system')),
+            libvirt_vif.LinuxBridgeVIFDriver)
+        self.assertIsInstance(
+            libvirt_vif.get_vif_driver(_settings(
+                connection_uri='test:///x', vif_driver='linuxbridge')),
+            libvirt_vif.LinuxBridgeVIFDriver)
+
+    def test_unknown_driver_is_refused(self):
+        self.assertRaises(exception.InvalidConfiguration,
+                          libvirt_vif.get_vif_driver,
+                          _settings(vif_driver='ovs'))
+
+
+class TestNoop(base.TestCase):
+
+    def test_plug_needs_the_bridge_on_this_host(self):
+        driver = libvirt_vif.NoopVIFDriver(_settings(bridges=('br-a',)))
+        ok, missing = _vif('br-a'), _vif('br-b')
+        driver.plug(INSTANCE, ok)
+        with self.assertRaises(exception.VirtualInterfacePlugException) as e:
+            driver.plug(INSTANCE, missing)
+        self.assertIn('br-b', str(e.exception))
+        self.assertIn('h1', str(e.exception))
+        self.assertEqual({ok.id}, driver.plugged_vif_ids())
+        self.assertEqual({ok.id}, driver.plugged_vif_ids(INSTANCE.uuid))
+        self.assertEqual(set(), driver.plugged_vif_ids(OTHER_UUID))
+        driver.unplug(INSTANCE, ok)
+        driver.unplug(INSTANCE, ok)
+        self.assertEqual(set(), driver.plugged_vif_ids())
+
+    def test_interface_config_is_an_unmanaged_tap(self):
+        vif = _vif('br-a')
+        conf = libvirt_vif.NoopVIFDriver(_settings()).get_config(None, vif)
+        self.assertEqual(('ethernet', vif.devname, False, vif.address),
+                         (conf.net_type, conf.target_dev, conf.managed,
+                          conf.mac_address))
+
+
+@unittest.skipUnless(os.geteuid() == 0 and shutil.which('ip'),
+                     'needs root and iproute2')
+class TestLinuxBridge(base.TestCase):
+    """Real devices in this host's network namespace, removed after."""
+
+    def setUp(self):
+        super().setUp()
+        self.driver = libvirt_vif.LinuxBridgeVIFDriver(_settings())
+
+    def make_bridge(self):
+        name = 'nvt' + uuidutils.generate_uuid()[:8]
+        processutils.execute('ip', 'link', 'add', name, 'type', 'bridge')
+        self.addCleanup(processutils.execute, 'ip', 'link', 'delete', name)
+        return name
+
+    def test_plug_fails_naming_a_missing_bridge_and_makes_nothing(self):
+        vif = _vif('nvt-missing')
+        with self.assertRaises(exception.VirtualInterfacePlugException) as e:
+            self.driver.plug(INSTANCE, vif)
+        self.assertIn('nvt-missing', str(e.exception))
+        self.assertFalse(libvirt_vif.device_exists(vif.devname))
+
+    def test_plug_makes_a_tap_on_the_bridge_and_unplug_removes_it(self):
+        bridge = self.make_bridge()
+        vif = _vif(bridge)
+        self.addCleanup(self.driver.unplug, INSTANCE, vif)
+        self.driver.plug(INSTANCE, vif)
+        self.driver.plug(INSTANCE, vif)  # again: one tap, same bridge
+        master = os.readlink(os.path.join(libvirt_vif.SYS_CLASS_NET,
+                                          vif.devname, 'master'))
+        self.assertEqual(bridge, os.path.basename(master))
+        self.assertIn(vif.id, self.driver.plugged_vif_ids())
+        self.assertEqual({vif.id},
+                         self.driver.plugged_vif_ids(INSTANCE.uuid))
+        self.driver.unplug(INSTANCE, vif)
+        self.assertFalse(libvirt_vif.device_exists(vif.devname))
+        self.assertNotIn(vif.id, self.driver.plugged_vif_ids())
+        self.driver.unplug(INSTANCE, vif)

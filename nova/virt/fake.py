@@ -1,0 +1,626 @@
+"""An in-memory virt driver that keeps the cleanup contract for real.
+
+``FakeDriver`` simulates one hypervisor host: its domains and plugged VIFs
+live in memory, but the instance directories and disks are real files under
+``settings.instances_path``, so tests can check on the file system what every
+operation leaves behind. It honours every docstring of
+``nova.virt.driver.ComputeDriver``.
+
+Two kinds of failures can be provoked without patching code:
+
+* a real one: a VIF whose network bridge the host lacks cannot be plugged.
+  The host's bridges start as ``settings.bridges`` and are a mutable set,
+  ``driver.bridges``, as ``ip link add/del`` would change them::
+
+      driver.bridges.discard('br-int')   # the next plug_vifs fails
+
+* an injected one at a named step (``STEPS``)::
+
+      driver.fail_at('power_on.plug_vifs')             # fail once
+      driver.fail_at('spawn.start', exc=MyError, times=None)  # always
+      driver.clear_failures()
+
+VIFs that are not ``active`` are waited for like a real driver does: plug,
+start the guest paused, wait through ``virtapi.wait_for_instance_event`` for
+one ``network-vif-plugged`` event per such VIF (up to
+``settings.vif_plugging_timeout``), then let it run.
+
+Lifecycle events are handed to the registered listener synchronously, after
+the driver's own lock is released.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import threading
+import uuid as uuid_lib
+
+from oslo_log import log as logging
+from oslo_utils import excutils
+from oslo_utils import fileutils
+
+from nova.compute import power_state
+from nova import exception
+from nova.network import model as network_model
+from nova.virt import driver
+from nova.virt import event as virtevent
+from nova.virt import hardware
+
+LOG = logging.getLogger(__name__)
+
+STORAGE_IDENTITY_FILE = '.nova-storage-identity'
+DISK = 'disk'
+DISK_INFO = 'disk.info'
+# A fake disk is small but not empty, so a truncation or rewrite shows up in
+# its sha256.
+_DISK_HEADER = b'FAKEDISK1\n'
+
+# Every step fail_at accepts. '<op>.plug_vifs' fails after the first VIF of
+# that operation is plugged; '<op>' alone fails where the guest is started
+# (for reboot: after the guest was stopped, as a hard reboot would).
+STEPS = frozenset((
+    'init_host',
+    'spawn.create_disk', 'spawn.plug_vifs', 'spawn.define', 'spawn.start',
+    'power_on.plug_vifs', 'power_on',
+    'power_off',
+    'reboot.soft', 'reboot.plug_vifs', 'reboot',
+    'suspend',
+    'resume.plug_vifs', 'resume',
+    'resume_state_on_host_boot.plug_vifs', 'resume_state_on_host_boot',
+    'destroy',
+))
+
+
+def validated_uuid(value):
+    """Return ``value`` if it is a UUID in canonical form, else raise.
+
+    Only the canonical form is accepted so that one instance has exactly one
+    directory name.
+    """
+    try:
+        canonical = str(uuid_lib.UUID(value))
+    except (TypeError, ValueError, AttributeError):
+        raise exception.InvalidUUID(uuid=value)
+    if canonical != value:
+        raise exception.InvalidUUID(uuid=value)
+    return value
+
+
+def instance_dir(instances_path, instance_uuid):
+    """``<instances_path>/<uuid>``, refusing anything that leaves it.
+
+    The path must be a direct child of the resolved ``instances_path`` and
+    not a symbolic link (which could lead to another instance's directory
+    or out of the tree); otherwise ``InvalidInstancePath``.
+    """
+    name = validated_uuid(instance_uuid)
+    root = os.path.realpath(instances_path)
+    path = os.path.join(root, name)
+    if os.path.islink(path) or os.path.realpath(path) != path:
+        raise exception.InvalidInstancePath(path=path,
+                                            instances_path=root)
+    return path
+
+
+def storage_identity(instances_path):
+    """The UUID in the marker file at the root of ``instances_path``.
+
+    The first caller creates it. Two hosts racing to create it on shared
+    storage agree: the marker is published with ``os.link``, which fails
+    for the loser, who then reads the winner's value.
+    """
+    fileutils.ensure_tree(instances_path)
+    marker = os.path.join(instances_path, STORAGE_IDENTITY_FILE)
+    if not os.path.exists(marker):
+        fd, tmp = tempfile.mkstemp(dir=instances_path, prefix='.identity-')
+        try:
+            with os.fdopen(fd, 'w') as f:
+                f.write(str(uuid_lib.uuid4()) + '\n')
+            try:
+                os.link(tmp, marker)
+            except FileExistsError:
+                pass
+        finally:
+            os.unlink(tmp)
+    with open(marker) as f:
+        return validated_uuid(f.read().strip())
+
+
+@dataclasses.dataclass
+class FakeDomain:
+    """One simulated libvirt domain."""
+    uuid: str
+    name: str
+    state: int = power_state.SHUTDOWN
+    # True while a managed-save image exists (suspended guest).
+    saved_memory: bool = False
+
+
+@dataclasses.dataclass
+class _Failure:
+    exc: object
+    remaining: int | None
+
+
+@dataclasses.dataclass
+class _SpawnAttempt:
+    """What one spawn created, so its cleanup removes exactly that."""
+    created_dir: bool = False
+    created_files: list = dataclasses.field(default_factory=list)
+    defined: bool = False
+
+
+def _default_exception(step, host):
+    if step.endswith('plug_vifs'):
+        return exception.VirtualInterfacePlugException(
+            reason='injected failure at step %s' % step)
+    if step == 'power_off':
+        return exception.InstancePowerOffFailure(
+            reason='injected failure at step %s' % step)
+    if step == 'init_host':
+        return exception.HypervisorUnavailable(host=host)
+    return exception.InjectedFailure(step=step)
+
+
+def _network_info(network_info):
+    return network_model.NetworkInfo(network_info or ())
+
+
+class FakeDriver(driver.ComputeDriver):
+
+    capabilities = {'supports_evacuate': True}
+
+    def __init__(self, virtapi, settings):
+        super().__init__(virtapi, settings)
+        self.bridges = set(settings.bridges)
+        self._lock = threading.RLock()
+        self._domains = {}
+        self._vifs = {}           # instance uuid -> {port id: VIF}
+        self._failures = {}       # step -> _Failure
+        self._initialised = False
+
+    # -- failure injection ------------------------------------------------
+
+    def fail_at(self, step, exc=None, times=1):
+        """Make ``step`` (one of ``STEPS``) raise.
+
+        ``exc`` is an exception instance or class; by default the exception
+        the contract names for that step (``VirtualInterfacePlugException``
+        for plugging, ``InstancePowerOffFailure`` for power_off,
+        ``HypervisorUnavailable`` for init_host, ``InjectedFailure``
+        otherwise). ``times`` is how many calls fail; ``None`` means every
+        call until ``clear_failures``.
+        """
+        if step not in STEPS:
+            raise ValueError('unknown step %r; steps are %s'
+                             % (step, sorted(STEPS)))
+        if times is not None and times < 1:
+            raise ValueError('times must be None or at least 1')
+        with self._lock:
+            self._failures[step] = _Failure(exc, times)
+
+    def clear_failures(self):
+        with self._lock:
+            self._failures.clear()
+
+    def _maybe_fail(self, step, instance=None):
+        with self._lock:
+            failure = self._failures.get(step)
+            if failure is None:
+                return
+            if failure.remaining is not None:
+                failure.remaining -= 1
+                if failure.remaining == 0:
+                    del self._failures[step]
+        exc = failure.exc
+        if exc is None:
+            exc = _default_exception(step, self.settings.host)
+        elif isinstance(exc, type):
+            exc = exc()
+        LOG.info('Failing at step %s as told', step, instance=instance)
+        raise exc
+
+    # -- what tests may look at --------------------------------------------
+
+    def domain(self, instance_uuid):
+        """A copy of the domain of an instance, or None."""
+        with self._lock:
+            dom = self._domains.get(instance_uuid)
+            return dataclasses.replace(dom) if dom else None
+
+    def plugged_vifs(self, instance_uuid):
+        """Port ids of the VIFs plugged on this host for an instance."""
+        with self._lock:
+            return frozenset(self._vifs.get(instance_uuid, {}))
+
+    def simulate_shutdown(self, instance_uuid):
+        """The guest shut itself down (or QEMU died): a Stopped event."""
+        self._set_state(instance_uuid, power_state.SHUTDOWN)
+
+    def simulate_host_reboot(self):
+        """The host went down and came back: guests are off, VIFs gone.
+
+        Definitions, saved memory and files persist, as on a real host.
+        """
+        with self._lock:
+            for dom in self._domains.values():
+                dom.state = power_state.SHUTDOWN
+            self._vifs.clear()
+
+    # -- host ----------------------------------------------------------------
+
+    def init_host(self, host):
+        self._maybe_fail('init_host')
+        fileutils.ensure_tree(self.settings.instances_path)
+        self._initialised = True
+
+    def get_available_resource(self, nodename):
+        with self._lock:
+            used = len(self._domains)
+        return hardware.HostResources(
+            hypervisor_hostname=nodename, vcpus=8, memory_mb=16384,
+            local_gb=200, vcpus_used=used, memory_mb_used=512 * used,
+            local_gb_used=used, hypervisor_type='fake')
+
+    def get_storage_identity(self):
+        return storage_identity(self.settings.instances_path)
+
+    # -- inventory -----------------------------------------------------------
+
+    def list_instance_uuids(self):
+        with self._lock:
+            return list(self._domains)
+
+    def get_info(self, instance):
+        with self._lock:
+            dom = self._domains.get(instance.uuid)
+            if dom is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            return hardware.InstanceInfo(state=dom.state,
+                                         internal_id=dom.name)
+
+    def instance_on_disk(self, instance):
+        path = self._instance_dir(instance)
+        return os.path.isfile(os.path.join(path, DISK))
+
+    # -- lifecycle --
+
+    def spawn(self, context, instance, image_meta, injected_files,
+              admin_password, network_info=None, block_device_info=None,
+              power_on=True):
+        network_info = _network_info(network_info)
+        path = self._instance_dir(instance)
+        with self._lock:
+            if instance.uuid in self._domains:
+                raise exception.InstanceExists(name=instance.uuid)
+        attempt = _SpawnAttempt()
+        try:
+            self._create_image(instance, image_meta, path, attempt)
+            self._create_domain_and_network(
+                context, instance, network_info, 'spawn', attempt=attempt,
+                power_on=power_on)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                LOG.error('Spawn failed; removing what this attempt '
+                          'created', instance=instance)
+                self._cleanup_failed_spawn(instance, path, attempt)
+        LOG.info('Spawned guest', instance=instance)
+
+    def destroy(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True):
+        if destroy_disks:
+            # Refuse a bad path before anything changes.
+            self._instance_dir(instance)
+        self._maybe_fail('destroy', instance)
+        self._set_state(instance.uuid, power_state.SHUTDOWN,
+                        missing_ok=True)
+        self.cleanup(context, instance, network_info, block_device_info,
+                     destroy_disks=destroy_disks)
+
+    def cleanup(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, destroy_vifs=True):
+        # Validate the path first: a bad path must not leave half a cleanup.
+        path = self._instance_dir(instance) if destroy_disks else None
+        with self._lock:
+            self._domains.pop(instance.uuid, None)
+        if destroy_vifs:
+            self._unplug_all(instance)
+        if path is not None and os.path.isdir(path):
+            LOG.info('Deleting instance files %s', path, instance=instance)
+            shutil.rmtree(path)
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        self._require_domain(instance)
+        self._maybe_fail('power_off', instance)
+        self._set_state(instance.uuid, power_state.SHUTDOWN,
+                        saved_memory=False)
+
+    def power_on(self, context, instance, network_info,
+                 block_device_info=None):
+        self._hard_reboot(context, instance, network_info, 'power_on',
+                          exception.InstancePowerOnFailure)
+
+    def reboot(self, context, instance, network_info, reboot_type,
+               block_device_info=None, bad_volumes_callback=None):
+        if reboot_type == 'SOFT' and self._soft_reboot(instance):
+            return
+        self._hard_reboot(context, instance, network_info, 'reboot',
+                          exception.InstanceRebootFailure)
+
+    def suspend(self, context, instance):
+        dom = self._require_domain(instance)
+        if dom.state not in (power_state.RUNNING, power_state.PAUSED):
+            raise exception.InstanceSuspendFailure(
+                reason='guest is not running')
+        self._maybe_fail('suspend', instance)
+        self._set_state(instance.uuid, power_state.SUSPENDED,
+                        saved_memory=True)
+
+    def resume(self, context, instance, network_info, block_device_info=None):
+        dom = self._require_domain(instance)
+        if not dom.saved_memory:
+            raise exception.InstanceResumeFailure(
+                reason='guest has no saved memory to resume from')
+        network_info = _network_info(network_info)
+        plugged_before = self._plugged(instance.uuid)
+        try:
+            # Resume re-plugs (idempotent) but does not wait for events: the
+            # ports stayed bound while the guest was suspended.
+            self._plug_vifs(instance, network_info, 'resume.plug_vifs')
+            self._maybe_fail('resume', instance)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                # The saved memory and the definition stay, so a later
+                # resume can succeed; VIFs go back to how they were.
+                self._restore_vifs(instance, plugged_before)
+        self._set_state(instance.uuid, power_state.RUNNING,
+                        saved_memory=False)
+
+    def resume_state_on_host_boot(self, context, instance, network_info,
+                                  block_device_info=None):
+        with self._lock:
+            dom = self._domains.get(instance.uuid)
+            if dom is not None and dom.state == power_state.RUNNING:
+                return
+        self._hard_reboot(context, instance, network_info,
+                          'resume_state_on_host_boot',
+                          exception.InstanceResumeFailure)
+
+    # -- networking --
+
+    def plug_vifs(self, instance, network_info):
+        self._plug_vifs(instance, _network_info(network_info), None)
+
+    def plugged_vif_ids(self, instance_uuid=None):
+        with self._lock:
+            if instance_uuid is not None:
+                return set(self._vifs.get(instance_uuid, {}))
+            return {port_id for vifs in self._vifs.values()
+                    for port_id in vifs}
+
+    def unplug_vifs(self, instance, network_info):
+        with self._lock:
+            plugged = self._vifs.get(instance.uuid, {})
+            for vif in _network_info(network_info):
+                plugged.pop(vif.id, None)
+            if not plugged:
+                self._vifs.pop(instance.uuid, None)
+
+    # -- internals --
+
+    def _instance_dir(self, instance):
+        return instance_dir(self.settings.instances_path, instance.uuid)
+
+    def _require_domain(self, instance):
+        dom = self.domain(instance.uuid)
+        if dom is None:
+            raise exception.InstanceNotFound(instance_id=instance.uuid)
+        return dom
+
+    def _plugged(self, instance_uuid):
+        with self._lock:
+            return dict(self._vifs.get(instance_uuid, {}))
+
+    def _restore_vifs(self, instance, plugged):
+        with self._lock:
+            if plugged:
+                self._vifs[instance.uuid] = dict(plugged)
+            else:
+                self._vifs.pop(instance.uuid, None)
+
+    def _unplug_all(self, instance):
+        with self._lock:
+            self._vifs.pop(instance.uuid, None)
+
+    def _set_state(self, instance_uuid, state, saved_memory=None,
+                   missing_ok=False):
+        with self._lock:
+            dom = self._domains.get(instance_uuid)
+            if dom is None:
+                if missing_ok:
+                    return
+                raise exception.InstanceNotFound(instance_id=instance_uuid)
+            changed = dom.state != state
+            dom.state = state
+            if saved_memory is not None:
+                dom.saved_memory = saved_memory
+        if changed:
+            self._emit(instance_uuid, state)
+
+    def _emit(self, instance_uuid, state):
+        transition = {
+            power_state.RUNNING: virtevent.EVENT_LIFECYCLE_STARTED,
+            power_state.SHUTDOWN: virtevent.EVENT_LIFECYCLE_STOPPED,
+            power_state.PAUSED: virtevent.EVENT_LIFECYCLE_PAUSED,
+            power_state.SUSPENDED: virtevent.EVENT_LIFECYCLE_SUSPENDED,
+        }.get(state)
+        if transition is not None:
+            self.emit_event(virtevent.LifecycleEvent(instance_uuid,
+                                                     transition))
+
+    def _plug_vifs(self, instance, network_info, step):
+        """Plug every VIF; on failure unplug those this call plugged."""
+        newly_plugged = []
+        try:
+            for index, vif in enumerate(network_info):
+                if vif.network.bridge not in self.bridges:
+                    raise exception.VirtualInterfacePlugException(
+                        reason='bridge %s of network %s does not exist on '
+                               'host %s' % (vif.network.bridge,
+                                            vif.network.label,
+                                            self.settings.host))
+                with self._lock:
+                    plugged = self._vifs.setdefault(instance.uuid, {})
+                    if vif.id not in plugged:
+                        newly_plugged.append(vif.id)
+                    plugged[vif.id] = vif
+                if index == 0 and step:
+                    self._maybe_fail(step, instance)
+            if not network_info and step:
+                self._maybe_fail(step, instance)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                with self._lock:
+                    plugged = self._vifs.get(instance.uuid, {})
+                    for port_id in newly_plugged:
+                        plugged.pop(port_id, None)
+                    if not plugged:
+                        self._vifs.pop(instance.uuid, None)
+
+    def _vif_events(self, network_info, vifs_already_plugged):
+        if vifs_already_plugged or self.settings.vif_plugging_timeout <= 0:
+            return []
+        return [('network-vif-plugged', vif.id)
+                for vif in network_info.inactive()]
+
+    def _vif_failed_callback(self, event_name, instance):
+        LOG.error('Neutron reported failure on event %s', event_name,
+                  instance=instance)
+        if self.settings.vif_plugging_is_fatal:
+            raise exception.VirtualInterfaceCreateException()
+
+    def _create_domain_and_network(self, context, instance, network_info,
+                                   op, attempt=None, power_on=True):
+        """Plug VIFs, define (spawn only) and start the guest.
+
+        The guest starts paused while the network-vif-plugged events of
+        inactive VIFs are awaited, then runs. The caller cleans up.
+        """
+        events = self._vif_events(network_info, False) if power_on else []
+        try:
+            with self.virtapi.wait_for_instance_event(
+                    instance, events,
+                    deadline=self.settings.vif_plugging_timeout,
+                    error_callback=self._vif_failed_callback):
+                self._plug_vifs(instance, network_info, op + '.plug_vifs')
+                if attempt is not None:
+                    self._maybe_fail('spawn.define', instance)
+                    self._define(instance)
+                    attempt.defined = True
+                if not power_on:
+                    return
+                self._maybe_fail('spawn.start' if attempt is not None else op,
+                                 instance)
+                self._set_state(instance.uuid,
+                                power_state.PAUSED if events
+                                else power_state.RUNNING)
+        except TimeoutError:
+            LOG.warning('Timeout waiting for VIF plugging events',
+                        instance=instance)
+            if self.settings.vif_plugging_is_fatal:
+                raise exception.VirtualInterfaceCreateException()
+        self._set_state(instance.uuid, power_state.RUNNING)
+
+    def _define(self, instance):
+        with self._lock:
+            if instance.uuid not in self._domains:
+                self._domains[instance.uuid] = FakeDomain(
+                    uuid=instance.uuid,
+                    name='instance-%s' % instance.uuid[:8])
+
+    def _create_image(self, instance, image_meta, path, attempt):
+        """Make the instance directory and disks, reusing existing ones."""
+        if not os.path.isdir(path):
+            # The root is shared by every instance and never removed.
+            fileutils.ensure_tree(self.settings.instances_path)
+            os.mkdir(path)
+            attempt.created_dir = True
+        disk = os.path.join(path, DISK)
+        if os.path.exists(disk):
+            LOG.info('Reusing existing disk %s', disk, instance=instance)
+        else:
+            attempt.created_files.append(disk)
+            with open(disk, 'wb') as f:
+                f.write(_DISK_HEADER)
+                # Fail half-way, so cleanup has a partial disk to remove.
+                self._maybe_fail('spawn.create_disk', instance)
+                f.write(('%s %s\n' % (instance.uuid,
+                                      _image_id(image_meta))).encode())
+        disk_info = os.path.join(path, DISK_INFO)
+        if not os.path.exists(disk_info):
+            attempt.created_files.append(disk_info)
+            with open(disk_info, 'w') as f:
+                json.dump({disk: 'raw'}, f)
+
+    def _cleanup_failed_spawn(self, instance, path, attempt):
+        with self._lock:
+            if attempt.defined:
+                self._domains.pop(instance.uuid, None)
+            self._vifs.pop(instance.uuid, None)
+        if attempt.created_dir:
+            # Everything in a directory this attempt made is its own.
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        for file_path in attempt.created_files:
+            fileutils.delete_if_exists(file_path)
+
+    def _soft_reboot(self, instance):
+        """True if the guest rebooted in place; False to fall back to hard."""
+        dom = self.domain(instance.uuid)
+        if dom is None or dom.state != power_state.RUNNING:
+            return False
+        try:
+            self._maybe_fail('reboot.soft', instance)
+        except Exception as e:
+            LOG.warning('Soft reboot failed (%s); trying a hard reboot', e,
+                        instance=instance)
+            return False
+        LOG.info('Guest rebooted in place', instance=instance)
+        return True
+
+    def _hard_reboot(self, context, instance, network_info, op,
+                     missing_disk_error):
+        """Stop the guest and start it again from its definition and disks.
+
+        A missing definition is made again from the instance, as the
+        libvirt driver regenerates its XML; missing disks are an error.
+        Failure: guest stopped, VIFs unplugged, files untouched.
+        """
+        disk = os.path.join(self._instance_dir(instance), DISK)
+        if not os.path.isfile(disk):
+            raise missing_disk_error(reason='disk %s does not exist' % disk)
+        network_info = _network_info(network_info)
+        self._set_state(instance.uuid, power_state.SHUTDOWN,
+                        saved_memory=False, missing_ok=True)
+        self._unplug_all(instance)
+        self._define(instance)
+        try:
+            self._create_domain_and_network(context, instance, network_info,
+                                            op)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                LOG.error('Could not start the guest; it stays defined and '
+                          'stopped with its disks', instance=instance)
+                self._set_state(instance.uuid, power_state.SHUTDOWN,
+                                missing_ok=True)
+                self._unplug_all(instance)
+
+
+def _image_id(image_meta):
+    if image_meta is None:
+        return None
+    if isinstance(image_meta, dict):
+        return image_meta.get('id')
+    return getattr(image_meta, 'id', None)

@@ -1,0 +1,3 @@
+"""The libvirt virt driver (``compute_driver = libvirt.LibvirtDriver``)."""
+
+from nova.virt.libvirt.driver import LibvirtDriver  # noqa: F401

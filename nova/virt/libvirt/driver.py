@@ -1,0 +1,502 @@
+"""The libvirt compute driver: orchestration only.
+
+The work is done elsewhere: ``host.py`` (connection, events), ``guest.py``
+(one domain), ``designer.py`` + ``config/`` (domain XML), ``disks.py``,
+``imagebackend.py``, ``imagecache.py`` (disks and images), ``vif.py``
+(ports), ``instancedir.py`` (paths and the only deletions).
+
+Cleanup contract (CLEANUP.md): ``_create_domain_and_network`` cleans up a
+failed start through ``_cleanup_failed_start``, which deletes disks only
+when ``destroy_disks_on_failures`` is true, and only ``spawn`` sets it. A
+failed spawn removes exactly what its ``SpawnRecord`` says it created;
+nothing else here deletes files except ``cleanup(destroy_disks=True)``.
+"""
+
+import contextlib
+import os
+import threading
+import time
+
+from oslo_log import log as logging
+from oslo_utils import fileutils
+
+from nova.compute import power_state
+from nova import exception
+from nova.image import meta as image_meta_mod
+from nova.image import store as image_store
+from nova.network import model as network_model
+from nova.virt import driver
+from nova.virt import hardware
+from nova.virt.libvirt import designer
+from nova.virt.libvirt import disks
+from nova.virt.libvirt import host as libvirt_host
+from nova.virt.libvirt import imagecache
+from nova.virt.libvirt import instancedir
+from nova.virt.libvirt import spawn_record
+from nova.virt.libvirt import vif as libvirt_vif
+
+LOG = logging.getLogger(__name__)
+
+GiB = 1024 ** 3
+VIF_PLUGGED_EVENT = 'network-vif-plugged'
+# NOVA_STATES a guest may be in for resume_state_on_host_boot to leave it.
+_LEAVE_ON_HOST_BOOT = (power_state.RUNNING, power_state.SUSPENDED,
+                       power_state.NOSTATE, power_state.PAUSED)
+
+
+def _network_info(network_info) -> network_model.NetworkInfo:
+    if isinstance(network_info, network_model.NetworkInfo):
+        return network_info
+    items = list(network_info or ())
+    if items and isinstance(items[0], dict):
+        return network_model.NetworkInfo.from_list(items)
+    return network_model.NetworkInfo(items)
+
+
+class LibvirtDriver(driver.ComputeDriver):
+    capabilities = {'supports_evacuate': True}
+
+    def __init__(self, virtapi, settings):
+        super().__init__(virtapi, settings)
+        self.host = libvirt_host.Host(settings.connection_uri, settings.host,
+                                      lifecycle_handler=self.emit_event)
+        self.vif_driver = libvirt_vif.get_vif_driver(settings)
+        self.image_cache = imagecache.ImageCache(settings.instances_path)
+        self._image_store = None
+        self._arch = None
+        # Spawn attempts in progress, by instance UUID: what each created.
+        self._spawn_records = {}
+        self._records_lock = threading.Lock()
+
+    # -- host ------------------------------------------------------------
+
+    def init_host(self, host):
+        self.host.connect()
+        fileutils.ensure_tree(self.settings.instances_path)
+
+    def cleanup_host(self, host):
+        self.host.close()
+
+    def get_available_resource(self, nodename):
+        node = self.host.get_node_info()
+        vcpus_used = memory_used = 0
+        for guest in self.host.list_guests():
+            vcpus, memory_mb = guest.get_resources()
+            vcpus_used += vcpus
+            memory_used += memory_mb
+        fileutils.ensure_tree(self.settings.instances_path)
+        st = os.statvfs(self.settings.instances_path)
+        total_gb = st.f_blocks * st.f_frsize // GiB
+        free_gb = st.f_bavail * st.f_frsize // GiB
+        return hardware.HostResources(
+            hypervisor_hostname=self.settings.host, vcpus=node.cpus,
+            memory_mb=node.memory_mb, local_gb=total_gb,
+            vcpus_used=vcpus_used, memory_mb_used=memory_used,
+            local_gb_used=total_gb - free_gb,
+            hypervisor_type=node.hypervisor_type)
+
+    def get_storage_identity(self):
+        return instancedir.storage_identity(self.settings.instances_path)
+
+    def _resolve_image(self, image_meta) -> image_meta_mod.ImageMeta:
+        """An ``ImageMeta``, or one looked up in the store by the id or
+        name in a dict or string (what a caller with no store at hand
+        passes)."""
+        if isinstance(image_meta, image_meta_mod.ImageMeta):
+            return image_meta
+        if isinstance(image_meta, dict):
+            image_meta = image_meta.get('id') or image_meta.get('name')
+        if not image_meta:
+            raise exception.ImageNotFound(image_id=image_meta)
+        return self.image_store.find(image_meta)
+
+    @property
+    def image_store(self) -> image_store.ImageStore:
+        if self._image_store is None:
+            self._image_store = image_store.ImageStore.from_settings(
+                self.settings)
+        return self._image_store
+
+    # -- inventory -------------------------------------------------------
+
+    def list_instance_uuids(self):
+        return [guest.uuid for guest in self.host.list_guests()]
+
+    def instance_exists(self, instance):
+        return self.host.find_guest(instance.uuid) is not None
+
+    def get_info(self, instance):
+        return self.host.get_guest(instance.uuid).get_info()
+
+    def instance_on_disk(self, instance):
+        idir = self._instance_dir(instance)
+        return os.path.isfile(idir.file(instancedir.DISK))
+
+    def _instance_dir(self, instance) -> instancedir.InstanceDir:
+        return instancedir.InstanceDir(self.settings.instances_path,
+                                       instance.uuid)
+
+    # -- spawn -----------------------------------------------------------
+
+    def spawn(self, context, instance, image_meta, injected_files,
+              admin_password, network_info=None, block_device_info=None,
+              power_on=True):
+        network_info = _network_info(network_info)
+        image_meta = self._resolve_image(image_meta)
+        record = spawn_record.SpawnRecord(self._instance_dir(instance))
+        if self.host.find_guest(instance.uuid) is not None:
+            raise exception.InstanceExists(
+                name=designer.domain_name(instance.uuid))
+        with self._spawn_attempt(context, instance, network_info,
+                                 block_device_info, record):
+            images = disks.create_for_spawn(
+                record, instance, image_meta, self.settings,
+                self.image_store, self.image_cache)
+            xml = self._get_guest_xml(instance, images, network_info)
+            record.reached_domain = True
+            guest = self._create_domain_and_network(
+                context, xml, instance, network_info, block_device_info,
+                power_on=power_on, destroy_disks_on_failures=True)
+            if power_on:
+                self._wait_for_running(instance, guest)
+            # Last, so a failure never changed a libvirt.xml that was
+            # there before (shared storage).
+            self._write_libvirt_xml(record.instance_dir, xml, record)
+        LOG.info('Spawned the guest', instance=instance)
+
+    @contextlib.contextmanager
+    def _spawn_attempt(self, context, instance, network_info,
+                       block_device_info, record):
+        """On any failure inside, undo this attempt, then re-raise."""
+        with self._records_lock:
+            self._spawn_records[instance.uuid] = record
+        try:
+            yield
+        except Exception:
+            LOG.error('Spawn failed; removing what this attempt created',
+                      instance=instance)
+            try:
+                if record.reached_domain:
+                    self._cleanup_failed_start(
+                        context, instance, network_info, block_device_info,
+                        None, destroy_disks=True)
+                else:
+                    record.remove_created()
+            except Exception:
+                LOG.exception('Cleanup of the failed spawn failed',
+                              instance=instance)
+            raise
+        finally:
+            with self._records_lock:
+                self._spawn_records.pop(instance.uuid, None)
+
+    def _write_libvirt_xml(self, idir, xml, record=None):
+        path = idir.file(instancedir.LIBVIRT_XML)
+        if record is not None and not os.path.exists(path):
+            record.created_file(instancedir.LIBVIRT_XML)
+        tmp = path + '.part'
+        try:
+            with open(tmp, 'w') as f:
+                f.write(xml)
+            os.replace(tmp, path)
+        finally:
+            fileutils.delete_if_exists(tmp)
+
+    def _get_guest_xml(self, instance, images, network_info) -> str:
+        if self._arch is None:
+            self._arch = self.host.get_node_info().arch
+        interfaces = [self.vif_driver.get_config(instance, vif)
+                      for vif in network_info]
+        domain = designer.build_domain(
+            instance, self.settings.virt_type, self._arch, images.disks,
+            interfaces,
+            console_path=self._instance_dir(instance).file(
+                instancedir.CONSOLE_LOG),
+            kernel_boot=images.kernel_boot)
+        return domain.to_xml()
+
+    def _wait_for_running(self, instance, guest):
+        timeout = self.settings.wait_running_timeout
+        if not guest.wait_for_power_state({power_state.RUNNING}, timeout):
+            raise exception.InstancePowerOnFailure(
+                reason='the guest did not reach running within %s s'
+                       % timeout)
+
+    # -- starting a domain, and undoing a failed start ----------------------
+
+    def _vif_events(self, network_info, power_on, vifs_already_plugged):
+        if (vifs_already_plugged or not power_on
+                or not self.settings.vif_plugging_timeout):
+            return []
+        return [(VIF_PLUGGED_EVENT, vif.id)
+                for vif in network_info.inactive()]
+
+    def _neutron_failed_callback(self, event_name, instance):
+        LOG.error('Network reported %s as failed', event_name,
+                  instance=instance)
+        if self.settings.vif_plugging_is_fatal:
+            raise exception.VirtualInterfaceCreateException()
+
+    def _create_domain_and_network(self, context, xml, instance,
+                                   network_info, block_device_info=None,
+                                   power_on=True, vifs_already_plugged=False,
+                                   post_xml_callback=None,
+                                   destroy_disks_on_failures=False):
+        """Plug VIFs, define, start (paused until the VIFs are bound).
+
+        On any failure, a failed or late network-vif-plugged event
+        included, ``_cleanup_failed_start`` undoes the start; disks go only
+        when ``destroy_disks_on_failures`` (spawn alone).
+        """
+        network_info = _network_info(network_info)
+        events = self._vif_events(network_info, power_on,
+                                  vifs_already_plugged)
+        pause = bool(events)
+        guest = None
+        try:
+            try:
+                with self.virtapi.wait_for_instance_event(
+                        instance, events,
+                        deadline=self.settings.vif_plugging_timeout,
+                        error_callback=self._neutron_failed_callback):
+                    self.plug_vifs(instance, network_info)
+                    guest = self.host.define_guest(xml)
+                    if post_xml_callback is not None:
+                        post_xml_callback()
+                    if power_on:
+                        guest.launch(pause=pause)
+            except TimeoutError:
+                if self.settings.vif_plugging_is_fatal or guest is None:
+                    raise exception.VirtualInterfaceCreateException()
+                LOG.warning('Timed out waiting for network-vif-plugged; '
+                            'starting the guest anyway', instance=instance)
+            if pause:
+                guest.resume()
+        except Exception as e:
+            LOG.error('Failed to start the guest: %s', e, instance=instance)
+            try:
+                self._cleanup_failed_start(
+                    context, instance, network_info, block_device_info,
+                    guest, destroy_disks_on_failures)
+            except Exception:
+                LOG.exception('Cleanup of the failed start failed',
+                              instance=instance)
+            raise
+        return guest
+
+    def _cleanup_failed_start(self, context, instance, network_info,
+                              block_device_info, guest, destroy_disks):
+        """Power off, undefine, unplug; disks only if ``destroy_disks``.
+
+        ``destroy_disks`` removes what the spawn attempt in progress
+        created (its SpawnRecord), never anything that was there before.
+        A definition holding a suspended guest's saved memory is kept (a
+        resume that failed before starting can be tried again).
+        """
+        if guest is None:
+            guest = self.host.find_guest(instance.uuid)
+        if guest is not None:
+            with contextlib.suppress(exception.InstanceNotFound):
+                if guest.is_active():
+                    guest.poweroff()
+                if destroy_disks or not guest.has_managed_save():
+                    guest.undefine()
+                else:
+                    LOG.warning('Keeping the definition: it holds the '
+                                'saved memory of the suspended guest',
+                                instance=instance)
+        self.unplug_vifs(instance, _network_info(network_info))
+        if destroy_disks:
+            with self._records_lock:
+                record = self._spawn_records.get(instance.uuid)
+            if record is None:
+                LOG.warning('No spawn in progress: no disks to remove',
+                            instance=instance)
+            else:
+                record.remove_created()
+
+    # -- destroy ---------------------------------------------------------
+
+    def destroy(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True):
+        idir = self._instance_dir(instance)  # InvalidUUID before anything
+        if destroy_disks and os.path.lexists(idir.path):
+            idir.check_inside()
+        guest = self.host.find_guest(instance.uuid)
+        if guest is not None:
+            with contextlib.suppress(exception.InstanceNotFound):
+                if guest.is_active():
+                    self._stop(instance, guest, self.settings.shutdown_timeout)
+        self.cleanup(context, instance, network_info, block_device_info,
+                     destroy_disks=destroy_disks)
+
+    def cleanup(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, destroy_vifs=True):
+        idir = self._instance_dir(instance)
+        if destroy_disks and os.path.lexists(idir.path):
+            idir.check_inside()  # refuse before changing anything
+        guest = self.host.find_guest(instance.uuid)
+        if guest is not None:
+            with contextlib.suppress(exception.InstanceNotFound):
+                if guest.is_active():
+                    guest.poweroff()
+                guest.undefine()
+        if destroy_vifs:
+            self.unplug_vifs(instance, _network_info(network_info))
+        if destroy_disks:
+            idir.remove()
+
+    # -- power -----------------------------------------------------------
+
+    def _stop(self, instance, guest, timeout, retry_interval=0):
+        """Clean shutdown for up to ``timeout`` s, then forced."""
+        if timeout and self._clean_shutdown(instance, guest, timeout,
+                                            retry_interval):
+            return
+        guest.poweroff()
+        LOG.info('Powered the guest off', instance=instance)
+
+    def _clean_shutdown(self, instance, guest, timeout, retry_interval):
+        """Ask the guest to shut down (again every ``retry_interval`` s)
+        until it is off or ``timeout`` s passed; True if it is off."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if guest.get_power_state() == power_state.SHUTDOWN:
+                LOG.info('The guest shut down cleanly', instance=instance)
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                guest.shutdown()
+            except exception.InstancePowerOffFailure:
+                if guest.is_active():
+                    raise
+                continue  # it went off by itself meanwhile
+            guest.wait_for_power_state({power_state.SHUTDOWN},
+                                       min(retry_interval or remaining,
+                                           remaining))
+        LOG.warning('The guest did not shut down within %s s', timeout,
+                    instance=instance)
+        return False
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        guest = self.host.get_guest(instance.uuid)
+        if guest.is_active():
+            self._stop(instance, guest, timeout, retry_interval)
+
+    def power_on(self, context, instance, network_info,
+                 block_device_info=None):
+        self._hard_reboot(context, instance, network_info, block_device_info)
+
+    def reboot(self, context, instance, network_info, reboot_type,
+               block_device_info=None, bad_volumes_callback=None):
+        if reboot_type == 'SOFT':
+            try:
+                if self._soft_reboot(instance):
+                    return
+            except exception.NovaException as e:
+                LOG.warning('Soft reboot failed (%s); rebooting hard', e,
+                            instance=instance)
+        self._hard_reboot(context, instance, network_info, block_device_info)
+
+    def _soft_reboot(self, instance) -> bool:
+        """Shut down and start the same definition; False: go hard."""
+        guest = self.host.get_guest(instance.uuid)
+        if not guest.is_active():
+            return False
+        if not self._clean_shutdown(instance, guest,
+                                    self.settings.shutdown_timeout, 0):
+            return False
+        guest.launch()
+        self._wait_for_running(instance, guest)
+        LOG.info('Rebooted the guest (soft)', instance=instance)
+        return True
+
+    def _image_meta_or_none(self, instance):
+        if not instance.image_ref:
+            return None
+        try:
+            return self.image_store.find(instance.image_ref)
+        except (exception.ImageNotFound, exception.InvalidConfiguration):
+            return None
+
+    def _xml_from_disks(self, instance, network_info) -> str:
+        images = disks.load_existing(
+            self._instance_dir(instance), instance,
+            self._image_meta_or_none(instance), self.image_store,
+            self.image_cache)
+        return self._get_guest_xml(instance, images, network_info)
+
+    def _hard_reboot(self, context, instance, network_info,
+                     block_device_info=None):
+        """Redefine from the disks and start. Never creates or removes a
+        disk; a missing one is ``DiskNotFound`` before anything changed."""
+        network_info = _network_info(network_info)
+        xml = self._xml_from_disks(instance, network_info)
+        guest = self.host.find_guest(instance.uuid)
+        if guest is not None:
+            if guest.is_active():
+                guest.poweroff()
+            guest.undefine()
+        guest = self._create_domain_and_network(
+            context, xml, instance, network_info, block_device_info,
+            vifs_already_plugged=False, destroy_disks_on_failures=False)
+        self._wait_for_running(instance, guest)
+        # Only after success, so a failed start leaves the directory as
+        # it was, byte for byte.
+        self._write_libvirt_xml(self._instance_dir(instance), xml)
+        LOG.info('Rebooted the guest (hard)', instance=instance)
+
+    def suspend(self, context, instance):
+        guest = self.host.get_guest(instance.uuid)
+        if not guest.is_active():
+            raise exception.InstanceSuspendFailure(
+                reason='the guest is not running')
+        guest.managed_save()
+        LOG.info('Suspended the guest', instance=instance)
+
+    def resume(self, context, instance, network_info, block_device_info=None):
+        network_info = _network_info(network_info)
+        guest = self.host.find_guest(instance.uuid)
+        if guest is not None:
+            # The existing definition: starting it restores saved memory.
+            xml = guest.get_xml()
+        else:
+            xml = self._xml_from_disks(instance, network_info)
+        guest = self._create_domain_and_network(
+            context, xml, instance, network_info, block_device_info,
+            vifs_already_plugged=True, destroy_disks_on_failures=False)
+        self._wait_for_running(instance, guest)
+        LOG.info('Resumed the guest', instance=instance)
+
+    def resume_state_on_host_boot(self, context, instance, network_info,
+                                  block_device_info=None):
+        guest = self.host.find_guest(instance.uuid)
+        if guest is not None and guest.get_power_state() in (
+                _LEAVE_ON_HOST_BOOT):
+            return
+        self._hard_reboot(context, instance, network_info, block_device_info)
+
+    # -- networking ------------------------------------------------------
+
+    def plug_vifs(self, instance, network_info):
+        plugged = []
+        try:
+            for vif in _network_info(network_info):
+                self.vif_driver.plug(instance, vif)
+                plugged.append(vif)
+        except Exception:
+            self.unplug_vifs(instance, plugged)
+            raise
+
+    def plugged_vif_ids(self, instance_uuid=None):
+        return self.vif_driver.plugged_vif_ids(instance_uuid)
+
+    def unplug_vifs(self, instance, network_info):
+        for vif in _network_info(network_info):
+            try:
+                self.vif_driver.unplug(instance, vif)
+            except exception.NovaException as e:
+                LOG.error('Failed to unplug VIF %(vif)s: %(err)s',
+                          {'vif': vif.id, 'err': e}, instance=instance)

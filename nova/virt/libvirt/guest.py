@@ -1,0 +1,183 @@
+"""One libvirt domain, spoken of as a guest.
+
+``Guest`` is the only code besides ``host.py`` that calls a ``virDomain``;
+it turns libvirt errors into the project's exceptions here, at the
+boundary: a missing domain (``VIR_ERR_NO_DOMAIN``) is ``InstanceNotFound``,
+a failed start ``InstancePowerOnFailure`` and so on.
+
+Example::
+
+    guest = host.get_guest(instance.uuid)
+    if guest.is_active():
+        guest.poweroff()
+    guest.undefine()
+"""
+
+import contextlib
+import time
+
+from oslo_log import log as logging
+
+from nova.compute import power_state
+from nova import exception
+from nova.virt import hardware
+from nova.virt.libvirt import binding
+
+LOG = logging.getLogger(__name__)
+
+# libvirt domain state -> Nova power state. A shut-off domain that holds a
+# managed-save image is reported SUSPENDED (see Guest.get_power_state).
+POWER_STATE_MAP = {
+    binding.DOMAIN_NOSTATE: power_state.NOSTATE,
+    binding.DOMAIN_RUNNING: power_state.RUNNING,
+    binding.DOMAIN_BLOCKED: power_state.RUNNING,
+    binding.DOMAIN_PAUSED: power_state.PAUSED,
+    binding.DOMAIN_SHUTDOWN: power_state.SHUTDOWN,
+    binding.DOMAIN_SHUTOFF: power_state.SHUTDOWN,
+    binding.DOMAIN_CRASHED: power_state.CRASHED,
+    binding.DOMAIN_PMSUSPENDED: power_state.SUSPENDED,
+}
+
+_POLL_INTERVAL = 0.05
+
+
+class Guest:
+    def __init__(self, domain: binding.virDomain, host_name: str = ''):
+        self._domain = domain
+        self._host_name = host_name
+        self.uuid = domain.UUIDString()
+        self.name = domain.name()
+
+    def __repr__(self):
+        return '<Guest %s>' % self.uuid
+
+    @contextlib.contextmanager
+    def _translate(self, failure=exception.InternalError, **kwargs):
+        """Raise libvirt errors as the project's exceptions."""
+        try:
+            yield
+        except binding.Error as e:
+            if binding.error_code(e) == binding.ERR_NO_DOMAIN:
+                raise exception.InstanceNotFound(instance_id=self.uuid)
+            if binding.is_connection_error(e):
+                raise exception.HypervisorUnavailable(host=self._host_name)
+            message = e.get_error_message() or str(e)
+            if failure is exception.InternalError:
+                raise exception.InternalError(err=message)
+            raise failure(reason=message, **kwargs)
+
+    # -- state -------------------------------------------------------------
+
+    def _state(self) -> int:
+        with self._translate():
+            return self._domain.state()[0]
+
+    def is_active(self) -> bool:
+        with self._translate():
+            return bool(self._domain.isActive())
+
+    def has_managed_save(self) -> bool:
+        with self._translate():
+            return bool(self._domain.hasManagedSaveImage(0))
+
+    def get_power_state(self) -> int:
+        state = self._state()
+        if state == binding.DOMAIN_SHUTOFF and self.has_managed_save():
+            return power_state.SUSPENDED
+        return POWER_STATE_MAP.get(state, power_state.NOSTATE)
+
+    def get_info(self) -> hardware.InstanceInfo:
+        return hardware.InstanceInfo(state=self.get_power_state(),
+                                     internal_id=self.name)
+
+    def get_resources(self) -> tuple[int, int]:
+        """(vcpus, memory in MiB) the domain is defined with."""
+        with self._translate():
+            _state, max_mem_kib, _mem, vcpus, _cpu = self._domain.info()
+        return vcpus, max_mem_kib // 1024
+
+    def get_xml(self) -> str:
+        with self._translate():
+            return self._domain.XMLDesc(0)
+
+    def wait_for_power_state(self, wanted: set[int], timeout: float) -> bool:
+        """Poll until the power state is one of ``wanted``; False on timeout.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.get_power_state() in wanted:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_INTERVAL)
+
+    # -- transitions -------------------------------------------------------
+
+    def launch(self, pause: bool = False) -> None:
+        """Start the defined domain (from its managed save, if it has one).
+
+        ``pause`` starts it with its vCPUs stopped. Drivers without
+        ``VIR_DOMAIN_START_PAUSED`` (libvirt's test driver) are started and
+        paused at once instead.
+        """
+        with self._translate(exception.InstancePowerOnFailure):
+            if not pause:
+                self._domain.create()
+                return
+            try:
+                self._domain.createWithFlags(binding.START_PAUSED)
+                return
+            except binding.Error as e:
+                if binding.error_code(e) not in (binding.ERR_NO_SUPPORT,
+                                                 binding.ERR_INVALID_ARG):
+                    raise
+            self._domain.create()
+            self._domain.suspend()
+
+    def resume(self) -> None:
+        """Let a paused guest run."""
+        with self._translate(exception.InstanceResumeFailure):
+            self._domain.resume()
+
+    def shutdown(self) -> None:
+        """Ask the guest OS to shut down (ACPI); returns at once."""
+        with self._translate(exception.InstancePowerOffFailure):
+            self._domain.shutdown()
+
+    def poweroff(self) -> None:
+        """Stop the guest at once. A guest that is not running is fine."""
+        with self._translate(exception.InstancePowerOffFailure):
+            try:
+                self._domain.destroy()
+            except binding.Error as e:
+                if (binding.error_code(e) == binding.ERR_OPERATION_INVALID
+                        and not self._domain.isActive()):
+                    return
+                raise
+
+    def managed_save(self) -> None:
+        with self._translate(exception.InstanceSuspendFailure):
+            self._domain.managedSave(0)
+
+    def undefine(self) -> None:
+        """Remove the definition, its managed-save image and snapshot
+        metadata.
+
+        Drivers that reject the flags are retried without them, removing
+        the managed-save image first by hand.
+        """
+        flags = (binding.UNDEFINE_MANAGED_SAVE
+                 | binding.UNDEFINE_SNAPSHOTS_METADATA)
+        with self._translate():
+            try:
+                self._domain.undefineFlags(flags)
+                return
+            except binding.Error as e:
+                if binding.error_code(e) not in (binding.ERR_NO_SUPPORT,
+                                                 binding.ERR_INVALID_ARG):
+                    raise
+            LOG.debug('undefineFlags(%s) unsupported, falling back', flags,
+                      instance_uuid=self.uuid)
+            if self._domain.hasManagedSaveImage(0):
+                self._domain.managedSaveRemove(0)
+            self._domain.undefine()

@@ -1,0 +1,198 @@
+"""VIF drivers: the host side of an instance's network ports.
+
+A driver plugs a ``network.model.VIF`` (makes whatever the host needs),
+unplugs it (idempotently) and says which ``<interface>`` the guest gets.
+
+* ``LinuxBridgeVIFDriver``: a tap device per port, made with ``ip tuntap``
+  and attached to the network's Linux bridge; libvirt is handed the tap as
+  ``<interface type='ethernet'><target dev='tap...' managed='no'/>``. Plug
+  fails with ``VirtualInterfacePlugException`` naming the bridge when it
+  does not exist on this host.
+* ``NoopVIFDriver``: for libvirt's test driver. Makes nothing, but still
+  fails when the network's bridge is not in ``HostSettings.bridges``: a
+  simulated host that lacks the port's bridge, which is how tests get a
+  real, reproducible plug failure.
+
+``get_vif_driver(settings)`` picks one from ``settings.vif_driver``
+(``auto``: noop for ``test://`` URIs, linuxbridge otherwise).
+"""
+
+import abc
+import os
+import threading
+
+from oslo_concurrency import processutils
+from oslo_log import log as logging
+
+from nova import exception
+from nova.virt.libvirt import config
+
+LOG = logging.getLogger(__name__)
+
+SYS_CLASS_NET = '/sys/class/net'
+
+
+class VIFDriver(abc.ABC):
+    def __init__(self, settings):
+        self.settings = settings
+
+    @abc.abstractmethod
+    def plug(self, instance, vif) -> None:
+        """Make the host side of ``vif``; raise VirtualInterfacePlugException.
+        """
+
+    @abc.abstractmethod
+    def unplug(self, instance, vif) -> None:
+        """Remove the host side of ``vif``; nothing there is fine."""
+
+    @abc.abstractmethod
+    def plugged_vif_ids(self, instance_uuid=None) -> set[str]:
+        """Port ids plugged on this host now (of one instance, if given).
+        """
+
+    def get_config(self, instance, vif) -> config.Interface:
+        return config.Interface(net_type='ethernet',
+                                mac_address=vif.address,
+                                target_dev=vif.devname, managed=False,
+                                model='virtio')
+
+    def _no_bridge(self, vif, how):
+        return exception.VirtualInterfacePlugException(
+            reason='Cannot plug port %(port)s: bridge %(bridge)s of network '
+                   '%(net)s %(how)s on host %(host)s'
+                   % {'port': vif.id, 'bridge': vif.network.bridge,
+                      'net': vif.network.label or vif.network.id,
+                      'how': how, 'host': self.settings.host})
+
+
+class NoopVIFDriver(VIFDriver):
+    """Plugs nothing on the host, but keeps account.
+
+    ``bridges`` is the simulated host's set of bridges (from
+    ``settings.bridges``); a test removes one to make the host lack it.
+    ``plugged_vif_ids`` answers from the ports plugged and not unplugged
+    since (kept in memory: a new driver starts with none).
+    """
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.bridges = set(settings.bridges)
+        self._plugged = set()  # (instance uuid, port id)
+        self._lock = threading.Lock()
+
+    def plug(self, instance, vif):
+        if vif.network.bridge not in self.bridges:
+            raise self._no_bridge(vif, 'is not available')
+        with self._lock:
+            self._plugged.add((getattr(instance, 'uuid', None), vif.id))
+        LOG.debug('Plugged VIF %s (noop)', vif.id, instance=instance)
+
+    def unplug(self, instance, vif):
+        with self._lock:
+            self._plugged.discard((getattr(instance, 'uuid', None), vif.id))
+        LOG.debug('Unplugged VIF %s (noop)', vif.id, instance=instance)
+
+    def plugged_vif_ids(self, instance_uuid=None):
+        with self._lock:
+            return {port for owner, port in self._plugged
+                    if instance_uuid is None or owner == instance_uuid}
+
+
+def device_exists(name: str) -> bool:
+    return os.path.exists(os.path.join(SYS_CLASS_NET, name))
+
+
+def bridge_exists(name: str) -> bool:
+    return bool(name) and os.path.isdir(
+        os.path.join(SYS_CLASS_NET, name, 'bridge'))
+
+
+def _ip(*args: str) -> None:
+    processutils.execute('ip', *args)
+
+
+# A tap's interface alias names its port and instance, so what is plugged
+# can be read back from the host itself, after a restart too.
+ALIAS_PREFIX = 'nova'
+
+
+def _alias(instance, vif) -> str:
+    return '%s:%s:%s' % (ALIAS_PREFIX, getattr(instance, 'uuid', '') or '',
+                         vif.id)
+
+
+def _read_alias(dev: str) -> tuple[str, str] | None:
+    try:
+        with open(os.path.join(SYS_CLASS_NET, dev, 'ifalias')) as f:
+            parts = f.read().strip().split(':')
+    except OSError:
+        return None
+    if len(parts) != 3 or parts[0] != ALIAS_PREFIX:
+        return None
+    return parts[1], parts[2]
+
+
+class LinuxBridgeVIFDriver(VIFDriver):
+    def plug(self, instance, vif):
+        bridge = vif.network.bridge
+        if not bridge_exists(bridge):
+            raise self._no_bridge(vif, 'does not exist')
+        dev = vif.devname
+        created = False
+        try:
+            if not device_exists(dev):
+                _ip('tuntap', 'add', 'dev', dev, 'mode', 'tap')
+                created = True
+            _ip('link', 'set', 'dev', dev, 'alias', _alias(instance, vif))
+            _ip('link', 'set', 'dev', dev, 'master', bridge)
+            _ip('link', 'set', 'dev', dev, 'up')
+        except processutils.ProcessExecutionError as e:
+            if created:
+                self._delete(dev, instance)
+            raise exception.VirtualInterfacePlugException(
+                reason='Cannot plug port %s into bridge %s on host %s: %s'
+                       % (vif.id, bridge, self.settings.host,
+                          (e.stderr or str(e)).strip()))
+        LOG.info('Plugged %(dev)s into bridge %(bridge)s',
+                 {'dev': dev, 'bridge': bridge}, instance=instance)
+
+    def unplug(self, instance, vif):
+        if device_exists(vif.devname):
+            self._delete(vif.devname, instance)
+
+    def plugged_vif_ids(self, instance_uuid=None):
+        found = set()
+        for dev in os.listdir(SYS_CLASS_NET):
+            owner_port = _read_alias(dev)
+            if owner_port is None:
+                continue
+            owner, port = owner_port
+            if instance_uuid is None or owner == instance_uuid:
+                found.add(port)
+        return found
+
+    @staticmethod
+    def _delete(dev, instance):
+        try:
+            _ip('link', 'delete', 'dev', dev)
+        except processutils.ProcessExecutionError as e:
+            if device_exists(dev):
+                raise exception.VirtualInterfacePlugException(
+                    reason='Cannot delete %s: %s'
+                           % (dev, (e.stderr or str(e)).strip()))
+        LOG.info('Deleted tap device %s', dev, instance=instance)
+
+
+DRIVERS = {'noop': NoopVIFDriver, 'linuxbridge': LinuxBridgeVIFDriver}
+
+
+def get_vif_driver(settings) -> VIFDriver:
+    name = settings.vif_driver
+    if name == 'auto':
+        name = ('noop' if (settings.connection_uri or '').startswith('test:')
+                else 'linuxbridge')
+    try:
+        return DRIVERS[name](settings)
+    except KeyError:
+        raise exception.InvalidConfiguration(
+            reason='unknown vif_driver %r' % settings.vif_driver)
