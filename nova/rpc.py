@@ -35,6 +35,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova import context as nova_context
+from nova.network import model as network_model
 
 LOG = logging.getLogger(__name__)
 
@@ -179,7 +180,6 @@ class ValueSerializer(messaging.Serializer):
         if _is_nova_object(value):
             return _objects_base().obj_to_primitive(value)
         # NetworkInfo before tuple: it is one.
-        from nova.network import model as network_model
         if isinstance(value, network_model.NetworkInfo):
             return {TYPE_KEY: _NETWORK_INFO, DATA_KEY: value.to_list()}
         if isinstance(value, datetime.datetime):
@@ -212,7 +212,6 @@ class ValueSerializer(messaging.Serializer):
             return {k: self._decode(ctxt, v) for k, v in value.items()}
         data = value[DATA_KEY]
         if kind == _NETWORK_INFO:
-            from nova.network import model as network_model
             return network_model.NetworkInfo.from_list(data)
         if kind == _DATETIME:
             return datetime.datetime.fromisoformat(data)

@@ -33,6 +33,7 @@ import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_utils import excutils
 
 from nova.conf import CONF
 from nova import context as nova_context
@@ -117,6 +118,7 @@ class Service:
                                      if periodic_fuzzy_delay is None
                                      else periodic_fuzzy_delay)
         self.companions = list(companions)
+        self._started_companions = []
         self.extra_endpoints = list(extra_endpoints)
         self.service_ref = None
         self.rpc_server = None
@@ -141,6 +143,19 @@ class Service:
             self._stopped.clear()
         LOG.info('Starting %(binary)s on %(host)s',
                  {'binary': self.binary, 'host': self.host})
+        try:
+            self._start()
+        except Exception:
+            # Release what did start (RPC server, threads, the driver's
+            # connection) before the error reaches the caller.
+            with excutils.save_and_reraise_exception():
+                LOG.error('%r failed to start', self)
+                self.stop()
+        LOG.info('Started %(binary)s on %(host)s (topic %(topic)s)',
+                 {'binary': self.binary, 'host': self.host,
+                  'topic': self.topic})
+
+    def _start(self):
         # The row exists before init_host (a manager may record facts in
         # it), but it reads as up only from the first heartbeat, after.
         self.service_ref = self._service_row()
@@ -170,9 +185,7 @@ class Service:
             self.periodic.start()
         for companion in self.companions:
             companion.start()
-        LOG.info('Started %(binary)s on %(host)s (topic %(topic)s)',
-                 {'binary': self.binary, 'host': self.host,
-                  'topic': self.topic})
+            self._started_companions.append(companion)
 
     def _storage_identity(self):
         driver = getattr(self.manager, 'driver', None)
@@ -244,7 +257,7 @@ class Service:
             self._stopped.set()
         LOG.info('Stopping %(binary)s on %(host)s',
                  {'binary': self.binary, 'host': self.host})
-        for companion in reversed(self.companions):
+        for companion in reversed(self._started_companions):
             self._quietly(companion.stop, 'stop %r' % companion)
         if self.periodic is not None:
             self._quietly(self.periodic.stop, 'stop periodic tasks')

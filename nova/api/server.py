@@ -32,6 +32,10 @@ class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
 
 
 class _RequestHandler(simple_server.WSGIRequestHandler):
+    # Seconds a client may stay silent before its connection is dropped,
+    # so a stalled client never holds a thread for ever.
+    timeout = 60
+
     def log_message(self, format, *args):
         # The application logs every request with its request id; this is
         # only the transport's own line, kept at debug level.

@@ -7,20 +7,39 @@ Listens on ``[api] listen``:``listen_port``, talks to the database
 ``transport_url``. Stops on SIGTERM or SIGINT.
 """
 
-import signal
 import sys
-import threading
-
-from oslo_log import log as logging
 
 from nova.api import wsgi as api_wsgi
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova.conf import CONF
 from nova import rpc
+from nova import service
 
-LOG = logging.getLogger(__name__)
+BINARY = 'nova-api'
+
+
+class APIServerService:
+    """The REST API server as a start/stop service for ``service.run``."""
+
+    def __init__(self, compute_api, host=None, port=None):
+        self.compute_api = compute_api
+        self.host = host
+        self.port = port
+        self.server = None
+
+    def __repr__(self):
+        return '<APIServerService %s>' % (
+            self.server.url if self.server else 'stopped')
+
+    def start(self):
+        app = api_wsgi.make_app(self.compute_api)
+        self.server = api_wsgi.serve(app, self.host, self.port)
+
+    def stop(self):
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
 
 def build_compute_api():
@@ -28,37 +47,10 @@ def build_compute_api():
                                conductor_rpcapi.ConductorAPI())
 
 
-def run_until_signalled(server,
-                        signals=(signal.SIGTERM, signal.SIGINT)) -> None:
-    """Wait on the main thread until a stop signal, then stop ``server``."""
-    stopping = threading.Event()
-
-    def _on_signal(signum, _frame):
-        LOG.info('Caught signal %s, stopping', signal.Signals(signum).name)
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, _on_signal) for sig in signals}
-    try:
-        # A timed wait lets the signal handler run promptly.
-        while not stopping.wait(1.0):
-            pass
-    finally:
-        server.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
 def main(argv=None) -> int:
-    rpc.register_transport_opts(CONF)
-    logging.register_options(CONF)
-    CONF(sys.argv[1:] if argv is None else argv, project='nova',
-         prog='nova-api')
-    logging.setup(CONF, 'nova')
-    rpc.init(CONF)
+    service.prepare_service(BINARY, argv)
     try:
-        app = api_wsgi.make_app(build_compute_api())
-        server = api_wsgi.serve(app)
-        run_until_signalled(server)
+        service.run([APIServerService(build_compute_api())])
     finally:
         rpc.cleanup()
     return 0

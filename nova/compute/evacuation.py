@@ -61,7 +61,8 @@ class EvacuationCleanup:
     @property
     def do_not_touch(self) -> set[str]:
         """Instances the host's own reconciliation must leave alone."""
-        return set(self.completed)
+        return (set(self.completed) | set(self.in_progress)
+                | set(self.orphans) | set(self.errors))
 
 
 def _evacuations_from(context, host):

@@ -105,8 +105,8 @@ class ComputeVirtAPI(virtapi.VirtAPI):
     @contextlib.contextmanager
     def wait_for_instance_event(self, instance, event_names, deadline=300,
                                 error_callback=None):
-        keys = [tuple(name) if isinstance(name, (tuple, list)) else (name, None)
-                for name in event_names]
+        keys = [tuple(n) if isinstance(n, (tuple, list)) else (n, None)
+                for n in event_names]
         if not keys:
             yield
             return

@@ -32,6 +32,7 @@ import dataclasses
 from oslo_log import log as logging
 from oslo_utils import excutils
 
+from nova.compute import actions
 from nova.compute import operation
 from nova.compute import shared_storage
 from nova.compute import states
@@ -146,19 +147,9 @@ def _network_info(manager, context, instance):
         for vif in instance.network_info)
 
 
-def _vm_state_after_success(original):
-    after = states.get('evacuate').vm_state_after(True, original)
-    # NOTE: an instance evacuated out of ERROR now runs a healthy guest;
-    # leaving it ERROR would misreport it (Nova makes it ACTIVE too).
-    return vm_states.ACTIVE if after == vm_states.ERROR else after
-
-
 def _record_failure(context, instance, exc, host, vm_state):
     """Instance back to ``vm_state`` with no task and a fault."""
-    try:
-        objects.InstanceFault.create(context, instance.uuid, exc, host)
-    except Exception:
-        LOG.exception('Could not record the fault', instance=instance)
+    actions.record_fault(context, instance, exc, host)
     instance.vm_state = vm_state
     instance.task_state = None
     try:
@@ -309,7 +300,8 @@ class RebuildWorkflow:
         instance.node = migration.dest_node
         instance.power_state = operation.current_power_state(self.driver,
                                                              instance)
-        instance.vm_state = _vm_state_after_success(original_vm_state)
+        instance.vm_state = states.get('evacuate').vm_state_after(
+            True, original_vm_state)
         instance.task_state = None
         instance.network_info = network_info
         try:
@@ -356,8 +348,6 @@ class RebuildWorkflow:
                 self.driver, instance)
             instance.vm_state = states.get('rebuild').vm_state_after(
                 True, original_vm_state)
-            if instance.vm_state == vm_states.ERROR:
-                instance.vm_state = vm_states.ACTIVE
             instance.task_state = None
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING])
         except Exception as e:

@@ -5,8 +5,9 @@ task_states it may start, the task_state it holds while it runs, and the
 vm_state it leaves on success and on failure. The API layer checks requests
 against it, the manager uses it to set and clear states, and tests read it
 as the specification. ``KEEP`` means "the vm_state the instance had when the
-operation started" (a failed stop leaves an active instance active, a
-successful evacuation leaves a stopped instance stopped).
+operation started" (a failed stop leaves an active instance active);
+``KEEP_OR_RECOVER`` keeps it too but turns ERROR into ACTIVE (a successful
+evacuation leaves a stopped instance stopped and a broken one running).
 
 The failure column follows the cleanup contract (CLEANUP.md): a failed start
 leaves the instance STOPPED with its disks, a failed resume leaves it
@@ -21,6 +22,10 @@ from nova.compute import vm_states as vs
 from nova import exception
 
 KEEP = object()
+# Like KEEP, except that an instance that was in ERROR comes out ACTIVE: a
+# rebuild or evacuation that succeeded has replaced the broken guest with a
+# healthy one (a stopped instance stays stopped).
+KEEP_OR_RECOVER = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +43,9 @@ class Transition:
 
     def vm_state_after(self, succeeded, original_vm_state):
         target = self.on_success if succeeded else self.on_failure
+        if target is KEEP_OR_RECOVER:
+            return (vs.ACTIVE if original_vm_state == vs.ERROR
+                    else original_vm_state)
         return original_vm_state if target is KEEP else target
 
 
@@ -51,34 +59,35 @@ _HARD_REBOOT_FROM_TASKS = (None, ts.REBOOTING, ts.REBOOT_PENDING,
                            ts.REBOOT_STARTED, ts.REBOOTING_HARD,
                            ts.REBOOT_PENDING_HARD, ts.REBOOT_STARTED_HARD)
 
-# action               from vm_states                    from task_states
-#                      task_state while running          on success  on failure
+# Each row: action, from vm_states, from task_states,
+#           task_state while running, vm_state on success, on failure.
 TRANSITIONS = {t.action: t for t in (
-    _t('build',        (vs.BUILDING,),                   (None, ts.SCHEDULING),
-                       ts.SPAWNING,                      vs.ACTIVE,  vs.ERROR),
-    _t('stop',         (vs.ACTIVE, vs.ERROR),            _IDLE,
-                       ts.POWERING_OFF,                  vs.STOPPED, KEEP),
-    _t('start',        (vs.STOPPED,),                    _IDLE,
-                       ts.POWERING_ON,                   vs.ACTIVE,  vs.STOPPED),
-    _t('reboot_soft',  (vs.ACTIVE,),                     _IDLE,
-                       ts.REBOOTING,                     vs.ACTIVE,  vs.ERROR),
-    _t('reboot_hard',  (vs.ACTIVE, vs.STOPPED, vs.PAUSED, vs.SUSPENDED,
-                        vs.ERROR),                       _HARD_REBOOT_FROM_TASKS,
-                       ts.REBOOTING_HARD,                vs.ACTIVE,  vs.ERROR),
-    _t('suspend',      (vs.ACTIVE,),                     _IDLE,
-                       ts.SUSPENDING,                    vs.SUSPENDED, KEEP),
-    _t('resume',       (vs.SUSPENDED,),                  _IDLE,
-                       ts.RESUMING,                      vs.ACTIVE,  vs.SUSPENDED),
-    _t('rebuild',      (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
-                       ts.REBUILDING,                    KEEP,       vs.ERROR),
-    _t('evacuate',     (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
-                       ts.REBUILDING,                    KEEP,       vs.ERROR),
-    _t('delete',       vs.ALL - {vs.DELETED},            ts.ALL | {None},
-                       ts.DELETING,                      vs.DELETED, vs.ERROR),
+    _t('build', (vs.BUILDING,), (None, ts.SCHEDULING),
+       ts.SPAWNING, vs.ACTIVE, vs.ERROR),
+    _t('stop', (vs.ACTIVE, vs.ERROR), _IDLE,
+       ts.POWERING_OFF, vs.STOPPED, KEEP),
+    _t('start', (vs.STOPPED,), _IDLE,
+       ts.POWERING_ON, vs.ACTIVE, vs.STOPPED),
+    _t('reboot_soft', (vs.ACTIVE,), _IDLE,
+       ts.REBOOTING, vs.ACTIVE, vs.ERROR),
+    _t('reboot_hard',
+       (vs.ACTIVE, vs.STOPPED, vs.PAUSED, vs.SUSPENDED, vs.ERROR),
+       _HARD_REBOOT_FROM_TASKS,
+       ts.REBOOTING_HARD, vs.ACTIVE, vs.ERROR),
+    _t('suspend', (vs.ACTIVE,), _IDLE,
+       ts.SUSPENDING, vs.SUSPENDED, KEEP),
+    _t('resume', (vs.SUSPENDED,), _IDLE,
+       ts.RESUMING, vs.ACTIVE, vs.SUSPENDED),
+    _t('rebuild', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
+       ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR),
+    _t('evacuate', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
+       ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR),
+    _t('delete', vs.ALL - {vs.DELETED}, ts.ALL | {None},
+       ts.DELETING, vs.DELETED, vs.ERROR),
     # Run by init_host for guests that were running before the host went
     # down; the instance is already ACTIVE and not locked by any request.
-    _t('resume_on_host_boot', (vs.ACTIVE,),              _IDLE,
-                       None,                             vs.ACTIVE,  vs.ERROR),
+    _t('resume_on_host_boot', (vs.ACTIVE,), _IDLE,
+       None, vs.ACTIVE, vs.ERROR),
 )}
 
 

@@ -151,6 +151,26 @@ class Service(TimestampMixin, Base):
     last_seen_up: orm.Mapped[Timestamp | None]
 
 
+class ComputeNode(TimestampMixin, Base):
+    """Capacity and use of one hypervisor node, reported by its host."""
+    __tablename__ = 'compute_nodes'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'hypervisor_hostname',
+                            name='uq_compute_nodes_host_node'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    host: orm.Mapped[str] = orm.mapped_column(_str())
+    hypervisor_hostname: orm.Mapped[str] = orm.mapped_column(_str())
+    hypervisor_type: orm.Mapped[str | None] = orm.mapped_column(_str())
+    vcpus: orm.Mapped[int]
+    memory_mb: orm.Mapped[int]
+    local_gb: orm.Mapped[int]
+    vcpus_used: orm.Mapped[int] = orm.mapped_column(default=0)
+    memory_mb_used: orm.Mapped[int] = orm.mapped_column(default=0)
+    local_gb_used: orm.Mapped[int] = orm.mapped_column(default=0)
+
+
 class Flavor(TimestampMixin, Base):
     __tablename__ = 'flavors'
 
@@ -171,6 +191,7 @@ class Network(TimestampMixin, Base):
     uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
     name: orm.Mapped[str] = orm.mapped_column(_str())
     bridge: orm.Mapped[str] = orm.mapped_column(_str())
+    cidr: orm.Mapped[str | None] = orm.mapped_column(sa.String(43))
 
 
 PORT_STATUSES = ('DOWN', 'BUILD', 'ACTIVE', 'ERROR')
@@ -182,6 +203,8 @@ class Port(TimestampMixin, Base):
         sa.CheckConstraint(
             "status IN ('DOWN', 'BUILD', 'ACTIVE', 'ERROR')",
             name='ck_ports_status'),
+        sa.UniqueConstraint('network_uuid', 'ip_address',
+                            name='uq_ports_network_ip'),
     )
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
@@ -198,3 +221,4 @@ class Port(TimestampMixin, Base):
     status: orm.Mapped[str] = orm.mapped_column(sa.String(16),
                                                 default='DOWN')
     device_owner: orm.Mapped[str | None] = orm.mapped_column(_str())
+    ip_address: orm.Mapped[str | None] = orm.mapped_column(sa.String(39))

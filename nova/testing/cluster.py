@@ -214,11 +214,9 @@ class Cluster:
     def _start_rabbit(self):
         t = time.monotonic()
         self.rabbit.start()
-        self.record.processes['rabbitmq'] = procs.ProcessRecord.of(
-            self.rabbit.beam_pid)
-        if self.rabbit.epmd_pid:
-            self.record.processes['epmd'] = procs.ProcessRecord.of(
-                self.rabbit.epmd_pid)
+        self.record.processes['rabbitmq'] = self.rabbit.beam
+        if self.rabbit.epmd is not None:
+            self.record.processes['epmd'] = self.rabbit.epmd
         self.record.timings['rabbitmq'] = round(time.monotonic() - t, 2)
 
     def _start_database(self):
@@ -244,6 +242,7 @@ class Cluster:
                                % result.stderr[-3000:])
         seeded = json.loads(result.stdout.strip().splitlines()[-1])
         self.record.image_id = seeded['image_id']
+        self.record.network_id = seeded['network_id']
         self.record.timings['database'] = round(time.monotonic() - t, 2)
 
     def _start_host_hypervisor(self, name):
@@ -331,6 +330,20 @@ class Cluster:
                               newer_than=began)
             LOG.info('Host %s revived in %.1f s', name,
                      time.monotonic() - t)
+
+    def set_api_reachable(self, name, reachable):
+        """Let host ``name`` reach nova-api, or not: without it, its
+        network agent cannot post ``network-vif-plugged`` (the events a
+        guest waits for are withheld, as when Neutron cannot notify
+        Nova); RPC and the database are not affected."""
+        with self._lock:
+            host = self.host(name)
+            port = self.ports.api
+            if reachable and port not in self.forwarder.ports(
+                    host.netns.path):
+                self.forwarder.add(host.netns.path, port)
+            elif not reachable:
+                self.forwarder.remove(host.netns.path, port)
 
     # -- taking it down ----------------------------------------------------
 
@@ -475,9 +488,8 @@ def _stop_recorded_rabbit(layout, record):
             epmd_port=ports['rabbitmq_epmd'],
             dist_port=ports['rabbitmq_dist'], nodename=record.rabbitmq_node)
         server.started = True
-        server.beam_pid = beam.pid
-        server.epmd_pid = epmd.pid if epmd is not None and epmd.alive() \
-            else None
+        server.beam = beam
+        server.epmd = epmd if epmd is not None and epmd.alive() else None
         server.stop()
     if epmd is not None:
         procs.terminate(epmd, 10)

@@ -63,6 +63,7 @@ class ClusterSpec:
     report_interval: int = 2
     service_down_time: int = 10
     vif_plugging_timeout: int = 20
+    vif_plugging_is_fatal: bool = True
     agent_poll_interval: float = 0.5
     shutdown_timeout: int = 0
     debug: bool = True
@@ -264,7 +265,7 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
         'instances_path': layout.instances_path,
         'compute_driver': 'libvirt.LibvirtDriver',
         'vif_plugging_timeout': spec.vif_plugging_timeout,
-        'vif_plugging_is_fatal': True,
+        'vif_plugging_is_fatal': spec.vif_plugging_is_fatal,
         'shutdown_timeout': spec.shutdown_timeout,
     })
     return _render({

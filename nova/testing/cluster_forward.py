@@ -134,12 +134,13 @@ class LoopbackForwarder:
         client.close()
         upstream.close()
 
-    def remove(self, netns_path=None):
+    def remove(self, netns_path=None, port=None):
         """Stop forwarding into ``netns_path`` (every namespace if None),
-        closing the connections in progress."""
+        only ``port`` if given, closing the connections in progress."""
         with self._lock:
             chosen = [li for li in self._listeners
-                      if netns_path is None or li.netns_path == netns_path]
+                      if netns_path in (None, li.netns_path)
+                      and port in (None, li.port)]
             self._listeners = [li for li in self._listeners
                                if li not in chosen]
         for listener in chosen:

@@ -21,7 +21,7 @@ Format (``format`` 1)::
      "processes": {"postgres": {"pid": .., "start_time": ..},
                    "rabbitmq": {..}, "epmd": {..}, "nova-api": {..},
                    "nova-conductor": {..}},
-     "network": "public", "bridge": "br-nova",
+     "network": "public", "network_id": "<uuid>", "bridge": "br-nova",
      "flavor_id": "1", "image_id": "<uuid>",
      "hosts": [{"name": "compute1", "state": "up",
                 "libvirt_uri": "qemu+unix:///system?socket=...",
@@ -94,6 +94,7 @@ class ClusterRecord:
     rabbitmq_node: str = ''
     processes: dict = dataclasses.field(default_factory=dict)
     network: str = ''
+    network_id: str = ''
     bridge: str = ''
     flavor_id: str = ''
     image_id: str = ''

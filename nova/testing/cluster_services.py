@@ -72,6 +72,14 @@ def wait_until(predicate, timeout, what, interval=POLL, alive=None):
         time.sleep(interval)
 
 
+class ApiError(ClusterError):
+    """nova-api answered an error status."""
+
+    def __init__(self, method, path, code, body):
+        super().__init__('%s %s: %d %s' % (method, path, code, body[:500]))
+        self.code = code
+
+
 class ServiceProcess:
     """A nova service process the cluster started (and so may stop)."""
 
@@ -137,28 +145,44 @@ class ApiClient:
         self.token = token
         self.timeout = timeout
 
-    def get(self, path):
-        request = urllib.request.Request(
-            self.url + path, headers={'X-Auth-Token': self.token,
-                                      'Accept': 'application/json'})
-        with urllib.request.urlopen(request, timeout=self.timeout) as resp:
-            return json.loads(resp.read() or b'null')
+    def request(self, method, path, body=None, microversion=None):
+        """One JSON request; the decoded answer (HTTPError on 4xx/5xx)."""
+        headers = {'X-Auth-Token': self.token, 'Accept': 'application/json'}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers['Content-Type'] = 'application/json'
+        if microversion:
+            headers['OpenStack-API-Version'] = 'compute ' + microversion
+        request = urllib.request.Request(self.url + path, data=data,
+                                         headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request,
+                                        timeout=self.timeout) as resp:
+                return json.loads(resp.read() or b'null')
+        except urllib.error.HTTPError as e:
+            raise ApiError(method, path, e.code,
+                           e.read().decode(errors='replace'))
+
+    def get(self, path, microversion=None):
+        return self.request('GET', path, microversion=microversion)
 
     def answers(self):
         try:
             self.get('')
             return True
-        except (OSError, ValueError):
+        except (OSError, ValueError, ClusterError):
             return False
 
     def services(self):
-        """Every service record, as ``GET /os-services`` shows it."""
-        return self.get('/os-services')['services']
+        """Every service record, as ``GET /os-services`` shows it (2.53:
+        ids are UUIDs, as ``PUT /os-services/{id}`` wants them)."""
+        return self.get('/os-services', microversion='2.53')['services']
 
     def service(self, host, binary):
         try:
             services = self.services()
-        except (OSError, ValueError):
+        except (OSError, ValueError, ClusterError):
             return None
         for svc in services:
             if svc['host'] == host and svc['binary'] == binary:

@@ -53,7 +53,7 @@ def _service_states(record):
     try:
         return {(s['host'], s['binary']): s['state']
                 for s in client.services()}
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, cluster_services.ClusterError):
         return None
 
 

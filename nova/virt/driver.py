@@ -12,8 +12,8 @@ Only these may delete an instance's disks: ``destroy``/``cleanup`` with
 and does not share its storage), and the cleanup of a failed ``spawn``,
 which removes exactly what that attempt created.
 
-``tests/unit/virt/test_driver_contract.py`` runs every driver against this
-contract.
+``nova/tests/unit/virt/contract.py`` holds the contract's tests; each driver
+runs them (``test_fake.py``, ``libvirt/test_contract.py``).
 """
 
 import importlib
@@ -49,7 +49,7 @@ class ComputeDriver:
         """Release the hypervisor connection at service stop. Guests run on."""
 
     def register_event_listener(self, callback):
-        """Hand lifecycle events (``virt.event.LifecycleEvent``) to callback."""
+        """Hand lifecycle events (``virt.event.LifecycleEvent``) to it."""
         self._event_callback = callback
 
     def emit_event(self, event):
@@ -85,7 +85,7 @@ class ComputeDriver:
         return instance.uuid in self.list_instance_uuids()
 
     def get_info(self, instance):
-        """Return ``virt.hardware.InstanceInfo``; ``InstanceNotFound`` if none."""
+        """Return ``virt.hardware.InstanceInfo``, or ``InstanceNotFound``."""
         raise NotImplementedError()
 
     def instance_on_disk(self, instance):
@@ -221,7 +221,8 @@ def load_compute_driver(virtapi, settings, compute_driver):
     module_name, _, class_name = compute_driver.rpartition('.')
     if not module_name or not class_name:
         raise exception.InvalidConfiguration(
-            reason='compute_driver %r is not <module>.<Class>' % compute_driver)
+            reason='compute_driver %r is not <module>.<Class>'
+                   % compute_driver)
     try:
         module = importlib.import_module('nova.virt.' + module_name)
         driver_class = getattr(module, class_name)

@@ -32,10 +32,7 @@ the driver's own lock is released.
 import dataclasses
 import json
 import os
-import shutil
-import tempfile
 import threading
-import uuid as uuid_lib
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -47,10 +44,10 @@ from nova.network import model as network_model
 from nova.virt import driver
 from nova.virt import event as virtevent
 from nova.virt import hardware
+from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 
-STORAGE_IDENTITY_FILE = '.nova-storage-identity'
 DISK = 'disk'
 DISK_INFO = 'disk.info'
 # A fake disk is small but not empty, so a truncation or rewrite shows up in
@@ -71,61 +68,6 @@ STEPS = frozenset((
     'resume_state_on_host_boot.plug_vifs', 'resume_state_on_host_boot',
     'destroy',
 ))
-
-
-def validated_uuid(value):
-    """Return ``value`` if it is a UUID in canonical form, else raise.
-
-    Only the canonical form is accepted so that one instance has exactly one
-    directory name.
-    """
-    try:
-        canonical = str(uuid_lib.UUID(value))
-    except (TypeError, ValueError, AttributeError):
-        raise exception.InvalidUUID(uuid=value)
-    if canonical != value:
-        raise exception.InvalidUUID(uuid=value)
-    return value
-
-
-def instance_dir(instances_path, instance_uuid):
-    """``<instances_path>/<uuid>``, refusing anything that leaves it.
-
-    The path must be a direct child of the resolved ``instances_path`` and
-    not a symbolic link (which could lead to another instance's directory
-    or out of the tree); otherwise ``InvalidInstancePath``.
-    """
-    name = validated_uuid(instance_uuid)
-    root = os.path.realpath(instances_path)
-    path = os.path.join(root, name)
-    if os.path.islink(path) or os.path.realpath(path) != path:
-        raise exception.InvalidInstancePath(path=path,
-                                            instances_path=root)
-    return path
-
-
-def storage_identity(instances_path):
-    """The UUID in the marker file at the root of ``instances_path``.
-
-    The first caller creates it. Two hosts racing to create it on shared
-    storage agree: the marker is published with ``os.link``, which fails
-    for the loser, who then reads the winner's value.
-    """
-    fileutils.ensure_tree(instances_path)
-    marker = os.path.join(instances_path, STORAGE_IDENTITY_FILE)
-    if not os.path.exists(marker):
-        fd, tmp = tempfile.mkstemp(dir=instances_path, prefix='.identity-')
-        try:
-            with os.fdopen(fd, 'w') as f:
-                f.write(str(uuid_lib.uuid4()) + '\n')
-            try:
-                os.link(tmp, marker)
-            except FileExistsError:
-                pass
-        finally:
-            os.unlink(tmp)
-    with open(marker) as f:
-        return validated_uuid(f.read().strip())
 
 
 @dataclasses.dataclass
@@ -265,7 +207,7 @@ class FakeDriver(driver.ComputeDriver):
             local_gb_used=used, hypervisor_type='fake')
 
     def get_storage_identity(self):
-        return storage_identity(self.settings.instances_path)
+        return instancedir.storage_identity(self.settings.instances_path)
 
     # -- inventory -----------------------------------------------------------
 
@@ -282,8 +224,7 @@ class FakeDriver(driver.ComputeDriver):
                                          internal_id=dom.name)
 
     def instance_on_disk(self, instance):
-        path = self._instance_dir(instance)
-        return os.path.isfile(os.path.join(path, DISK))
+        return os.path.isfile(self._instance_dir(instance).file(DISK))
 
     # -- lifecycle --
 
@@ -291,13 +232,13 @@ class FakeDriver(driver.ComputeDriver):
               admin_password, network_info=None, block_device_info=None,
               power_on=True):
         network_info = _network_info(network_info)
-        path = self._instance_dir(instance)
+        idir = self._instance_dir(instance)
         with self._lock:
             if instance.uuid in self._domains:
                 raise exception.InstanceExists(name=instance.uuid)
         attempt = _SpawnAttempt()
         try:
-            self._create_image(instance, image_meta, path, attempt)
+            self._create_image(instance, image_meta, idir, attempt)
             self._create_domain_and_network(
                 context, instance, network_info, 'spawn', attempt=attempt,
                 power_on=power_on)
@@ -305,14 +246,14 @@ class FakeDriver(driver.ComputeDriver):
             with excutils.save_and_reraise_exception():
                 LOG.error('Spawn failed; removing what this attempt '
                           'created', instance=instance)
-                self._cleanup_failed_spawn(instance, path, attempt)
+                self._cleanup_failed_spawn(instance, idir, attempt)
         LOG.info('Spawned guest', instance=instance)
 
     def destroy(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True):
         if destroy_disks:
             # Refuse a bad path before anything changes.
-            self._instance_dir(instance)
+            self._instance_dir(instance).check_inside()
         self._maybe_fail('destroy', instance)
         self._set_state(instance.uuid, power_state.SHUTDOWN,
                         missing_ok=True)
@@ -322,14 +263,15 @@ class FakeDriver(driver.ComputeDriver):
     def cleanup(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, destroy_vifs=True):
         # Validate the path first: a bad path must not leave half a cleanup.
-        path = self._instance_dir(instance) if destroy_disks else None
+        idir = self._instance_dir(instance) if destroy_disks else None
+        if idir is not None:
+            idir.check_inside()
         with self._lock:
             self._domains.pop(instance.uuid, None)
         if destroy_vifs:
             self._unplug_all(instance)
-        if path is not None and os.path.isdir(path):
-            LOG.info('Deleting instance files %s', path, instance=instance)
-            shutil.rmtree(path)
+        if idir is not None:
+            idir.remove()
 
     def power_off(self, instance, timeout=0, retry_interval=0):
         self._require_domain(instance)
@@ -411,7 +353,8 @@ class FakeDriver(driver.ComputeDriver):
     # -- internals --
 
     def _instance_dir(self, instance):
-        return instance_dir(self.settings.instances_path, instance.uuid)
+        return instancedir.InstanceDir(self.settings.instances_path,
+                                       instance.uuid)
 
     def _require_domain(self, instance):
         dom = self.domain(instance.uuid)
@@ -540,14 +483,11 @@ class FakeDriver(driver.ComputeDriver):
                     uuid=instance.uuid,
                     name='instance-%s' % instance.uuid[:8])
 
-    def _create_image(self, instance, image_meta, path, attempt):
+    def _create_image(self, instance, image_meta, idir, attempt):
         """Make the instance directory and disks, reusing existing ones."""
-        if not os.path.isdir(path):
-            # The root is shared by every instance and never removed.
-            fileutils.ensure_tree(self.settings.instances_path)
-            os.mkdir(path)
-            attempt.created_dir = True
-        disk = os.path.join(path, DISK)
+        # The root is shared by every instance and never removed.
+        attempt.created_dir = idir.create()
+        disk = idir.file(DISK)
         if os.path.exists(disk):
             LOG.info('Reusing existing disk %s', disk, instance=instance)
         else:
@@ -558,23 +498,23 @@ class FakeDriver(driver.ComputeDriver):
                 self._maybe_fail('spawn.create_disk', instance)
                 f.write(('%s %s\n' % (instance.uuid,
                                       _image_id(image_meta))).encode())
-        disk_info = os.path.join(path, DISK_INFO)
+        disk_info = idir.file(DISK_INFO)
         if not os.path.exists(disk_info):
             attempt.created_files.append(disk_info)
             with open(disk_info, 'w') as f:
                 json.dump({disk: 'raw'}, f)
 
-    def _cleanup_failed_spawn(self, instance, path, attempt):
+    def _cleanup_failed_spawn(self, instance, idir, attempt):
         with self._lock:
             if attempt.defined:
                 self._domains.pop(instance.uuid, None)
             self._vifs.pop(instance.uuid, None)
         if attempt.created_dir:
             # Everything in a directory this attempt made is its own.
-            shutil.rmtree(path, ignore_errors=True)
+            idir.remove()
             return
         for file_path in attempt.created_files:
-            fileutils.delete_if_exists(file_path)
+            idir.remove_file(os.path.basename(file_path))
 
     def _soft_reboot(self, instance):
         """True if the guest rebooted in place; False to fall back to hard."""
@@ -598,7 +538,7 @@ class FakeDriver(driver.ComputeDriver):
         libvirt driver regenerates its XML; missing disks are an error.
         Failure: guest stopped, VIFs unplugged, files untouched.
         """
-        disk = os.path.join(self._instance_dir(instance), DISK)
+        disk = self._instance_dir(instance).file(DISK)
         if not os.path.isfile(disk):
             raise missing_disk_error(reason='disk %s does not exist' % disk)
         network_info = _network_info(network_info)

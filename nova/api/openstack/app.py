@@ -10,6 +10,7 @@ Order of work for a request:
 3. Whatever a handler raises becomes a Compute API fault (``faults``).
 """
 
+import http
 import json
 import time
 
@@ -28,18 +29,13 @@ LOG = logging.getLogger(__name__)
 PREFIX = 'v2.1'
 REQUEST_ID_HEADERS = ('X-Compute-Request-Id', 'X-OpenStack-Request-ID')
 
-_REASONS = {
-    200: 'OK', 202: 'Accepted', 204: 'No Content', 207: 'Multi-Status',
-    300: 'Multiple Choices', 400: 'Bad Request', 401: 'Unauthorized',
-    403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-    406: 'Not Acceptable', 409: 'Conflict', 413: 'Request Entity Too Large',
-    415: 'Unsupported Media Type', 500: 'Internal Server Error',
-    501: 'Not Implemented', 503: 'Service Unavailable',
-}
-
 
 def _status_line(status: int) -> str:
-    return '%d %s' % (status, _REASONS.get(status, 'Unknown'))
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = 'Unknown'
+    return '%d %s' % (status, phrase)
 
 
 class APIApplication:

@@ -63,11 +63,17 @@ class Request(webob.Request):
     def json_body_or_none(self):
         """The parsed JSON body, None when the request has no body."""
         length = self.content_length
-        if length is not None and length > self.max_body_size:
+        if length is None:
+            if 'chunked' in self.headers.get('Transfer-Encoding', ''):
+                raise HTTPError(411, 'Length Required: send the body with '
+                                     'a Content-Length header.')
+            # NOTE: without a length the body would be read until the
+            # client closes its side; a request without one has no body.
+            return None
+        if length > self.max_body_size:
             raise HTTPError(413, 'Request is too large: %d bytes, at most '
                             '%d are accepted.' % (length, self.max_body_size))
-        raw = self.body_file.read(self.max_body_size + 1) if (
-            length is None or length > 0) else b''
+        raw = self.body_file.read(length) if length > 0 else b''
         if len(raw) > self.max_body_size:
             raise HTTPError(413, 'Request is too large: at most %d bytes '
                             'are accepted.' % self.max_body_size)

@@ -9,9 +9,15 @@ sends network-vif-plugged through the compute API -> RPC -> the waiting
 manager -> the guest runs.
 """
 
+import json
 import os
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 
 from nova.cmd import all as all_cmd
 from nova.compute import power_state
@@ -19,11 +25,13 @@ from nova.compute import vm_states
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova import context as nova_context
+from nova.db import api as db_api
 from nova.image import store as image_store
 from nova import objects
 from nova.objects import network as network_obj
 from nova import rpc
 from nova import service
+from nova.testing import procs
 from nova.tests import base
 
 HOSTS = ('compute1', 'compute2')
@@ -150,3 +158,65 @@ class TestAllInOne(base.TestCase):
         for host in HOSTS:
             self.assertNotIn('heartbeat-nova-compute-%s' % host, names)
             self.assertNotIn('network-agent-%s' % host, names)
+
+
+class TestNovaAllProcess(base.TestCase):
+    """The ``nova-all`` console script itself, as an operator runs it."""
+
+    def _log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def test_embedded_default_boots_over_rest_and_stops_on_sigterm(self):
+        state = os.path.join(self.tmp, 'state-all')
+        conf = os.path.join(self.tmp, 'nova.conf')
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\n'
+                    '[api]\nlisten_port = 0\n' % state)
+        self.log_path = os.path.join(self.tmp, 'nova-all.log')
+        with open(self.log_path, 'w') as log:
+            popen = subprocess.Popen(
+                [sys.executable, '-m', 'nova.cmd.all', '--config-file',
+                 conf], stdout=log, stderr=subprocess.STDOUT)
+        record = procs.ProcessRecord.of(popen.pid)
+        self.addCleanup(popen.wait, 30)
+        self.addCleanup(procs.terminate, record, 30)
+
+        listening = re.compile(r'listening on (http://\S+)')
+        self.assertTrue(wait_until(lambda: listening.search(self._log())),
+                        self._log())
+        endpoint = listening.search(self._log()).group(1) + '/v2.1'
+        db_api.configure('sqlite:///' + os.path.join(state, 'nova.sqlite'))
+        self.addCleanup(db_api.dispose)
+        ctxt = nova_context.get_admin_context()
+        rows = objects.Service.get_all(ctxt)
+        self.assertEqual(
+            {('nova-compute', 'compute1'), ('nova-compute', 'compute2'),
+             ('nova-conductor', CONF.host)},
+            {(r.binary, r.host) for r in rows})
+        self.assertTrue(all(service.service_is_up(r, 60) for r in rows))
+
+        image = image_store.ImageStore(os.path.join(state, 'images')).find(
+            all_cmd.DEFAULT_IMAGE_NAME)
+        server = self._request(endpoint, '/servers', {'server': {
+            'name': 'vm1', 'imageRef': image.id, 'flavorRef': '1'}})
+        uuid = server['server']['id']
+        self.assertTrue(wait_until(lambda: self._request(
+            endpoint, '/servers/' + uuid)['server']['status'] in (
+                'ACTIVE', 'ERROR')))
+        self.assertEqual('ACTIVE', self._request(
+            endpoint, '/servers/' + uuid)['server']['status'], self._log())
+
+        popen.send_signal(signal.SIGTERM)
+        self.assertEqual(0, popen.wait(60), self._log())
+        self.assertIn('Stopped nova-conductor', self._log())
+
+    @staticmethod
+    def _request(endpoint, path, body=None):
+        request = urllib.request.Request(
+            endpoint + path, method='POST' if body is not None else 'GET',
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={'X-Auth-Token': 'admin:admin',
+                     'Content-Type': 'application/json'})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())

@@ -40,8 +40,8 @@ class PostgreSQLTestCase(base.TestCase):
         self.ctx = context.get_admin_context()
 
     def test_schema_and_version(self):
-        self.assertEqual('0001', migration.db_version())
-        self.assertEqual('0001', migration.db_sync())
+        self.assertEqual(migration.head_version(), migration.db_version())
+        self.assertEqual(migration.head_version(), migration.db_sync())
         tables = set(sa.inspect(db_api.get_engine()).get_table_names())
         self.assertTrue(set(models.Base.metadata.tables) <= tables)
 

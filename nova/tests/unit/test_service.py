@@ -71,12 +71,15 @@ class Manager:
 
 
 class Companion:
-    def __init__(self, name, log, on_start=None):
+    def __init__(self, name, log, on_start=None, fail=False):
         self.name = name
         self.log = log
         self.on_start = on_start
+        self.fail = fail
 
     def start(self):
+        if self.fail:
+            raise RuntimeError('%s cannot start' % self.name)
         self.log.append(('start', self.name))
         if self.on_start:
             self.on_start()
@@ -211,6 +214,17 @@ class TestServiceLifecycle(_DatabaseAndRPC, base.TestCase):
         self.addCleanup(again.stop)
         self.assertEqual(svc.service_ref.id, again.service_ref.id)
         self.assertTrue(service.service_is_up(self._row('compute2'), 60))
+
+    def test_a_failed_start_releases_what_started(self):
+        log = []
+        svc = self._service('compute5', companions=[
+            Companion('agent', log), Companion('broken', log, fail=True)])
+        self.assertRaises(RuntimeError, svc.start)
+        self.assertTrue(svc.wait(0))
+        self.assertEqual([('start', 'agent'), ('stop', 'agent')], log)
+        self.assertEqual(['init_host', 'cleanup_host'], svc.manager.calls)
+        names = {t.name for t in threading.enumerate()}
+        self.assertNotIn('heartbeat-nova-compute-compute5', names)
 
     def test_a_failed_heartbeat_is_logged_not_raised(self):
         svc = self._service('compute3', periodic_enable=False)

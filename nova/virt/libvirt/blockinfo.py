@@ -8,7 +8,7 @@ Example::
 
 import dataclasses
 
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 
 GiB = 1024 ** 3
 MiB = 1024 ** 2

@@ -19,7 +19,7 @@ from nova import exception
 from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import imagebackend
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from nova.virt.libvirt import designer
 from nova.virt.libvirt import disks
 from nova.virt.libvirt import host as libvirt_host
 from nova.virt.libvirt import imagecache
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 from nova.virt.libvirt import spawn_record
 from nova.virt.libvirt import vif as libvirt_vif
 

@@ -26,7 +26,7 @@ from oslo_utils import uuidutils
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.image import qemu_img
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 

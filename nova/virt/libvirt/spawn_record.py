@@ -21,7 +21,7 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 

@@ -66,7 +66,7 @@ class ServerActionsController:
         action = self.actions.get(name)
         if action is None:
             raise exception.ValidationError(
-                detail='There is no such action: %s' % name)
+                detail='There is no such action: %s' % name[:100])
         if action.admin_only:
             policy.authorize(req.context, action.rule)
         schema = (action.schema(req) if callable(action.schema)

@@ -103,17 +103,22 @@ class ServersController:
 
     def detail(self, req):
         instances = self._filtered(req)
-        services = (views.compute_services_by_host(req.context)
-                    if req.is_version('2.16') else None)
+        services = self._services_for_host_status(req)
         return {'servers': [views.detail(req, i, services)
                             for i in instances]}
+
+    @staticmethod
+    def _services_for_host_status(req):
+        # host_status (2.16) is shown to administrators only.
+        if req.is_version('2.16') and req.context.is_admin:
+            return views.compute_services_by_host(req.context)
+        return None
 
     def show(self, req, server_id):
         policy.authorize(req.context, 'os_compute_api:servers:show')
         instance = common.get_instance(self.compute_api, req.context,
                                        server_id)
-        services = (views.compute_services_by_host(req.context)
-                    if req.is_version('2.16') else None)
+        services = self._services_for_host_status(req)
         return {'server': views.detail(req, instance, services)}
 
     # -- create and delete ---------------------------------------------------
@@ -135,17 +140,11 @@ class ServersController:
             raise exception.ValidationError(
                 detail='Invalid imageRef provided: %s' % server['imageRef'])
         flavor_id = _last_segment(server['flavorRef'])
-        networks = server.get('networks')
-        if networks == 'auto':
-            networks = None
-        elif networks == 'none':
-            networks = []
-        elif networks is not None:
-            networks = [{'uuid': n['uuid']} for n in networks]
+        networks = self._requested_networks(context, server.get('networks'))
         try:
             # Checked before anything is created, so that a request naming
             # a missing network leaves no instance behind.
-            for network in networks or ():
+            for network in networks:
                 objects.Network.get_by_uuid(context, network['uuid'])
             instance = self.compute_api.create(
                 context, server['name'], image_ref, flavor_id,
@@ -161,6 +160,26 @@ class ServersController:
                 'security_groups': [{'name': 'default'}]}
         return wsgi.Result({'server': view}, status=202,
                            headers={'Location': view['links'][0]['href']})
+
+    @staticmethod
+    def _requested_networks(context, requested) -> list[dict]:
+        """The networks to attach, as ``[{'uuid': ...}]``.
+
+        ``none``: no network. ``auto`` (and, below 2.37, no ``networks``
+        at all): the only network there is, as the reference's automatic
+        allocation does when exactly one network is available; none when
+        there is none, and a 400 when there are several to choose from.
+        """
+        if requested == 'none':
+            return []
+        if requested is None or requested == 'auto':
+            available = objects.Network.get_all(context)
+            if len(available) > 1:
+                raise exception.ValidationError(
+                    detail='Multiple possible networks found, use a '
+                           'Network ID to be more specific.')
+            return [{'uuid': n.uuid} for n in available]
+        return [{'uuid': n['uuid']} for n in requested]
 
     def delete(self, req, server_id):
         policy.authorize(req.context, 'os_compute_api:servers:delete')

@@ -1,10 +1,12 @@
 """make_app and serve: the app over a real socket."""
 
 import json
+import socket
 import urllib.request
 
 from nova.api import wsgi as api_wsgi
 from nova.tests import base
+from nova.tests.unit.api.openstack import fakes
 
 
 class MakeAppTest(base.TestCase):
@@ -28,3 +30,60 @@ class MakeAppTest(base.TestCase):
         self.addCleanup(api.stop)
         self.assertEqual('127.0.0.1', api.host)
         self.assertNotEqual(0, api.port)
+
+
+class RawHTTPTest(fakes.APITestCase):
+    """Requests only a raw socket can send."""
+
+    def setUp(self):
+        super().setUp()
+        self.server = api_wsgi.serve(self.app, '127.0.0.1', 0)
+        self.addCleanup(self.server.stop)
+
+    def send(self, raw: bytes) -> bytes:
+        with socket.create_connection(('127.0.0.1', self.server.port),
+                                      timeout=5) as sock:
+            sock.sendall(raw)
+            sock.shutdown(socket.SHUT_WR)
+            chunks = []
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return b''.join(chunks)
+                chunks.append(chunk)
+
+    def test_post_without_length_has_no_body(self):
+        instance = self.make_instance()
+        reply = self.send(
+            b'POST /v2.1/servers/%s/action HTTP/1.1\r\nHost: x\r\n'
+            b'X-Auth-Token: admin:admin\r\n'
+            b'Content-Type: application/json\r\n\r\n{"os-stop": null}'
+            % instance.uuid.encode())
+        self.assertTrue(reply.startswith(b'HTTP/1.0 400 '), reply)
+        self.assertIn(b'a JSON body is required', reply)
+        self.assertIsNone(self.reload(instance).task_state)
+
+    def test_chunked_body_is_411(self):
+        instance = self.make_instance()
+        reply = self.send(
+            b'POST /v2.1/servers/%s/action HTTP/1.1\r\nHost: x\r\n'
+            b'X-Auth-Token: admin:admin\r\nTransfer-Encoding: chunked\r\n'
+            b'Content-Type: application/json\r\n\r\n'
+            b'11\r\n{"os-stop": null}\r\n0\r\n\r\n' % instance.uuid.encode())
+        self.assertTrue(reply.startswith(b'HTTP/1.0 411 '), reply)
+        self.assertIsNone(self.reload(instance).task_state)
+
+    def test_encoded_traversal_in_the_raw_path(self):
+        instance = self.make_instance()
+        for path in (b'/v2.1/servers/%2e%2e/action',
+                     b'/v2.1/servers/%2E%2E%2Fos-services',
+                     b'/v2.1/servers/' + instance.uuid.encode()
+                     + b'/%2e%2e/%2e%2e/os-services'):
+            with self.subTest(path=path):
+                reply = self.send(
+                    b'POST %s HTTP/1.1\r\nHost: x\r\nX-Auth-Token: '
+                    b'admin:admin\r\nContent-Type: application/json\r\n'
+                    b'Content-Length: 17\r\n\r\n{"os-stop": null}' % path)
+                self.assertTrue(reply.startswith((b'HTTP/1.0 400 ',
+                                                  b'HTTP/1.0 404 ')), reply)
+        self.assertIsNone(self.reload(instance).task_state)

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from nova.cmd import manage
 from nova.conf import CONF
 from nova.db import api as db_api
+from nova.db import migration
 from nova.tests import base
 
 
@@ -50,9 +51,9 @@ class ManageTestCase(base.TestCase):
                          self._run('--config-file', conf, 'db', 'version'))
         code, out, err = self._run('--config-file', conf, 'db', 'sync')
         self.assertEqual((0, ''), (code, err))
-        self.assertIn('0001', out)
+        self.assertIn(migration.head_version(), out)
         self.assertIn('instances', self._tables())
-        self.assertEqual((0, '0001\n', ''),
+        self.assertEqual((0, migration.head_version() + '\n', ''),
                          self._run('--config-file', conf, 'db', 'version'))
 
     def test_sync_to_a_version(self):

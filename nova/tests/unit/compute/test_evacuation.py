@@ -12,6 +12,7 @@ from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.virt import fake
+from nova.virt import instancedir
 
 
 def sha256_tree(path):
@@ -39,7 +40,7 @@ class EvacuationCleanupTestCase(base.TestCase):
             self.ctx, 'a', up=False,
             identity=self.driver.get_storage_identity())
         self.service_b = dbf.make_service(
-            self.ctx, 'b', identity=fake.storage_identity(self.path_b))
+            self.ctx, 'b', identity=instancedir.storage_identity(self.path_b))
         # The image cache and another instance's files must survive any
         # cleanup.
         os.makedirs(os.path.join(self.path_a, '_base'))

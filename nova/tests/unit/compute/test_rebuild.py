@@ -62,9 +62,9 @@ class LeakyDriver(fake.FakeDriver):
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
               power_on=True):
-        path = self._instance_dir(instance)
-        os.makedirs(path, exist_ok=True)
-        disk = os.path.join(path, fake.DISK)
+        idir = self._instance_dir(instance)
+        idir.create()
+        disk = idir.file(fake.DISK)
         if not os.path.exists(disk):
             with open(disk, 'wb') as f:
                 f.write(b'half a disk')

@@ -5,7 +5,7 @@ from nova import exception
 from nova import objects
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.virt import fake
+from nova.virt import instancedir
 
 ID_A = '11111111-1111-4111-8111-111111111111'
 ID_B = '22222222-2222-4222-8222-222222222222'
@@ -76,9 +76,9 @@ class TestEvidenceFromServiceRows(base.TestCase):
         shared = os.path.join(self.tmp, 'shared')
         private = os.path.join(self.tmp, 'private')
         os.makedirs(os.path.join(private, ID_A))
-        a = fake.storage_identity(shared)
-        self.assertEqual(a, fake.storage_identity(shared))
-        self.assertNotEqual(a, fake.storage_identity(private))
+        a = instancedir.storage_identity(shared)
+        self.assertEqual(a, instancedir.storage_identity(shared))
+        self.assertNotEqual(a, instancedir.storage_identity(private))
 
     def test_record_own_identity_updates_the_row_once(self):
         dbf.make_service(self.ctx, 'b')

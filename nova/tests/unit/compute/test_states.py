@@ -22,7 +22,7 @@ class TestTransitionTable(base.TestCase):
             if t.task_state is not None:
                 self.assertIn(t.task_state, task_states.ALL)
             for target in (t.on_success, t.on_failure):
-                if target is not states.KEEP:
+                if target not in (states.KEEP, states.KEEP_OR_RECOVER):
                     self.assertIn(target, vm_states.ALL, t.action)
 
     def test_failed_start_leaves_instance_stopped(self):
@@ -50,6 +50,11 @@ class TestTransitionTable(base.TestCase):
                          t.vm_state_after(True, vm_states.STOPPED))
         self.assertEqual(vm_states.ACTIVE,
                          t.vm_state_after(True, vm_states.ACTIVE))
+
+    def test_successful_evacuation_or_rebuild_recovers_an_error(self):
+        for action in ('evacuate', 'rebuild'):
+            self.assertEqual(vm_states.ACTIVE, states.get(action)
+                             .vm_state_after(True, vm_states.ERROR), action)
 
     def test_failed_stop_keeps_vm_state(self):
         t = states.get('stop')

@@ -14,6 +14,9 @@ from nova import exception
 from nova.tests import base
 
 
+HEAD = '0002'
+
+
 class MigrationTestCase(base.TestCase):
 
     def setUp(self):
@@ -29,16 +32,31 @@ class MigrationTestCase(base.TestCase):
         self.assertIsNone(migration.db_version())
 
     def test_sync_creates_every_table_and_is_idempotent(self):
-        self.assertEqual('0001', migration.db_sync())
-        self.assertEqual('0001', migration.db_version())
+        self.assertEqual(HEAD, migration.db_sync())
+        self.assertEqual(HEAD, migration.db_version())
         expected = set(models.Base.metadata.tables) | {'alembic_version'}
         self.assertEqual(expected, self._tables())
-        self.assertEqual('0001', migration.db_sync())
-        self.assertEqual('0001', migration.head_version())
+        self.assertEqual(HEAD, migration.db_sync())
+        self.assertEqual(HEAD, migration.head_version())
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))
         self.assertEqual('0001', migration.db_version())
+        self.assertNotIn('compute_nodes', self._tables())
+
+    def test_upgrade_from_0001_keeps_rows_and_adds_columns(self):
+        migration.db_sync('0001')
+        engine = db_api.get_engine()
+        with engine.begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO networks (uuid, name, bridge) "
+                "VALUES ('n1', 'public', 'br-public')"))
+        self.assertEqual('0002', migration.db_sync('0002'))
+        with engine.connect() as conn:
+            row = conn.execute(sa.text(
+                'SELECT name, bridge, cidr FROM networks')).one()
+        self.assertEqual(('public', 'br-public', None), tuple(row))
+        self.assertIn('compute_nodes', self._tables())
 
     def test_unknown_version_is_refused_and_nothing_created(self):
         self.assertRaises(exception.InvalidInput, migration.db_sync, '0999')
@@ -90,5 +108,5 @@ class MigrationTestCase(base.TestCase):
         for t in threads:
             t.join()
         self.assertEqual([], errors)
-        self.assertEqual(['0001'] * 3, results)
-        self.assertEqual('0001', migration.db_version())
+        self.assertEqual([HEAD] * 3, results)
+        self.assertEqual(HEAD, migration.db_version())

@@ -10,6 +10,7 @@ from nova.tests import base
 from nova.tests.unit.virt import contract
 from nova.virt import event as virtevent
 from nova.virt import fake
+from nova.virt import instancedir
 
 
 class FakeDriverHooks:
@@ -218,40 +219,38 @@ class TestFakeDriverFailureInjection(FakeDriverHooks,
         self.assertNothingLeft(instance, driver)
 
 
-class TestFakeDriverPaths(FakeDriverHooks, base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.virtapi = contract.NetworkBackendVirtAPI()
-        self.driver, self.settings = self.make_driver()
-        self.driver.init_host(self.settings.host)
+class TestFakeDriverPaths(FakeDriverHooks, contract.DriverContractHelpers,
+                          base.TestCase):
 
     def test_instance_dir_refuses_bad_uuids(self):
         root = self.settings.instances_path
         for bad in ('../etc', '', 'x' * 36, None,
                     '{12345678-1234-1234-1234-123456789abc}',
                     '12345678-1234-1234-1234-123456789ABC'):
-            self.assertRaises(exception.InvalidUUID, fake.instance_dir,
-                              root, bad)
+            self.assertRaises(exception.InvalidUUID,
+                              instancedir.InstanceDir, root, bad)
 
-    def test_instance_dir_refuses_symlinks(self):
-        uuid = '12345678-1234-1234-1234-123456789abc'
+    def test_destroy_refuses_a_symlinked_instance_dir(self):
+        instance = self.make_instance()
         other = os.path.join(self.settings.instances_path,
                              '87654321-1234-1234-1234-123456789abc')
         os.makedirs(other)
-        os.symlink(other, os.path.join(self.settings.instances_path, uuid))
-        self.assertRaises(exception.InvalidInstancePath, fake.instance_dir,
-                          self.settings.instances_path, uuid)
-        self.assertTrue(os.path.isdir(other))
+        with open(os.path.join(other, 'disk'), 'w') as f:
+            f.write('keep me')
+        os.symlink(other, os.path.join(self.settings.instances_path,
+                                       instance.uuid))
+        self.assertRaises(exception.InvalidInstancePath, self.driver.destroy,
+                          None, instance, [], destroy_disks=True)
+        self.assertTrue(os.path.isfile(os.path.join(other, 'disk')))
 
     def test_storage_identity_marker_is_at_the_root(self):
         identity = self.driver.get_storage_identity()
         marker = os.path.join(self.settings.instances_path,
-                              fake.STORAGE_IDENTITY_FILE)
+                              instancedir.STORAGE_IDENTITY_FILE)
         with open(marker) as f:
             self.assertEqual(identity, f.read().strip())
         # Only the marker: no temporary files left at the root.
-        self.assertEqual([fake.STORAGE_IDENTITY_FILE],
+        self.assertEqual([instancedir.STORAGE_IDENTITY_FILE],
                          os.listdir(self.settings.instances_path))
 
 

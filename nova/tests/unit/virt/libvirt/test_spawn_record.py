@@ -3,7 +3,7 @@ import os
 from oslo_utils import uuidutils
 
 from nova.tests import base
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 from nova.virt.libvirt import spawn_record
 
 

@@ -38,8 +38,8 @@ class MigrationsTest(fakes.APITestCase):
         self.assertEqual([self.first.id],
                          self.ids('?source_compute=host1'))
         self.assertEqual([], self.ids('?source_compute=host1&host=host3'))
-        self.assertEqual([], self.ids('?instance_uuid=%s'
-                                      % '3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c'))
+        self.assertEqual([], self.ids(
+            '?instance_uuid=3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c'))
 
     def test_view_by_microversion(self):
         response = self.request('GET', '/v2.1/os-migrations')

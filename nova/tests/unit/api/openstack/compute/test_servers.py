@@ -148,6 +148,32 @@ class CreateTest(fakes.APITestCase):
                                     objects.Port.get_by_instance_uuid(
                                         self.ctx, instance.uuid)])
 
+    def created(self, response):
+        self.assertEqual(202, response.status_int, response.text)
+        return self.reload(objects.Instance(
+            self.ctx, uuid=response.json['server']['id']))
+
+    def test_the_only_network_is_chosen_automatically(self):
+        objects.Network(self.ctx, uuid=NETWORK, name='public',
+                        bridge='br0').create()
+        for body, version in ((self.body(), None),
+                              (self.body(networks='auto'), '2.37')):
+            with self.subTest(version=version):
+                instance = self.created(self.create(body, version=version))
+                self.assertEqual([NETWORK], [vif.network.id for vif in
+                                             instance.network_info])
+        instance = self.created(self.create(self.body(networks='none'),
+                                            version='2.37'))
+        self.assertEqual((), tuple(instance.network_info))
+
+    def test_several_networks_to_choose_from_is_400(self):
+        for name in ('a', 'b'):
+            objects.Network(self.ctx, name=name, bridge='br-' + name).create()
+        self.assertFault(self.create(self.body(networks='auto'),
+                                     version='2.37'), 400, 'badRequest',
+                         'Multiple possible networks found')
+        self.assertEqual([], objects.Instance.get_all(self.ctx))
+
     def test_image_and_flavor_refs_may_be_urls(self):
         response = self.create(self.body(
             imageRef='http://glance/images/%s' % fakes.IMAGE.id,

@@ -7,7 +7,7 @@ from oslo_utils import uuidutils
 
 from nova import exception
 from nova.tests import base
-from nova.virt.libvirt import instancedir
+from nova.virt import instancedir
 
 
 class TestInstanceDir(base.TestCase):

@@ -1,0 +1,118 @@
+"""Compute nodes: the capacity and use each compute host records.
+
+A compute host writes one row per hypervisor node it serves (one for
+libvirt) when it starts and every ``update_resources_interval`` seconds
+(``nova.compute.resources``). Anything in another process, the conductor
+above all, reads them to know how big a host is::
+
+    node = objects.ComputeNode.create_or_update(ctx, 'compute1', resources)
+    [n.to_host_resources() for n in
+     objects.ComputeNode.get_by_host(ctx, 'compute1')]
+
+A row is keyed by ``(host, hypervisor_hostname)``; writing the same key
+again updates it in place.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nova.db import api as db_api
+from nova.db import models
+from nova.objects import base
+from nova.objects import fields
+from nova.virt import hardware
+
+# The columns a HostResources value sets (all but the key and timestamps).
+_RESOURCE_FIELDS = ('hypervisor_type', 'vcpus', 'memory_mb', 'local_gb',
+                    'vcpus_used', 'memory_mb_used', 'local_gb_used')
+
+
+class ComputeNode(base.NovaObject):
+    model = models.ComputeNode
+    fields = {
+        'id': fields.Integer(),
+        'host': fields.String(),
+        'hypervisor_hostname': fields.String(),
+        'hypervisor_type': fields.String(),
+        'vcpus': fields.Integer(default=0, nullable=False),
+        'memory_mb': fields.Integer(default=0, nullable=False),
+        'local_gb': fields.Integer(default=0, nullable=False),
+        'vcpus_used': fields.Integer(default=0, nullable=False),
+        'memory_mb_used': fields.Integer(default=0, nullable=False),
+        'local_gb_used': fields.Integer(default=0, nullable=False),
+        'created_at': fields.DateTime(),
+        'updated_at': fields.DateTime(),
+    }
+
+    def __repr__(self):
+        return 'ComputeNode(id=%r, host=%r, hypervisor_hostname=%r)' % (
+            self.id, self.host, self.hypervisor_hostname)
+
+    @classmethod
+    def create_or_update(cls, context, host: str,
+                         resources: hardware.HostResources
+                         ) -> 'ComputeNode':
+        """Record ``resources`` as the node ``resources.hypervisor_hostname``
+        of ``host``: insert the row, or update it when it exists.
+
+        Returns the row as written.
+        """
+        values = {name: getattr(resources, name)
+                  for name in _RESOURCE_FIELDS}
+        values['hypervisor_type'] = values['hypervisor_type'] or None
+        # NOTE: UPDATE first, INSERT when nothing matched. Two writers of
+        # the same new key (only a misconfiguration, two services with one
+        # host name, can do that) make one INSERT fail on the unique
+        # constraint; its second attempt then finds the row and updates it.
+        for attempt in (1, 2):
+            try:
+                return cls._upsert(context, host,
+                                   resources.hypervisor_hostname, values)
+            except sa_exc.IntegrityError:
+                if attempt == 2:
+                    raise
+
+    @classmethod
+    def _upsert(cls, context, host, nodename, values) -> 'ComputeNode':
+        table = models.ComputeNode
+        key = (table.host == host, table.hypervisor_hostname == nodename)
+        now = base.utcnow()
+        with db_api.session() as session:
+            updated = session.execute(
+                sa.update(table).where(*key).values(
+                    updated_at=now, **values).execution_options(
+                        synchronize_session=False))
+            if updated.rowcount == 0:
+                session.execute(sa.insert(table).values(
+                    host=host, hypervisor_hostname=nodename,
+                    created_at=now, updated_at=now, **values))
+            db_obj = session.scalars(sa.select(table).where(*key)).one()
+        return cls._from_db_object(context, db_obj)
+
+    @classmethod
+    def get_by_host(cls, context, host: str) -> list['ComputeNode']:
+        """The nodes ``host`` recorded, by node name; [] when none."""
+        return cls._db_get_all(
+            context, models.ComputeNode.host == host,
+            order_by=[models.ComputeNode.hypervisor_hostname])
+
+    @classmethod
+    def get_all(cls, context) -> list['ComputeNode']:
+        return cls._db_get_all(
+            context, order_by=[models.ComputeNode.host,
+                               models.ComputeNode.hypervisor_hostname])
+
+    def destroy(self) -> None:
+        """Delete the row (a node its host no longer serves). Idempotent."""
+        table = models.ComputeNode
+        with db_api.session() as session:
+            session.execute(sa.delete(table).where(table.id == self.id))
+
+    def to_host_resources(self) -> hardware.HostResources:
+        return hardware.HostResources(
+            hypervisor_hostname=self.hypervisor_hostname,
+            vcpus=self.vcpus, memory_mb=self.memory_mb,
+            local_gb=self.local_gb, vcpus_used=self.vcpus_used,
+            memory_mb_used=self.memory_mb_used,
+            local_gb_used=self.local_gb_used,
+            hypervisor_type=self.hypervisor_type or '')

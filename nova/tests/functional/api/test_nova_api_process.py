@@ -1,0 +1,67 @@
+"""``nova-api`` as its own process: it serves, and stops on SIGTERM."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from nova.tests import base
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class NovaAPIProcessTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.db_url = self.use_database()
+        self.port = _free_port()
+        self.conf = os.path.join(self.tmp, 'nova.conf')
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
+                    '[database]\nconnection = %s\n'
+                    '[api]\nlisten = 127.0.0.1\nlisten_port = %d\n'
+                    % (self.state_path, self.db_url, self.port))
+
+    def get(self, path, token='admin:admin'):
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d%s' % (self.port, path),
+            headers={'X-Auth-Token': token})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, json.loads(response.read())
+
+    def wait_serving(self, proc):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                self.fail('nova-api exited: %s' % proc.stderr.read())
+            try:
+                return self.get('/v2.1')
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        self.fail('nova-api did not answer')
+
+    def test_serves_and_stops_on_sigterm(self):
+        proc = subprocess.Popen(
+            [sys.executable, '-m', 'nova.cmd.api', '--config-file',
+             self.conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        # Ended by its own PID whatever happens below.
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        status, doc = self.wait_serving(proc)
+        self.assertEqual((200, 'v2.1'), (status, doc['version']['id']))
+        status, body = self.get('/v2.1/os-services')
+        self.assertEqual((200, {'services': []}), (status, body))
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, proc.wait(timeout=15))
+        proc.stderr.close()
+        self.assertRaises(urllib.error.URLError, self.get, '/v2.1')

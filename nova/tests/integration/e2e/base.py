@@ -1,0 +1,379 @@
+"""End-to-end tests against a real cluster (``nova.testing.cluster``).
+
+Each test module has one test class deriving from ``ClusterTestCase``; the
+class brings up one cluster (``cluster_hosts`` compute hosts,
+``shared_groups`` sharing storage) for all its tests and brings it down
+at the end, also when a test or the start failed, then asserts that
+nothing is left behind: no process, network namespace, tap, mount or file.
+
+Tests act only through the ``nova`` CLI (``self.nova(...)``) or the REST
+API (``self.api``), and observe each host independently of the service
+through ``cluster.json``: ``virsh -c <host URI>``, ``ip -n <host netns>
+link`` and the host's storage directory (``self.observe``). Every
+observation is printed, so a failing test's output says what each host
+held before and after.
+"""
+
+import dataclasses
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from nova.testing import cluster as cluster_mod
+from nova.testing import cluster_guest
+from nova.testing import cluster_net
+from nova.testing import procs
+from nova.tests import base
+
+NOVA_TIMEOUT = 120
+POLL = 0.5
+E2E_ROOT = os.path.join(tempfile.gettempdir(), 'nova-e2e')
+
+_VIRSH_ROW = re.compile(r'^\s*(\S+)\s+(\S+)\s+(.+?)\s*$')
+
+
+@dataclasses.dataclass
+class HostView:
+    """What one host holds, seen from outside its nova-compute."""
+    host: str
+    domains: dict           # domain name -> state ('running', 'shut off')
+    taps: list
+    bridge_present: bool
+    bridge_ports: list
+    instance_files: dict | None     # name -> size; None: no directory
+
+    def domain_of(self, uuid):
+        for name, state in self.domains.items():
+            if uuid in name:
+                return state
+        return None
+
+    def text(self):
+        return ('  %s: domains %s; taps %s; bridge %s%s; instance dir %s'
+                % (self.host, self.domains or '{}', self.taps or '[]',
+                   'present' if self.bridge_present else 'MISSING',
+                   ' ports %s' % self.bridge_ports if self.bridge_present
+                   else '', 'absent' if self.instance_files is None
+                   else self.instance_files))
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for chunk in iter(lambda: f.read(1 << 20), b''):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _mounts_mentioning(path):
+    with open('/proc/self/mountinfo') as f:
+        return [line.strip() for line in f if path in line]
+
+
+class ClusterTestCase(base.TestCase):
+
+    cluster_hosts = 2
+    shared_groups = ()
+    vif_plugging_timeout = 20
+    vif_plugging_is_fatal = True
+
+    # -- the class's cluster ----------------------------------------------
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        reason = cluster_mod.unavailable_reason()
+        if reason:
+            raise unittest.SkipTest('no real cluster here: ' + reason)
+        os.makedirs(E2E_ROOT, mode=0o755, exist_ok=True)
+        os.chmod(E2E_ROOT, 0o755)
+        base_dir = os.path.join(E2E_ROOT, cls.__module__.rsplit('.', 1)[-1])
+        cls.spec = cluster_mod.ClusterSpec(
+            base_dir=base_dir, hosts=cls.cluster_hosts,
+            shared_groups=cls.shared_groups,
+            vif_plugging_timeout=cls.vif_plugging_timeout,
+            vif_plugging_is_fatal=cls.vif_plugging_is_fatal)
+        # Taps seen on the hosts; none may outlive the cluster.
+        cls.seen_taps = set()
+        cls.cluster = cluster_mod.Cluster(cls.spec)
+        # Registered before up(): a failed start is cleaned up too, and
+        # the leftover check runs after down (cleanups run in reverse).
+        cls.addClassCleanup(cls._assert_nothing_left)
+        cls.addClassCleanup(cls.cluster.down)
+        began = time.monotonic()
+        cls.cluster.up()
+        print('cluster up in %.1f s: %s' % (time.monotonic() - began,
+                                            cls.cluster.record.timings))
+        cls.record = cls.cluster.record
+        cls.api = cls.cluster.api_client()
+
+    @classmethod
+    def _assert_nothing_left(cls):
+        record_path = cls.cluster.layout.record
+        leftovers = []
+        if os.path.exists(cls.spec.base_dir):
+            leftovers.append('directory %s: %s' % (
+                cls.spec.base_dir, os.listdir(cls.spec.base_dir)))
+        if os.path.exists(record_path):
+            leftovers.append(record_path)
+        namespaces = cluster_net.existing('nvc%s-' % cls.spec.tag)
+        if namespaces:
+            leftovers.append('network namespaces %s' % namespaces)
+        mounts = _mounts_mentioning(cls.spec.base_dir)
+        if mounts:
+            leftovers.append('mounts %s' % mounts)
+        # The hosts' taps went with their network namespaces; none may
+        # have appeared in the machine's own namespace either. (Taps of
+        # other test runs on this machine are not ours to judge.)
+        stray_taps = sorted(cls.seen_taps & set(_root_taps()))
+        if stray_taps:
+            leftovers.append('taps %s' % stray_taps)
+        stray = [pid for pid in _all_pids()
+                 if cls.spec.base_dir in _cmdline(pid)]
+        if stray:
+            leftovers.append('processes %s' % {
+                pid: _cmdline(pid)[:120] for pid in stray})
+        if leftovers:
+            raise AssertionError('cluster left behind: ' +
+                                 '; '.join(leftovers))
+        print('cluster down: no process, namespace, tap, mount or file left')
+
+    def setUp(self):
+        super().setUp()
+        self.started = time.monotonic()
+
+    def tearDown(self):
+        print('%s took %.1f s' % (self.id(), time.monotonic() - self.started))
+        super().tearDown()
+
+    # -- acting ------------------------------------------------------------
+
+    def nova(self, *args, check=True):
+        """Run the ``nova`` CLI against the cluster; its stdout."""
+        argv = [os.path.join(os.path.dirname(sys.executable), 'nova'),
+                '--os-endpoint', self.record.api_url,
+                '--os-token', self.record.api_token] + list(args)
+        result = subprocess.run(argv, capture_output=True, text=True,
+                                timeout=NOVA_TIMEOUT)
+        print('$ nova %s -> %d\n%s%s' % (' '.join(args), result.returncode,
+                                         result.stdout[-1500:],
+                                         result.stderr[-1500:]))
+        if check and result.returncode != 0:
+            self.fail('nova %s failed (%d): %s' % (
+                ' '.join(args), result.returncode, result.stderr))
+        return result.stdout
+
+    def server(self, uuid):
+        return self.api.get('/servers/%s' % uuid)['server']
+
+    def compute_services(self):
+        return {s['host']: s for s in self.api.services()
+                if s['binary'] == 'nova-compute'}
+
+    def set_enabled(self, host, enabled):
+        service = self.compute_services()[host]
+        self.api.request('PUT', '/os-services/%s' % service['id'],
+                         {'status': 'enabled' if enabled else 'disabled'},
+                         microversion='2.53')
+
+    def boot_on(self, host, names, wait=True):
+        """Boot servers named ``names`` on ``host``: every other compute
+        service is disabled meanwhile, as an operator pins a host without
+        availability zones. Returns their UUIDs."""
+        others = [h for h in self.compute_services() if h != host]
+        for other in others:
+            self.set_enabled(other, False)
+        uuids = []
+        try:
+            for name in names:
+                self.nova('boot', '--image', self.spec.image_name,
+                          '--flavor', self.spec.flavor_id, '--nic',
+                          'net-id=%s' % self.record.network_id, name)
+                uuids.append(self._uuid_of(name))
+        finally:
+            for other in others:
+                self.set_enabled(other, True)
+        if wait:
+            for uuid in uuids:
+                self.wait_for_server(uuid, status='ACTIVE', host=host)
+        return uuids
+
+    def _uuid_of(self, name):
+        found = [s['id'] for s in self.api.get('/servers')['servers']
+                 if s['name'] == name]
+        self.assertEqual(1, len(found), 'servers named %s: %s'
+                         % (name, found))
+        return found[0]
+
+    def wait_for_server(self, uuid, status=None, host=None, timeout=90):
+        """Until the server has no task and the given status and host."""
+        deadline = time.monotonic() + timeout
+        server = None
+        while time.monotonic() < deadline:
+            server = self.server(uuid)
+            done = server.get('OS-EXT-STS:task_state') is None
+            if status is not None:
+                done = done and server['status'] == status
+            if host is not None:
+                done = done and server.get('OS-EXT-SRV-ATTR:host') == host
+            if done:
+                return server
+            if status not in (None, 'ERROR') and server['status'] == 'ERROR':
+                self.fail('server %s went to ERROR: %s' % (
+                    uuid, server.get('fault')))
+            time.sleep(POLL)
+        self.fail('server %s not %s on %s after %s s: %s'
+                  % (uuid, status, host, timeout, server))
+
+    def wait_for_compute_state(self, host, state, timeout=None):
+        timeout = timeout or self.spec.service_down_time * 3
+        self.cluster.api_client().wait_for_state(host, 'nova-compute',
+                                                 state, timeout)
+
+    def migrations(self, uuid):
+        return [m for m in self.api.get('/os-migrations')['migrations']
+                if m['instance_uuid'] == uuid]
+
+    def wait_for_migration(self, uuid, status, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.migrations(uuid)
+            if found and found[-1]['status'] == status:
+                return found[-1]
+            time.sleep(POLL)
+        self.fail('latest migration of %s not %s: %s'
+                  % (uuid, status, self.migrations(uuid)))
+
+    def fail_host(self, host):
+        """The host dies; wait until the control plane sees it down."""
+        self.cluster.fail(host)
+        self.wait_for_compute_state(host, 'down')
+
+    # -- observing ---------------------------------------------------------
+
+    def host_entry(self, host):
+        return self.cluster.record.host(host)
+
+    def netns(self, host):
+        return cluster_net.NetworkNamespace(self.host_entry(host).netns)
+
+    def remove_bridge(self, host):
+        self.netns(host).remove_bridge(self.spec.bridge)
+        print('removed bridge %s on %s' % (self.spec.bridge, host))
+
+    def restore_bridge(self, host):
+        self.netns(host).add_bridge(self.spec.bridge)
+        print('restored bridge %s on %s' % (self.spec.bridge, host))
+
+    def instance_dir(self, host, uuid):
+        return os.path.join(self.host_entry(host).storage_dir, uuid)
+
+    def domains(self, host):
+        """{name: state} from ``virsh list --all`` on the host; {} when its
+        libvirtd does not answer (a failed host)."""
+        entry = self.host_entry(host)
+        try:
+            out = subprocess.run(
+                ['virsh', '-c', entry.libvirt_uri, 'list', '--all'],
+                capture_output=True, text=True, timeout=20, check=True
+            ).stdout
+        except subprocess.CalledProcessError:
+            return {}
+        found = {}
+        for line in out.splitlines()[2:]:
+            match = _VIRSH_ROW.match(line)
+            if match:
+                found[match.group(2)] = match.group(3)
+        return found
+
+    def view(self, host, uuid):
+        ns = self.netns(host)
+        directory = self.instance_dir(host, uuid)
+        files = None
+        if os.path.isdir(directory):
+            files = {name: os.path.getsize(os.path.join(directory, name))
+                     for name in sorted(os.listdir(directory))}
+        present = ns.has_bridge(self.spec.bridge)
+        taps = ns.taps()
+        self.seen_taps.update(taps)
+        return HostView(host=host, domains=self.domains(host),
+                        taps=taps, bridge_present=present,
+                        bridge_ports=ns.bridge_ports(self.spec.bridge)
+                        if present else [],
+                        instance_files=files)
+
+    def observe(self, label, uuid, hosts):
+        """Print and return {host: HostView} for ``uuid`` on ``hosts``."""
+        views = {host: self.view(host, uuid) for host in hosts}
+        print('--- %s (instance %s) ---\n%s' % (
+            label, uuid, '\n'.join(v.text() for v in views.values())))
+        return views
+
+    def console_banners(self, host, uuid):
+        path = os.path.join(self.instance_dir(host, uuid), 'console.log')
+        try:
+            with open(path, 'rb') as f:
+                return f.read().count(cluster_guest.BANNER)
+        except FileNotFoundError:
+            return 0
+
+    def wait_for_banners(self, host, uuid, count, timeout=30):
+        deadline = time.monotonic() + timeout
+        while self.console_banners(host, uuid) < count:
+            if time.monotonic() > deadline:
+                self.fail('console.log of %s on %s shows %d boot(s), not %d'
+                          % (uuid, host, self.console_banners(host, uuid),
+                             count))
+            time.sleep(POLL)
+
+    def assert_running_on(self, host, uuid):
+        view = self.view(host, uuid)
+        self.assertEqual('running', view.domain_of(uuid), view.text())
+        self.assertTrue(view.bridge_ports, view.text())
+        return view
+
+    def assert_nothing_of(self, host, uuid, keep_files=False):
+        """No domain and no tap of ``uuid`` on ``host``; no instance
+        directory unless ``keep_files`` (shared storage)."""
+        view = self.view(host, uuid)
+        self.assertIsNone(view.domain_of(uuid), view.text())
+        self.assertEqual([], view.taps, view.text())
+        if not keep_files:
+            self.assertIsNone(view.instance_files, view.text())
+        return view
+
+    def action_events(self, uuid, action):
+        """Events of the newest ``action`` of the server."""
+        actions = self.api.get('/servers/%s/os-instance-actions'
+                               % uuid)['instanceActions']
+        chosen = [a for a in actions if a['action'] == action]
+        self.assertTrue(chosen, 'no %s action in %s' % (action, actions))
+        newest = max(chosen, key=lambda a: a['start_time'])
+        detail = self.api.get('/servers/%s/os-instance-actions/%s'
+                              % (uuid, newest['request_id']),
+                              microversion='2.51')['instanceAction']
+        return detail.get('events', [])
+
+
+def _root_taps():
+    return sorted(n for n in os.listdir('/sys/class/net')
+                  if os.path.exists(os.path.join('/sys/class/net', n,
+                                                 'tun_flags')))
+
+
+def _all_pids():
+    return [int(p) for p in os.listdir('/proc') if p.isdigit()
+            and procs.start_time(int(p)) is not None]
+
+
+def _cmdline(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return f.read().replace(b'\0', b' ').decode(errors='replace')
+    except OSError:
+        return ''
