@@ -291,3 +291,12 @@ class OperationInterrupted(NovaException):
 class NetworkAmbiguous(Invalid):
     msg_fmt = 'More than one possible network found: %(reason)s'
     code = 409
+
+
+class FixedIpAlreadyInUse(Conflict):
+    msg_fmt = ('Fixed IP address %(address)s is already in use on network '
+               '%(network_id)s.')
+
+
+class NoMoreFixedIps(Conflict):
+    msg_fmt = 'No more IP addresses available on network %(network)s.'

@@ -9,11 +9,17 @@
    its instances before it takes any request; then records in the row,
    for ``nova-compute``, the storage identity of its ``instances_path``
    (``driver.get_storage_identity()``), so other hosts can tell whether
-   they share storage with it even while it is down; then heartbeats once;
+   they share storage with it even while it is down; then heartbeats once.
+   While ``init_host`` raises ``HypervisorUnavailable`` (libvirtd down)
+   it is tried again after 1, 2, 4 ... up to 30 s, one log line per
+   attempt, with no heartbeat (the service reads as down) and no RPC
+   served; ``stop()`` or a stop signal ends the wait;
 3. serves RPC on ``Target(topic=topic, server=host)`` (the manager's public
    methods, plus ``BaseEndpoint.ping`` in namespace ``baseapi``);
-4. heartbeats every ``report_interval`` seconds and runs the manager's
-   periodic tasks (``nova.periodic``);
+4. heartbeats every ``report_interval`` seconds, but only while the
+   driver says its hypervisor answers (``driver.is_hypervisor_available()``):
+   a compute host whose libvirtd went away reads as down until it is
+   back; and runs the manager's periodic tasks (``nova.periodic``);
 5. starts its companions (objects with ``start()``/``stop()``, such as the
    network agent of a compute host).
 
@@ -45,6 +51,10 @@ from nova import rpc
 LOG = logging.getLogger(__name__)
 
 BASE_RPC_NAMESPACE = 'baseapi'
+# Waits between init_host attempts while the hypervisor is unavailable:
+# doubling from the first to the last, then the last again and again.
+INIT_RETRY_INITIAL = 1.0
+INIT_RETRY_MAX = 30.0
 BASE_RPC_VERSION = '1.0'
 COMPUTE_BINARY = 'nova-compute'
 
@@ -105,7 +115,8 @@ class Service:
     def __init__(self, host, binary, topic, manager, *,
                  report_interval=None, periodic_enable=True,
                  periodic_fuzzy_delay=None, companions=(),
-                 extra_endpoints=()):
+                 extra_endpoints=(), init_retry_initial=INIT_RETRY_INITIAL,
+                 init_retry_max=INIT_RETRY_MAX):
         self.host = host
         self.binary = binary
         self.topic = topic
@@ -118,6 +129,8 @@ class Service:
                                      if periodic_fuzzy_delay is None
                                      else periodic_fuzzy_delay)
         self.companions = list(companions)
+        self.init_retry_initial = init_retry_initial
+        self.init_retry_max = max(init_retry_max, init_retry_initial)
         self._started_companions = []
         self.extra_endpoints = list(extra_endpoints)
         self.service_ref = None
@@ -128,6 +141,13 @@ class Service:
         self._heartbeat_thread = None
         self._started = False
         self._stopped = threading.Event()
+        # Set by stop()/request_stop(): a start() waiting for the
+        # hypervisor gives up. _start_done: no start() is running.
+        self._stop_requested = threading.Event()
+        self._start_done = threading.Event()
+        self._start_done.set()
+        self._starting_thread = None
+        self._hypervisor_up = True
         self._lock = threading.Lock()
 
     def __repr__(self):
@@ -136,32 +156,88 @@ class Service:
     # -- start ------------------------------------------------------------
 
     def start(self):
+        """Start serving; True once serving, False if stopped first.
+
+        Blocks while the hypervisor is unavailable (see the module
+        docstring); ``stop()`` from another thread or ``request_stop()``
+        ends the wait, and start() then returns False with everything
+        released.
+        """
         with self._lock:
             if self._started:
                 raise RuntimeError('%r already started' % self)
             self._started = True
             self._stopped.clear()
+            self._start_done.clear()
+            self._starting_thread = threading.current_thread()
         LOG.info('Starting %(binary)s on %(host)s',
                  {'binary': self.binary, 'host': self.host})
         try:
-            self._start()
+            started = self._start()
+            if not started:
+                LOG.info('%(binary)s on %(host)s was stopped before it '
+                         'started', {'binary': self.binary,
+                                     'host': self.host})
+                self.stop()
+                return False
         except Exception:
             # Release what did start (RPC server, threads, the driver's
             # connection) before the error reaches the caller.
             with excutils.save_and_reraise_exception():
                 LOG.error('%r failed to start', self)
                 self.stop()
+        finally:
+            self._start_done.set()
         LOG.info('Started %(binary)s on %(host)s (topic %(topic)s)',
                  {'binary': self.binary, 'host': self.host,
                   'topic': self.topic})
+        return True
 
-    def _start(self):
+    def request_stop(self):
+        """Make a start() that waits for the hypervisor give up.
+
+        Only sets an event: safe from any thread. ``stop()`` does it too.
+        """
+        self._stop_requested.set()
+
+    def _init_host(self) -> bool:
+        """``manager.init_host()``, again while the hypervisor is
+        unavailable; False if a stop was requested first."""
+        init_host = getattr(self.manager, 'init_host', None)
+        if init_host is None:
+            return True
+        delay = self.init_retry_initial
+        attempt = 1
+        while True:
+            try:
+                init_host()
+            except exception.HypervisorUnavailable as e:
+                LOG.warning(
+                    '%(binary)s on %(host)s: hypervisor unavailable '
+                    '(%(err)s); the service stays down and serves '
+                    'nothing; attempt %(attempt)d failed, next in '
+                    '%(delay)g s', {'binary': self.binary,
+                                    'host': self.host,
+                                    'err': e.format_message(),
+                                    'attempt': attempt, 'delay': delay})
+            else:
+                if attempt > 1:
+                    LOG.info('%(binary)s on %(host)s: the hypervisor '
+                             'answered at attempt %(attempt)d',
+                             {'binary': self.binary, 'host': self.host,
+                              'attempt': attempt})
+                return not self._stop_requested.is_set()
+            if self._stop_requested.wait(delay):
+                return False
+            attempt += 1
+            delay = min(delay * 2, self.init_retry_max)
+
+    def _start(self) -> bool:
         # The row exists before init_host (a manager may record facts in
         # it), but it reads as up only from the first heartbeat, after.
         self.service_ref = self._service_row()
-        init_host = getattr(self.manager, 'init_host', None)
-        if init_host is not None:
-            init_host()
+        if not self._init_host():
+            return False
         self._record_facts()
         self.heartbeat()
 
@@ -186,6 +262,7 @@ class Service:
         for companion in self.companions:
             companion.start()
             self._started_companions.append(companion)
+        return True
 
     def _storage_identity(self):
         driver = getattr(self.manager, 'driver', None)
@@ -233,8 +310,39 @@ class Service:
 
     # -- heartbeat --------------------------------------------------------
 
+    def _hypervisor_available(self) -> bool:
+        """The driver's word on its hypervisor (True without a driver);
+        logs only when the answer changes."""
+        driver = getattr(self.manager, 'driver', None)
+        check = getattr(driver, 'is_hypervisor_available', None)
+        if check is None:
+            return True
+        try:
+            available = bool(check())
+        except Exception:
+            LOG.exception('is_hypervisor_available of %s failed',
+                          type(driver).__name__)
+            available = False
+        if available != self._hypervisor_up:
+            self._hypervisor_up = available
+            if available:
+                LOG.info('%(binary)s on %(host)s: the hypervisor answers '
+                         'again; heartbeats resume',
+                         {'binary': self.binary, 'host': self.host})
+            else:
+                LOG.warning('%(binary)s on %(host)s: the hypervisor is '
+                            'unavailable; no heartbeats (the service '
+                            'reads as down) until it answers',
+                            {'binary': self.binary, 'host': self.host})
+        return available
+
     def heartbeat(self):
-        """Record one heartbeat; a failure is logged, never raised."""
+        """Record one heartbeat; a failure is logged, never raised.
+
+        Skipped (False) while the hypervisor is unavailable.
+        """
+        if not self._hypervisor_available():
+            return False
         try:
             self.service_ref.heartbeat()
         except Exception:
@@ -250,7 +358,15 @@ class Service:
     # -- stop -------------------------------------------------------------
 
     def stop(self):
-        """Stop serving and release the manager; idempotent."""
+        """Stop serving and release the manager; idempotent.
+
+        Called while another thread's start() waits for the hypervisor,
+        it ends that wait and returns once start() has released
+        everything.
+        """
+        self._stop_requested.set()
+        if threading.current_thread() is not self._starting_thread:
+            self._start_done.wait()
         with self._lock:
             if not self._started or self._stopped.is_set():
                 return
@@ -297,16 +413,29 @@ def run(services, stop_signals=(signal.SIGTERM, signal.SIGINT),
     """
     stop_event = stop_event or threading.Event()
 
+    def _request_stop():
+        stop_event.set()
+        for service in services:
+            request_stop = getattr(service, 'request_stop', None)
+            if request_stop is not None:
+                request_stop()
+
     def _on_signal(signum, frame):
         LOG.info('Caught signal %s, stopping', signal.Signals(signum).name)
-        stop_event.set()
+        # NOTE: from another thread: the main thread may hold an Event's
+        # lock right now (waiting on it), and Event.set takes that lock.
+        threading.Thread(target=_request_stop, daemon=True).start()
 
     previous = {sig: signal.signal(sig, _on_signal) for sig in stop_signals}
     started = []
     try:
         for service in services:
-            service.start()
+            if stop_event.is_set():
+                break
+            # Listed before start(): one that a signal interrupted while
+            # waiting for its hypervisor is stopped like the others.
             started.append(service)
+            service.start()
         # A timeout keeps the main thread waking up, so Python runs the
         # signal handler promptly on every platform.
         while not stop_event.wait(1.0):

@@ -12,8 +12,9 @@ With no configuration file at all it runs the embedded default: hosts
 ``state_path/hosts/<name>/``, written when missing), SQLite under
 ``state_path``, the schema synced at start, and ready to boot: flavor
 ``m1.tiny`` (64 MB, 1 vCPU, 1 GB), a tiny blank qcow2 image ``tiny`` in the
-local image store and a network ``public`` on bridge ``br-public``, which
-both hosts offer. Stops on SIGTERM or SIGINT.
+local image store and a network ``public`` on bridge ``br-public`` with
+subnet 172.24.4.0/24 (ports get 172.24.4.2 and up; .1 is the gateway's),
+which both hosts offer. Stops on SIGTERM or SIGINT.
 
 Tests build the same thing in process with ``AllInOne``.
 """
@@ -52,7 +53,7 @@ DEFAULT_FLAVOR = dict(flavorid='1', name='m1.tiny', memory_mb=64, vcpus=1,
                       root_gb=1)
 DEFAULT_IMAGE_NAME = 'tiny'
 DEFAULT_IMAGE_SIZE = 64 * 1024 * 1024
-DEFAULT_NETWORK = ('public', 'br-public')
+DEFAULT_NETWORK = ('public', 'br-public', '172.24.4.0/24')
 # What libvirt's test driver needs to simulate an empty host.
 NODE_XML = """<node>
   <cpu>
@@ -127,8 +128,9 @@ def prepare_embedded_default(conf, settings_list):
     ctxt = nova_context.get_admin_context()
     ensure_default_flavor(ctxt)
     ensure_default_image(conf.image.store_path)
-    name, bridge = DEFAULT_NETWORK
-    network_api_mod.API().ensure_network(ctxt, name, bridge)
+    name, bridge, cidr = DEFAULT_NETWORK
+    # A 'public' made before networks had subnets gets this one now.
+    network_api_mod.API().ensure_network(ctxt, name, bridge, cidr)
 
 
 def api_available():
@@ -183,15 +185,17 @@ class AllInOne:
         self.compute_api = compute_api_mod.API(
             self.compute_rpcapi, self.conductor_api,
             network_api=self.network_api,
-            host_chooser=target_mod.TargetChooser(self.capacity))
+            host_chooser=target_mod.TargetChooser())
         sender = network_events.ComputeAPIEventSender(self.compute_api)
         self.computes = {
             s.host: compute_cmd.build_compute_service(
                 s, compute_driver=compute_driver, sender=sender,
                 driver=drivers.get(s.host), **service_kwargs)
             for s in self.settings}
+        # Capacity comes from the compute_nodes rows every compute host
+        # writes, as it does for a conductor in its own process.
         self.conductor = conductor_cmd.build_conductor_service(
-            conf.host, capacity_provider=self.capacity, **service_kwargs)
+            conf.host, **service_kwargs)
         self.api = (APIService(self.compute_api)
                     if with_api and api_available() else None)
         if with_api and self.api is None:
@@ -200,13 +204,6 @@ class AllInOne:
         self.services = [self.conductor] + list(self.computes.values())
         if self.api is not None:
             self.services.append(self.api)
-
-    def capacity(self, context, host):
-        """``HostResources`` of a host of this process, else None."""
-        svc = self.computes.get(host)
-        if svc is None:
-            return None
-        return svc.manager.driver.get_available_resource(host)
 
     def start(self):
         started = []

@@ -13,6 +13,7 @@ from nova.api import wsgi as api_wsgi
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
+from nova.network import api as network_api_mod
 from nova import rpc
 from nova import service
 
@@ -43,8 +44,12 @@ class APIServerService:
 
 
 def build_compute_api():
+    """The compute API this process serves: casts to the computes and the
+    conductor, and the built-in network backend (ports and fixed
+    addresses in the shared database), as ``nova-all`` has it."""
     return compute_api_mod.API(compute_rpcapi.ComputeAPI(),
-                               conductor_rpcapi.ConductorAPI())
+                               conductor_rpcapi.ConductorAPI(),
+                               network_api=network_api_mod.API())
 
 
 def main(argv=None) -> int:

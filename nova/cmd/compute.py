@@ -7,6 +7,12 @@ settings (``HostSettings.from_conf``), runs the host's network agent, and
 heartbeats its service record. RPC over ``transport_url`` (RabbitMQ across
 processes). The database schema must exist (``nova-manage db sync``).
 Stops on SIGTERM or SIGINT.
+
+With the hypervisor down (libvirtd not running) it neither exits nor
+spins: it tries again after 1, 2, 4 ... 30 s, logging one line each time,
+does not heartbeat (the service reads as down) and serves no RPC until
+libvirt answers; a running service whose libvirtd goes away stops
+heartbeating until it is back (``nova.service``).
 """
 
 import sys

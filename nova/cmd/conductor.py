@@ -19,9 +19,11 @@ TOPIC = 'conductor'
 
 
 def build_conductor_service(host, capacity_provider=None, **service_kwargs):
-    """The conductor ``Service``; ``capacity_provider(context, host)``
-    gives the ``HostResources`` of a compute host when known (nova-all
-    asks its drivers; a separate process knows none and ranks by usage)."""
+    """The conductor ``Service``.
+
+    Target capacity comes from the ``compute_nodes`` rows each compute host
+    records, unless ``capacity_provider(context, host)`` is given (tests).
+    """
     manager = conductor_manager.ConductorManager(
         compute_rpcapi.ComputeAPI(), capacity_provider=capacity_provider)
     return service.Service(host, BINARY, TOPIC, manager, **service_kwargs)

@@ -1,7 +1,18 @@
-"""nova-manage: administration of the database.
+"""nova-manage: administration of the database and of one host.
 
     nova-manage [--config-file F ...] db sync [VERSION]
     nova-manage [--config-file F ...] db version
+    nova-manage [--config-file F ...] host audit [--host H]
+    nova-manage [--config-file F ...] host cleanup [--host H] [--yes]
+
+``host audit`` lists the orphaned artefacts (domains, VIFs, instance
+directories) of this host: those of instances the database does not place
+here (``nova.compute.audit``). ``host cleanup`` removes the ones that are
+safe to remove and keeps and reports the rest; without ``--yes`` it is a
+dry run that only says what it would remove. Both run on the compute host
+itself, with its nova.conf: they use its ``compute_driver``, libvirt
+``connection_uri`` and ``instances_path``; ``--host`` names the host in
+the database when it is not ``[DEFAULT] host``.
 
 Exit codes: 0 success, 1 the command failed (the reason is printed on
 stderr), 2 wrong usage.
@@ -13,10 +24,15 @@ import sys
 from oslo_config import cfg
 from sqlalchemy import exc as sa_exc
 
+from nova.compute import audit
+from nova.compute import instance_events
 from nova.conf import CONF
+from nova.conf import host_settings
+from nova import context as nova_context
 from nova.db import api as db_api
 from nova.db import migration
 from nova import exception
+from nova.virt import driver as virt_driver
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -45,6 +61,25 @@ def build_parser() -> argparse.ArgumentParser:
     version = db_actions.add_parser(
         'version', help='print the schema version of the database')
     version.set_defaults(func=db_version)
+
+    host = categories.add_parser(
+        'host', help='orphaned artefacts on this compute host')
+    host_actions = host.add_subparsers(dest='action', required=True,
+                                       metavar='ACTION')
+    host_audit = host_actions.add_parser(
+        'audit', help='list domains, VIFs and instance directories of '
+                      'instances the database does not place here')
+    host_audit.set_defaults(func=host_audit_command)
+    host_cleanup = host_actions.add_parser(
+        'cleanup', help='remove the orphans that are safe to remove '
+                        '(a dry run without --yes)')
+    host_cleanup.add_argument('--yes', action='store_true',
+                              help='really remove them')
+    host_cleanup.set_defaults(func=host_cleanup_command)
+    for action in (host_audit, host_cleanup):
+        action.add_argument('--host', default=None,
+                            help='this host\'s name in the database '
+                                 '(default: [DEFAULT] host)')
     return parser
 
 
@@ -57,6 +92,65 @@ def db_sync(args) -> int:
 def db_version(args) -> int:
     print(migration.db_version())
     return EXIT_OK
+
+
+def _open_host(args):
+    """This host's settings and its connected virt driver."""
+    settings = host_settings.HostSettings.from_conf(CONF)
+    if args.host:
+        settings = settings.replace(host=args.host)
+    driver = virt_driver.load_compute_driver(
+        instance_events.ComputeVirtAPI(), settings, CONF.compute_driver)
+    driver.init_host(settings.host)
+    return settings, driver
+
+
+def _audit(args):
+    settings, driver = _open_host(args)
+    context = nova_context.get_admin_context()
+    try:
+        report = audit.audit(context, settings, driver)
+        print('Host %s, instances_path %s, storage identity %s'
+              % (report.host, report.instances_path,
+                 report.storage_identity or 'unknown'))
+        if report.orphans:
+            print(audit.format_table(report.orphans))
+        else:
+            print('No orphans.')
+        return context, settings, driver, report
+    except BaseException:
+        driver.cleanup_host(settings.host)
+        raise
+
+
+def host_audit_command(args) -> int:
+    _context, settings, driver, report = _audit(args)
+    driver.cleanup_host(settings.host)
+    print('%d to remove, %d to keep' % (len(report.removable),
+                                        len(report.kept)))
+    return EXIT_OK
+
+
+def host_cleanup_command(args) -> int:
+    context, settings, driver, report = _audit(args)
+    try:
+        if not args.yes:
+            print('Dry run: %d would be removed, %d kept; run again '
+                  'with --yes to remove them.'
+                  % (len(report.removable), len(report.kept)))
+            return EXIT_OK
+        result = audit.cleanup(context, settings, driver, report)
+    finally:
+        driver.cleanup_host(settings.host)
+    for orphan in result.removed:
+        print('Removed %s %s (%s)' % (orphan.kind, orphan.name,
+                                      orphan.reason))
+    for orphan, message in result.errors:
+        print('nova-manage: error: could not remove %s %s: %s'
+              % (orphan.kind, orphan.name, message), file=sys.stderr)
+    print('%d removed, %d kept, %d failed'
+          % (len(result.removed), len(result.kept), len(result.errors)))
+    return EXIT_FAILED if result.errors else EXIT_OK
 
 
 def _load_config(args) -> None:

@@ -17,7 +17,6 @@ Example::
 """
 
 import dataclasses
-import random
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -29,7 +28,7 @@ from nova.compute import vm_states
 from nova.conductor import target as target_mod
 from nova.conf import CONF
 from nova import exception
-from nova.network import model as network_model
+from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
 
@@ -47,20 +46,6 @@ class ExternalEventResult:
     tag: str | None
     status: str
     code: int
-
-
-def _random_mac():
-    # Nova's default base_mac prefix.
-    octets = tuple(random.randrange(256) for _ in range(3))
-    return 'fa:16:3e:%02x:%02x:%02x' % octets
-
-
-def _network_uuids(networks):
-    """``[{'uuid': ...}]`` (Compute API form) or ``[uuid]`` -> [uuid]."""
-    result = []
-    for item in networks or ():
-        result.append(item['uuid'] if isinstance(item, dict) else item)
-    return result
 
 
 def _fail_if_accepted(migration):
@@ -142,21 +127,45 @@ class API:
 
     def create(self, context, display_name, image_ref, flavor_id,
                networks=None) -> objects.Instance:
+        """Create an instance, place it on a host and cast its build.
+
+        ``networks``: as ``network.api.API.validate_networks`` takes them
+        (``[{'uuid': ...}]``, names, ``'auto'`` or ``None``: the only
+        network; ``'none'``). Everything the request names is checked
+        before the instance row exists: the flavor (``FlavorNotFound``),
+        the image (``ImageNotFound``, ``ImageUnacceptable``), the
+        networks (``NetworkNotFound``, ``NetworkAmbiguous``), a host
+        (``NoValidHost``), and the ports are allocated with their fixed
+        addresses (``NoMoreFixedIps``). A refused request leaves no
+        instance and no port behind. Only a failure after that (binding
+        the ports to the host, the cast) leaves the instance in ERROR with
+        a fault, its ports kept for its delete to free.
+        """
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
         image_meta = self._image_meta(image_ref)
         if not image_meta.is_bootable_disk:
             raise exception.ImageUnacceptable(
                 image_id=image_ref, reason='not a bootable disk image')
+        network_api = self._network_api()
+        requested = network_api.validate_networks(context, networks)
         instance = objects.Instance(
             context, display_name=display_name, user_id=context.user_id,
             project_id=context.project_id, flavor=flavor,
             image_ref=image_meta.id, vm_state=vm_states.BUILDING,
             task_state=task_states.SCHEDULING)
-        host = self.host_chooser.place_new(context, instance)
+        # Ports may exist before their instance (they do not reference
+        # the row, as with Neutron): allocating them first makes a full
+        # subnet refuse the request instead of leaving an ERROR instance.
+        # Bound to no host yet, no network agent looks at them.
+        network_api.allocate_for_instance(context, instance, requested)
+        try:
+            host = self.host_chooser.place_new(context, instance)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                network_api.deallocate_for_instance(context, instance)
         objects.InstanceAction.action_start(context, instance.uuid, 'create')
         try:
-            network_info = self._allocate_network(context, instance,
-                                                  networks, host)
+            network_info = network_api.bind_ports(context, instance, host)
             instance.network_info = network_info
             instance.save()
             self.compute_rpcapi.build_and_run_instance(
@@ -170,24 +179,12 @@ class API:
                 instance.save()
         return instance
 
-    def _allocate_network(self, context, instance, networks, host):
-        if self.network_api is not None:
-            return self.network_api.allocate_for_instance(
-                context, instance, networks, host)
-        vifs = []
-        for network_uuid in _network_uuids(networks):
-            network = objects.Network.get_by_uuid(context, network_uuid)
-            port = objects.Port(context, network_uuid=network.uuid,
-                                mac_address=_random_mac(),
-                                instance_uuid=instance.uuid,
-                                binding_host=host,
-                                device_owner='compute:nova').create()
-            vifs.append(network_model.VIF(
-                id=port.uuid, address=port.mac_address,
-                network=network_model.Network(
-                    id=network.uuid, label=network.name,
-                    bridge=network.bridge)))
-        return network_model.NetworkInfo(vifs)
+    def _network_api(self):
+        """The network API given, else the built-in one (ports in this
+        database), so every instance gets real ports and addresses."""
+        if self.network_api is None:
+            return network_api_mod.API()
+        return self.network_api
 
     def start(self, context, instance):
         self._take_and_cast(context, instance, 'start', lambda: (

@@ -15,6 +15,8 @@ the state changes; see its docstring)::
                   evacuation.py dealt with instances evacuated away)
     external_events.py, power_sync.py: events from the network backend
                   and from the hypervisor
+    resources.py, periodic_tasks.py: the periodic tasks (the node's
+                  resources in compute_nodes, the power state sync)
 
 Endpoints take the request context first and keyword arguments, as
 ``compute/rpcapi.py`` casts them. A failure is recorded (fault, action
@@ -34,16 +36,19 @@ from nova.compute import host_init
 from nova.compute import instance_events
 from nova.compute import locks
 from nova.compute import operation
+from nova.compute import periodic_tasks
 from nova.compute import power
 from nova.compute import power_sync
 from nova.compute import reboot
 from nova.compute import rebuild
+from nova.compute import resources
 from nova.compute import shared_storage
 from nova.compute import suspend
 from nova.conf import CONF
 from nova import context as nova_context
 from nova.network import model as network_model
 from nova import objects
+from nova import periodic
 from nova.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
@@ -88,6 +93,30 @@ class ComputeManager:
         host_init.init_instances(self.compute, self.runner, instances,
                                  do_not_touch=do_not_touch)
         host_init.report_foreign_domains(self.compute, context, instances)
+        # Last, so the usage it records reflects the cleanups above; before
+        # the service's first heartbeat, so a host that counts as up has
+        # told the conductor its capacity.
+        try:
+            resources.update_available_resource(self.compute, context)
+        except Exception:
+            # The host still serves; until the periodic task succeeds the
+            # conductor uses the row of an earlier run, or ranks the host
+            # as of unknown capacity when there is none.
+            LOG.exception('Could not record the resources of %s', self.host)
+
+    @periodic.periodic_task(
+        spacing=periodic_tasks.interval('update_resources_interval'))
+    def update_available_resource(self, context):
+        """Periodic: record this host's nodes in ``compute_nodes``."""
+        resources.update_available_resource(self.compute, context)
+
+    @periodic.periodic_task(
+        spacing=periodic_tasks.interval('sync_power_state_interval'))
+    def _sync_power_states(self, context):
+        """Periodic: record the hypervisor's power state of idle instances
+        (reports mismatches, never acts on them)."""
+        periodic_tasks.sync_power_states(self.compute, self.instance_locks,
+                                         context)
 
     def cleanup_host(self):
         self.driver.cleanup_host(host=self.host)

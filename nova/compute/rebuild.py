@@ -8,9 +8,11 @@ event and hands off here. Two workflows:
   (``accepted`` -> ``pre-migrating``), decides from evidence whether it
   shares storage with the source (``shared_storage``), removes the leftovers
   of an earlier failed evacuation of the same instance when storage is not
-  shared, spawns (reusing the disks on shared storage, building new ones
-  from the image otherwise) and only then moves ``instance.host``/``node``
-  here, together with migration ``done``. When spawn fails the manager's
+  shared, then binds the instance's ports here (so this host's network
+  agent reports them), spawns (reusing the disks on shared storage, building new
+  ones from the image otherwise) and only then moves ``instance.host``/
+  ``node`` here, together with migration ``done``; a failure binds the
+  ports back to the source. When spawn fails the manager's
   ``_rebuild_default_impl`` destroys the guest with
   ``destroy_disks=not on_shared_storage`` and re-raises (the first seed's
   fix); the instance goes to ERROR with a fault, keeps its host, and the
@@ -40,6 +42,7 @@ from nova.compute import task_states
 from nova.compute import vm_states
 from nova import exception
 from nova.image import store as image_store
+from nova.network import api as network_api_mod
 from nova.network import model as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -129,22 +132,73 @@ def _image_meta(manager, context, image_ref, required=True):
         return None
 
 
-def _network_info(manager, context, instance):
-    """The instance's VIFs as this host will plug them.
+# -- port bindings of an evacuation -------------------------------------
+#
+# The network agent of a host reports only the ports bound to that host.
+# So the ports move to the target *before* it spawns (its agent then
+# sends the network-vif-plugged events spawn waits for), and go back to
+# the host the database places the instance on when the evacuation fails
+# (the source's agent reports them again once that host plugs them).
 
-    With a network API, it binds the ports here and says. Without one, the
-    ports are taken as re-bound to this host, so not active yet: the
-    driver waits for their ``network-vif-plugged`` events from this host.
-    """
+
+def _network_api(manager):
     network_api = getattr(manager, 'network_api', None)
-    setup = getattr(network_api, 'setup_instance_network_on_host', None)
-    if setup is not None:
-        network_info = setup(context, instance, manager.host)
-        if network_info is not None:
-            return network_model.NetworkInfo(network_info)
+    return network_api if network_api is not None else (
+        network_api_mod.API())
+
+
+def _network_info(manager, context, instance):
+    """Bind the instance's ports to this host; its VIFs as this host will
+    plug them (not active yet: the driver waits for their events).
+
+    An instance whose VIFs have no ports in the network backend (tests
+    hand VIFs in directly) keeps its VIFs, made inactive the same way.
+    """
+    bound = _network_api(manager).bind_ports(context, instance,
+                                             manager.host)
+    if bound:
+        return network_model.NetworkInfo(bound)
     return network_model.NetworkInfo(
         dataclasses.replace(vif, active=False)
         for vif in instance.network_info)
+
+
+def _network_info_after_spawn(manager, context, instance, network_info):
+    """The VIFs as the ports are now: active where this host's agent
+    reported them plugged (a later reboot here must not wait for events
+    that will not come again). ``network_info`` when there are no ports,
+    or when they cannot be read (the guest runs: do not fail for this).
+    """
+    try:
+        current = _network_api(manager).get_instance_nw_info(context,
+                                                             instance)
+    except Exception:
+        LOG.exception('Could not read the ports; keeping the VIFs as '
+                      'bound', instance=instance)
+        return network_info
+    return network_model.NetworkInfo(current) if current else network_info
+
+
+def _rebind_ports_to_owner(manager, context, instance):
+    """After a failed evacuation: the ports it bound here go back to the
+    instance's host as the database records it (the source, unless this
+    host took the instance over before the failure). Ports it never
+    moved (a failure before ``_network_info``) are left as they are.
+    Never raises."""
+    try:
+        owner = objects.Instance.get_by_uuid(context, instance.uuid).host
+        moved = any(port.binding_host == manager.host for port in
+                    objects.Port.get_by_instance_uuid(context,
+                                                      instance.uuid))
+        if moved and owner and owner != manager.host:
+            _network_api(manager).bind_ports(context, instance, owner)
+    except exception.InstanceNotFound:
+        pass        # deleted meanwhile: its delete freed the ports
+    except Exception:
+        LOG.exception('Could not bind the ports back to the instance\'s '
+                      'host', instance=instance)
+
+# -- end of port bindings ------------------------------------------------
 
 
 def _record_failure(context, instance, exc, host, vm_state):
@@ -261,6 +315,8 @@ class RebuildWorkflow:
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation failed: %s', e, instance=instance)
+                # Port bindings: see _rebind_ports_to_owner.
+                _rebind_ports_to_owner(self.manager, context, instance)
                 self._fail_migration(migration)
                 _record_failure(context, instance, e, self.host,
                                 vm_states.ERROR)
@@ -272,10 +328,13 @@ class RebuildWorkflow:
             shared = self._decide_shared(context, instance, request)
         except exception.InvalidSharedStorage as e:
             raise _Refused(e)
-        network_info = _network_info(self.manager, context, instance)
         image_meta = _image_meta(self.manager, context, instance.image_ref,
                                  required=not shared)
-        self._remove_leftovers(context, instance, network_info, shared)
+        self._remove_leftovers(context, instance, instance.network_info,
+                               shared)
+        # Port bindings: only once no leftover VIF of the instance is
+        # plugged here, so that this host's agent reports spawn's plug.
+        network_info = _network_info(self.manager, context, instance)
         power_on = original_vm_state != vm_states.STOPPED
         self.manager._rebuild_default_impl(
             context, instance, image_meta, request.injected_files,
@@ -303,7 +362,9 @@ class RebuildWorkflow:
         instance.vm_state = states.get('evacuate').vm_state_after(
             True, original_vm_state)
         instance.task_state = None
-        instance.network_info = network_info
+        # Port bindings: see _network_info_after_spawn.
+        instance.network_info = _network_info_after_spawn(
+            self.manager, context, instance, network_info)
         try:
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING])
         except Exception:

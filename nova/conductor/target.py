@@ -4,25 +4,33 @@ A candidate is a compute service that is up (``Service.is_up`` with
 ``service_down_time``), enabled, not the source, and has room for the
 instance's flavor.
 
-Room, the simple and correct way available here: the database has no
-compute-node table, so capacity (vCPUs, memory, disk) comes from a
-*capacity provider*, ``provider(context, host) -> HostResources | None``,
-which in one process (``nova-all``, functional tests) asks each host's
-driver (``get_available_resource``). Usage is not taken from the
-hypervisor, whose view lags behind claims, but summed from the database:
-the flavors of the instances placed on the host plus those of evacuations
-to it still in flight (``accepted``/``pre-migrating`` with that
-``dest_compute``), against the capacity times ``[conductor]
-cpu_allocation_ratio``, ``ram_allocation_ratio`` and
-``disk_allocation_ratio`` (Nova's names and defaults: 4.0, 1.0, 1.0).
-A host whose capacity is unknown (no provider, or it returned None) is
-eligible but ranked after every host known to have room, so a deployment
-without a provider still evacuates.
+Room: capacity (vCPUs, memory, disk) comes from a *capacity provider*,
+``provider(context, host) -> HostResources | None``. The default,
+``database_capacity``, reads the ``compute_nodes`` rows each compute host
+records at start and every ``update_resources_interval`` seconds
+(``nova.compute.resources``), so it works whatever process the conductor
+runs in. Usage is not taken from the hypervisor, whose view lags behind
+claims, nor from those rows (they may be a minute old), but summed from the
+database at choice time (``nova.compute.resources.usage``): the flavors of
+the instances placed on the host plus those of evacuations to it still in
+flight (``accepted``/``pre-migrating`` with that ``dest_compute``), against
+the capacity times ``[conductor] cpu_allocation_ratio``,
+``ram_allocation_ratio`` and ``disk_allocation_ratio`` (Nova's names and
+defaults: 4.0, 1.0, 1.0).
+
+A host whose capacity is unknown (no ``compute_nodes`` row: its driver
+cannot report resources, or it runs a version that does not record them;
+a host records its row in ``init_host``, before its first heartbeat makes
+it count as up) is eligible but
+ranked after every host known to have room: refusing it could leave an
+evacuation with nowhere to go, while ranking it last never prefers a guess
+to a known fit.
 
 Choosing and claiming (writing the migration's ``dest_compute``) happen
 under one lock of this process, so a host-evacuate running many choices at
 once never overbooks a target. Several conductor processes could still
-race; that needs a compute-node table with an atomic claim.
+race: the ``compute_nodes`` rows give capacity, not an atomic claim (that
+would need a compare-and-swap on a per-node allocation in the database).
 
 Among hosts with room the one with the most free memory wins (spreading),
 then the host name, so the choice is deterministic.
@@ -34,11 +42,11 @@ from typing import Callable
 
 from oslo_log import log as logging
 
+from nova.compute import resources
 from nova.compute import shared_storage
 from nova.conf import CONF
 from nova import exception
 from nova import objects
-from nova.objects import migration as migration_obj
 from nova.virt import hardware
 
 LOG = logging.getLogger(__name__)
@@ -46,26 +54,20 @@ LOG = logging.getLogger(__name__)
 CapacityProvider = Callable[[object, str], 'hardware.HostResources | None']
 
 
-@dataclasses.dataclass(frozen=True)
-class Need:
-    """What one instance takes on a host."""
-    vcpus: int = 0
-    memory_mb: int = 0
-    disk_gb: int = 0
+# The one definition of what instances take, shared with the compute hosts
+# that record it (nova.compute.resources).
+Need = resources.Need
+usage = resources.usage
 
-    @classmethod
-    def of(cls, flavor) -> 'Need':
-        if flavor is None:
-            return cls()
-        swap_gb = -(-int(flavor.swap or 0) // 1024)   # MiB, rounded up
-        return cls(vcpus=flavor.vcpus, memory_mb=flavor.memory_mb,
-                   disk_gb=(flavor.root_gb + (flavor.ephemeral_gb or 0)
-                            + swap_gb))
 
-    def __add__(self, other: 'Need') -> 'Need':
-        return Need(self.vcpus + other.vcpus,
-                    self.memory_mb + other.memory_mb,
-                    self.disk_gb + other.disk_gb)
+def database_capacity(context, host: str) -> hardware.HostResources | None:
+    """The capacity ``host`` recorded in ``compute_nodes``, or None.
+
+    The default capacity provider. Several nodes of one host are summed.
+    """
+    return resources.combined([
+        node.to_host_resources()
+        for node in objects.ComputeNode.get_by_host(context, host)])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,40 +116,15 @@ def get_compute_service(context, host: str):
         raise exception.ComputeHostNotFound(host=host)
 
 
-def usage(context, host: str, exclude_instance: str | None = None) -> Need:
-    """Sum of the flavors placed on ``host`` or on their way to it."""
-    used = Need()
-    seen = set()
-    for instance in objects.Instance.get_all(context, host=host):
-        if instance.uuid == exclude_instance:
-            continue
-        seen.add(instance.uuid)
-        used = used + Need.of(instance.flavor)
-    for migration in objects.Migration.get_by_filters(
-            context, dest_compute=host, status=list(migration_obj.IN_PROGRESS),
-            migration_type=migration_obj.EVACUATION):
-        uuid = migration.instance_uuid
-        if uuid in seen or uuid == exclude_instance:
-            continue
-        seen.add(uuid)
-        try:
-            instance = objects.Instance.get_by_uuid(context, uuid)
-        except exception.InstanceNotFound:
-            continue
-        used = used + Need.of(instance.flavor)
-    return used
-
-
 class TargetChooser:
     """Chooses evacuation targets; one per conductor process."""
 
     def __init__(self, capacity_provider: CapacityProvider | None = None):
-        self.capacity_provider = capacity_provider
+        """``capacity_provider`` defaults to ``database_capacity``."""
+        self.capacity_provider = capacity_provider or database_capacity
         self._claim_lock = threading.Lock()
 
     def _capacity(self, context, host):
-        if self.capacity_provider is None:
-            return None
         try:
             return self.capacity_provider(context, host)
         except Exception as e:  # a host that cannot say is "unknown"

@@ -75,6 +75,40 @@ by the periodic task. 0 disables the check.
                default=10,
                min=1,
                help="Maximum number of instance builds to run at once on a host."),
+    cfg.IntOpt('update_resources_interval',
+               default=60,
+               help="""
+Seconds between two records of a compute host's resources (capacity of its
+hypervisor node, and what the instances the database places on it use) in
+the ``compute_nodes`` table. The host also records them when it starts. The
+conductor reads them to choose evacuation targets, so a host whose row is
+missing ranks after every host known to have room.
+
+Possible values:
+
+* a positive number of seconds
+* 0: run at the default rate, ``periodic_interval``
+* a negative number: never after start
+
+Related options: ``periodic_interval``.
+"""),
+    cfg.IntOpt('sync_power_state_interval',
+               default=600,
+               help="""
+Seconds between two runs of the task that records, for every instance of the
+host without a task in progress, the power state the hypervisor reports. It
+only records and logs: an active instance whose guest is found shut off is
+reported, not stopped; a missing guest becomes power state NOSTATE and is
+logged; nothing is ever started or deleted by this task.
+
+Possible values:
+
+* a positive number of seconds
+* 0: run at the default rate, ``periodic_interval``
+* a negative number: disabled
+
+Related options: ``periodic_interval``.
+"""),
 ]
 
 

@@ -18,12 +18,13 @@ A host offers a bridge when (``bridge_checker``):
   (``/sys/class/net/<name>/bridge``).
 
 The agent learns about plugs by polling (``[network] agent_poll_interval``,
-0.2 s by default): a round reads the ports bound to the host and asks
+0.2 s by default): a round reads the ports bound to the host (one query,
+``objects.Port.get_by_binding_host``) and asks
 ``driver.plugged_vif_ids(instance_uuid)`` once per instance among them.
-The port's status is written (compare-and-swap on the status it read)
-before the event is sent, so whoever receives the event reads the port as
-the event says. Events that could not be sent are tried again on the next
-rounds, a few times.
+The port's status is written (compare-and-swap on the status and binding
+it read) before the event is sent, so whoever receives the event reads
+the port as the event says. Events that could not be sent are tried
+again on the next rounds, a few times.
 
 NOTE: to be told again that a port is plugged, set it ``DOWN`` first
 (``network.api.API.bind_ports`` does), then plug. An unplug and replug
@@ -222,7 +223,11 @@ class NetworkAgent:
             return None
         port.status = new_status
         try:
-            port.save(expected_status=status)
+            # Compare-and-swap on the binding too: a port rebound to
+            # another host since it was read (an evacuation binding it to
+            # its target, or back to its source) is that host's to report.
+            port.save(expected_status=status,
+                      expected_binding_host=self.host)
         except (exception.UnexpectedPortStatusError, exception.PortNotFound):
             # Rebound or deleted meanwhile: judge it again next round.
             return None

@@ -1,23 +1,34 @@
 """The built-in network backend, as the compute layer calls it.
 
 Networks and ports live in the database (``objects.Network``,
-``objects.Port``); a network is a Linux bridge by name. A port is created
-``DOWN`` for an instance, bound to the host that will plug it, and marked
-``ACTIVE`` (or ``ERROR``) by that host's network agent
+``objects.Port``); a network is a Linux bridge by name, with an optional
+subnet (``cidr``). A port is created ``DOWN`` for an instance, with a
+fixed IP address from its network's subnet, bound to the host that will
+plug it, and marked ``ACTIVE`` (or ``ERROR``) by that host's network agent
 (``nova.network.agent``), which then sends ``network-vif-plugged`` through
 the external events path, as Neutron does for Nova.
+
+Fixed addresses: the lowest free host address of the subnet, never the
+network or broadcast address, nor the first host address (the gateway's,
+as Neutron reserves it). The database's unique (network, address) key
+decides between two concurrent allocations; the loser takes the next free
+one. A full subnet raises ``NoMoreFixedIps`` (409) and creates no port.
+Deleting a port frees its address.
 
 Example::
 
     network_api = API()
-    network_api.ensure_network(ctx, 'public', 'br-public')
-    nw_info = network_api.allocate_for_instance(ctx, instance, ['public'])
+    network_api.ensure_network(ctx, 'public', 'br-public', '172.24.4.0/24')
+    networks = network_api.validate_networks(ctx, ['public'])  # or raises
+    nw_info = network_api.allocate_for_instance(ctx, instance, networks)
+    nw_info[0].ips                                        # ('172.24.4.2',)
     network_api.bind_ports(ctx, instance, 'compute1')     # DOWN, bound
     ...                                  # the driver plugs, the agent reports
     network_api.get_instance_nw_info(ctx, instance)       # active=True
-    network_api.deallocate_for_instance(ctx, instance)
+    network_api.deallocate_for_instance(ctx, instance)    # addresses freed
 """
 
+import ipaddress
 import random
 
 from oslo_log import log as logging
@@ -38,11 +49,51 @@ DEVICE_OWNER = 'compute:nova'
 AUTO = 'auto'
 NONE = 'none'
 _MAC_ATTEMPTS = 16
+# Concurrent allocations that may take the address this one chose, one
+# after the other, before it gives up (each retry reads the free ones
+# again).
+_IP_ATTEMPTS = 64
 
 
 def random_mac(rand=random):
     return '%s:%02x:%02x:%02x' % ((MAC_PREFIX,) + tuple(
         rand.randrange(256) for _ in range(3)))
+
+
+def canonical_cidr(cidr):
+    """``cidr`` as ``ipaddress`` writes it, or ``InvalidInput``.
+
+    Host bits must be zero ('172.24.4.0/24', not '172.24.4.1/24').
+    """
+    try:
+        return str(ipaddress.ip_network(cidr, strict=True))
+    except (TypeError, ValueError) as e:
+        raise exception.InvalidInput(
+            reason='%r is not a network in CIDR notation: %s' % (cidr, e))
+
+
+def gateway_address(cidr):
+    """The address reserved for the gateway: the first host address."""
+    for address in ipaddress.ip_network(cidr).hosts():
+        return str(address)
+    return None
+
+
+def free_address(cidr, taken):
+    """The lowest host address of ``cidr`` that is neither in ``taken``
+    nor the gateway's, or None when there is none.
+
+    ``hosts()`` already leaves out the network and broadcast addresses
+    (for IPv6, the subnet-router anycast address). It is walked lazily,
+    so a /64 costs no more than the addresses taken.
+    """
+    hosts = iter(ipaddress.ip_network(cidr).hosts())
+    next(hosts, None)       # the gateway
+    for address in hosts:
+        text = str(address)
+        if text not in taken:
+            return text
+    return None
 
 
 def vif_from_port(port, network):
@@ -51,7 +102,8 @@ def vif_from_port(port, network):
         id=port.uuid, address=port.mac_address,
         network=network_model.Network(id=network.uuid, label=network.name,
                                       bridge=network.bridge),
-        active=port.status == network_obj.ACTIVE)
+        active=port.status == network_obj.ACTIVE,
+        ips=(port.ip_address,) if port.ip_address else ())
 
 
 class API:
@@ -61,8 +113,13 @@ class API:
 
     # -- networks ----------------------------------------------------------
 
-    def create_network(self, context, name, bridge):
-        return objects.Network(context, name=name, bridge=bridge).create()
+    def create_network(self, context, name, bridge, cidr=None):
+        """A new network; ``cidr`` (optional) is the subnet its ports get
+        fixed addresses from (``InvalidInput`` when malformed)."""
+        if cidr is not None:
+            cidr = canonical_cidr(cidr)
+        return objects.Network(context, name=name, bridge=bridge,
+                               cidr=cidr).create()
 
     def get_network(self, context, uuid_or_name):
         """A network by UUID or by name (names must then be unique)."""
@@ -80,23 +137,46 @@ class API:
                 reason='several networks are named %s' % uuid_or_name)
         raise exception.NetworkNotFound(network_id=uuid_or_name)
 
-    def ensure_network(self, context, name, bridge):
-        """The network called ``name``, created on first use."""
+    def ensure_network(self, context, name, bridge, cidr=None):
+        """The network called ``name``, created on first use.
+
+        An existing network keeps its bridge and subnet; one that has no
+        subnet yet (made before networks had one) gets ``cidr``, so its
+        new ports get addresses (its existing ports keep none).
+        """
         try:
             network = self.get_network(context, name)
         except exception.NetworkNotFound:
-            return self.create_network(context, name, bridge)
+            return self.create_network(context, name, bridge, cidr)
         if network.bridge != bridge:
             LOG.warning('Network %(name)s uses bridge %(have)s, not '
                         '%(want)s; keeping it',
                         {'name': name, 'have': network.bridge,
                          'want': bridge})
+        if cidr is not None:
+            cidr = canonical_cidr(cidr)
+            if network.cidr is None:
+                network.cidr = cidr
+                network.save()
+                LOG.info('Network %(name)s now has subnet %(cidr)s',
+                         {'name': name, 'cidr': cidr})
+            elif network.cidr != cidr:
+                LOG.warning('Network %(name)s has subnet %(have)s, not '
+                            '%(want)s; keeping it',
+                            {'name': name, 'have': network.cidr,
+                             'want': cidr})
         return network
 
-    def _requested(self, context, requested_networks):
-        """The networks of a request: ``None``/``'auto'`` (the only network
-        there is, if there is exactly one), ``'none'``, or a list of UUIDs,
-        names, ``{'uuid': ...}`` dicts or ``objects.Network``."""
+    def validate_networks(self, context, requested_networks=None):
+        """The networks of a request, checked, as ``objects.Network``.
+
+        ``None``/``'auto'``: the only network there is, if there is
+        exactly one (none if there is none; ``NetworkAmbiguous`` if there
+        are several); ``'none'``: none; else a list of UUIDs, names,
+        ``{'uuid': ...}`` dicts or ``objects.Network``
+        (``NetworkNotFound``, ``NetworkAmbiguous``, ``InvalidInput``).
+        Reads only; ``allocate_for_instance`` takes the result.
+        """
         if requested_networks == NONE:
             return []
         if requested_networks is None or requested_networks == AUTO:
@@ -122,30 +202,64 @@ class API:
     # -- ports -------------------------------------------------------------
 
     def _create_port(self, context, instance, network, host):
-        for _attempt in range(_MAC_ATTEMPTS):
+        """One ``DOWN`` port, with a fixed address when the network has a
+        subnet. A MAC drawn twice is drawn again; an address another
+        allocation took meanwhile makes this one take the next free."""
+        mac_attempts = ip_attempts = 0
+        while True:
+            address = self._free_address(context, network)
             port = objects.Port(context, network_uuid=network.uuid,
                                 mac_address=random_mac(self._random),
+                                ip_address=address,
                                 instance_uuid=instance.uuid,
                                 binding_host=host,
                                 status=network_obj.DOWN,
                                 device_owner=DEVICE_OWNER)
             try:
                 return port.create()
+            except exception.FixedIpAlreadyInUse:
+                ip_attempts += 1
+                if ip_attempts >= _IP_ATTEMPTS:
+                    raise exception.InternalError(
+                        err='no address of network %s after %d attempts: '
+                            'too many concurrent allocations'
+                            % (network.name, _IP_ATTEMPTS))
+                LOG.debug('Address %(ip)s of network %(net)s was taken '
+                          'meanwhile; taking another',
+                          {'ip': address, 'net': network.name},
+                          instance=instance)
             except exception.PortExists:
                 # A fresh UUID cannot collide; the MAC did. Draw again.
-                continue
-        raise exception.InternalError(
-            err='no free MAC address after %d attempts' % _MAC_ATTEMPTS)
+                mac_attempts += 1
+                if mac_attempts >= _MAC_ATTEMPTS:
+                    raise exception.InternalError(
+                        err='no free MAC address after %d attempts'
+                            % _MAC_ATTEMPTS)
+
+    @staticmethod
+    def _free_address(context, network):
+        if not network.cidr:
+            return None
+        taken = objects.Port.get_ip_addresses(context, network.uuid)
+        address = free_address(network.cidr, taken)
+        if address is None:
+            raise exception.NoMoreFixedIps(network=network.name)
+        return address
 
     def allocate_for_instance(self, context, instance,
                               requested_networks=None, host=None):
-        """Create one ``DOWN`` port per requested network; return the
-        ``NetworkInfo`` (every VIF ``active=False``).
+        """Create one ``DOWN`` port per requested network, each with a
+        fixed address of its network's subnet (if it has one); return the
+        ``NetworkInfo`` (every VIF ``active=False``, ``ips`` set).
 
-        ``host`` binds the ports at once (as ``bind_ports``). On failure
-        the ports this call created are deleted again.
+        ``requested_networks`` as ``validate_networks`` takes them (or
+        its result). ``host`` binds the ports at once (as
+        ``bind_ports``); without it they are bound to no host, and no
+        agent reports them until ``bind_ports``. On failure
+        (``NoMoreFixedIps``, ...) the ports this call created are deleted
+        again, freeing their addresses.
         """
-        networks = self._requested(context, requested_networks)
+        networks = self.validate_networks(context, requested_networks)
         ports = []
         try:
             for network in networks:
@@ -209,13 +323,5 @@ class API:
                      {'ports': [p.uuid for p in ports]}, instance=instance)
 
     def get_ports_by_host(self, context, host):
-        """Every port bound to ``host``.
-
-        NOTE: ``objects.Port`` has no query by binding host yet, so this
-        walks the networks; there are few of them.
-        """
-        ports = []
-        for network in objects.Network.get_all(context):
-            ports.extend(p for p in objects.Port.get_by_network_uuid(
-                context, network.uuid) if p.binding_host == host)
-        return ports
+        """Every port bound to ``host``."""
+        return objects.Port.get_by_binding_host(context, host)

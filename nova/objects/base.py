@@ -120,6 +120,15 @@ class NovaObject:
                           for n in ('id', 'uuid') if n in self.fields)
         return '%s(%s)' % (type(self).__name__, shown)
 
+    def __getitem__(self, name):
+        # NOTE: read-only mapping access to fields, because oslo.log formats
+        # its ``instance=`` prefix with ``instance_format % instance``
+        # ('[instance: %(uuid)s] '); without it every log line about an
+        # instance would carry the object's repr instead.
+        if name not in self.fields:
+            raise KeyError(name)
+        return getattr(self, name)
+
     @property
     def context(self):
         return self._context

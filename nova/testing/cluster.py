@@ -30,7 +30,6 @@ Example::
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -42,10 +41,9 @@ from nova.testing import cluster_config
 from nova.testing import cluster_forward
 from nova.testing import cluster_guest
 from nova.testing import cluster_host
-from nova.testing import cluster_net
+from nova.testing import cluster_reclaim
 from nova.testing import cluster_record
 from nova.testing import cluster_services
-from nova.testing import hostrecord
 from nova.testing import hypervisor
 from nova.testing import postgresql
 from nova.testing import procs
@@ -55,17 +53,14 @@ LOG = logging.getLogger(__name__)
 
 ClusterSpec = cluster_config.ClusterSpec
 ClusterError = cluster_services.ClusterError
+ClusterBusy = cluster_reclaim.ClusterBusy
+MARKER = cluster_reclaim.MARKER
+claim_directory = cluster_reclaim.claim_directory
+reclaim = cluster_reclaim.reclaim
+remove_files = cluster_reclaim.remove_files
 
 SERVICE_TIMEOUT = 120
 API_TIMEOUT = 60
-# What up() creates under base_dir, and so what down() removes.
-_CREATED = ('cluster.json', 'control.sock', 'supervisor.log', 'etc',
-            'logs', 'postgres', 'rabbitmq', 'images', 'guest', 'hosts',
-            'instances', 'storage', 'controller')
-
-
-class ClusterBusy(ClusterError):
-    """Another live process owns the cluster in that directory."""
 
 
 def unavailable_reason():
@@ -85,10 +80,7 @@ def unavailable_reason():
     return None
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+free_port = rabbitmq.free_port
 
 
 def _in_thread(function):
@@ -145,9 +137,10 @@ class Cluster:
             try:
                 self._up()
             except BaseException:
-                LOG.exception('Cluster in %s failed to start; stopping it',
-                              self.spec.base_dir)
-                self.down()
+                LOG.exception('Cluster in %s failed to start; stopping it '
+                              '(its logs stay in %s until the next up or '
+                              'down)', self.spec.base_dir, self.layout.logs)
+                self.down(keep_logs=True)
                 raise
             self.record.timings['up'] = round(time.monotonic() - began, 2)
             self.record.state = 'up'
@@ -158,7 +151,8 @@ class Cluster:
 
     def _up(self):
         layout, spec = self.layout, self.spec
-        for directory in (spec.base_dir, layout.etc, layout.logs,
+        claim_directory(spec.base_dir)
+        for directory in (layout.etc, layout.logs,
                           layout.images, layout.guest, layout.hosts,
                           layout.instances_path, layout.controller_state):
             os.makedirs(directory, exist_ok=True)
@@ -231,7 +225,8 @@ class Cluster:
                 '--config-file', self.layout.conf('controller'),
                 '--flavor', '%s:%s:%d' % (spec.flavor_id, spec.flavor_name,
                                           spec.flavor_memory_mb),
-                '--network', '%s:%s' % (spec.network, spec.bridge),
+                '--network', '%s:%s:%s' % (spec.network, spec.bridge,
+                                           spec.network_cidr),
                 '--image', '%s:%s' % (spec.image_name, image)]
         result = subprocess.run(argv, capture_output=True, text=True,
                                 timeout=120)
@@ -347,10 +342,10 @@ class Cluster:
 
     # -- taking it down ----------------------------------------------------
 
-    def down(self):
-        """Stop everything and remove what up() made. Idempotent; every
-        step runs even when an earlier one failed (the first error is
-        raised at the end)."""
+    def down(self, keep_logs=False):
+        """Stop everything and remove what up() made (but the logs, with
+        ``keep_logs``). Idempotent; every step runs even when an earlier
+        one failed (the errors are raised together at the end)."""
         with self._lock:
             began = time.monotonic()
             errors = []
@@ -383,8 +378,11 @@ class Cluster:
             if self.postgres is not None:
                 step('stopping PostgreSQL', self.postgres.stop)
             self.api = self.conductor = self.rabbit = self.postgres = None
-            step('removing namespaces', _remove_namespaces, self.spec)
-            step('removing files', remove_files, self.layout)
+            step('removing namespaces',
+                 cluster_reclaim.remove_namespaces, self.spec)
+            step('removing files', cluster_reclaim.remove_files,
+                 self.layout,
+                 ('logs', 'supervisor.log') if keep_logs else ())
             self.record = None
             LOG.info('Cluster in %s down in %.1f s', self.spec.base_dir,
                      time.monotonic() - began)
@@ -395,111 +393,3 @@ class Cluster:
 def _write(path, text):
     with open(path, 'w') as f:
         f.write(text)
-
-
-def _remove_namespaces(spec_or_tag):
-    tag = getattr(spec_or_tag, 'tag', spec_or_tag)
-    for name in cluster_net.existing('nvc%s-' % tag):
-        cluster_net.NetworkNamespace(name).delete()
-
-
-def remove_files(layout):
-    """Remove what up() creates under base_dir, then base_dir if empty."""
-    for name in _CREATED:
-        path = os.path.join(layout.base_dir, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            os.unlink(path)
-    try:
-        os.rmdir(layout.base_dir)
-    except OSError:
-        pass        # not empty (the caller's own files) or already gone
-
-
-def reclaim(base_dir):
-    """Stop and remove a cluster in ``base_dir`` whose owner is gone.
-
-    Works from ``cluster.json`` and the hosts' own records alone: every
-    process is signalled only if its PID still has the recorded start
-    time. Raises ``ClusterBusy`` when a live process still owns it.
-    Returns True when there was something to reclaim.
-    """
-    layout = cluster_config.Layout(os.path.abspath(base_dir))
-    record = None
-    if os.path.exists(layout.record):
-        try:
-            record = cluster_record.ClusterRecord.load(layout.record)
-        except (OSError, ValueError, TypeError, KeyError) as e:
-            LOG.warning('Unreadable %s (%s); cleaning up without it',
-                        layout.record, e)
-    if record is not None and record.owner.alive():
-        raise ClusterBusy('the cluster in %s is owned by running process '
-                          '%d; stop it with tools/cluster down'
-                          % (base_dir, record.owner.pid))
-    found = record is not None
-    hosts_dir = layout.hosts
-    if os.path.isdir(hosts_dir):
-        for name in sorted(os.listdir(hosts_dir)):
-            found |= _stop_recorded_host(os.path.join(hosts_dir, name))
-    if record is not None:
-        for entry in record.hosts:
-            for proc in entry.processes.values():
-                procs.terminate(proc, 10)
-        for role in ('nova-api', 'nova-conductor'):
-            proc = record.processes.get(role)
-            if proc is not None:
-                procs.terminate(proc, 10)
-        _stop_recorded_rabbit(layout, record)
-        _stop_recorded_postgres(layout, record)
-    tag = cluster_config.ClusterSpec(base_dir=layout.base_dir).tag
-    found |= bool(cluster_net.existing('nvc%s-' % tag))
-    _remove_namespaces(tag)
-    found |= any(os.path.lexists(os.path.join(layout.base_dir, n))
-                 for n in _CREATED)
-    remove_files(layout)
-    if found:
-        LOG.warning('Reclaimed a cluster left in %s', base_dir)
-    return found
-
-
-def _stop_recorded_host(tree):
-    path = os.path.join(tree, 'harness.json')
-    try:
-        with open(path) as f:
-            state = hostrecord.HostState.from_json(f.read())
-    except (OSError, ValueError, TypeError, KeyError):
-        return False
-    if state.owner.alive() and state.owner.pid != os.getpid():
-        raise ClusterBusy('host %s is owned by running process %d'
-                          % (state.name, state.owner.pid))
-    hostrecord.stop_state(state, timeout=10)
-    hostrecord.forget(state)
-    return bool(state.processes)
-
-
-def _stop_recorded_rabbit(layout, record):
-    beam = record.processes.get('rabbitmq')
-    epmd = record.processes.get('epmd')
-    ports = record.ports
-    if beam is not None and beam.alive():
-        server = rabbitmq.RabbitMQServer(
-            layout.rabbitmq, ports['rabbitmq'],
-            epmd_port=ports['rabbitmq_epmd'],
-            dist_port=ports['rabbitmq_dist'], nodename=record.rabbitmq_node)
-        server.started = True
-        server.beam = beam
-        server.epmd = epmd if epmd is not None and epmd.alive() else None
-        server.stop()
-    if epmd is not None:
-        procs.terminate(epmd, 10)
-
-
-def _stop_recorded_postgres(layout, record):
-    pg = record.processes.get('postgres')
-    if pg is None or not pg.alive():
-        return
-    server = postgresql.PostgreSQLServer(layout.postgres,
-                                         port=record.ports['postgres'])
-    server.pid = pg.pid
-    server.stop()

@@ -151,8 +151,13 @@ class Supervisor:
 
 def _serve_main(args):
     spec = _spec_from_args(args)
-    cluster_mod.reclaim(spec.base_dir)
-    os.makedirs(spec.base_dir, exist_ok=True)
+    report = sys.stdout
+    try:
+        cluster_mod.reclaim(spec.base_dir)
+        cluster_mod.claim_directory(spec.base_dir)
+    except cluster_mod.ClusterError as e:
+        report.write(json.dumps({'ok': False, 'error': str(e)}) + '\n')
+        return 1
     log = os.open(cluster_config.Layout(spec.base_dir).supervisor_log,
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log, 2)
@@ -163,7 +168,6 @@ def _serve_main(args):
     supervisor = Supervisor(spec)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: supervisor.stopping.set())
-    report = sys.stdout
     try:
         supervisor.cluster.up(reclaim_first=False)
     except Exception as e:

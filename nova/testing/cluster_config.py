@@ -56,6 +56,7 @@ class ClusterSpec:
     shared_groups: tuple = ()
     network: str = 'public'
     bridge: str = 'br-nova'
+    network_cidr: str = '10.10.0.0/24'
     flavor_id: str = '1'
     flavor_name: str = 'm1.nano'
     flavor_memory_mb: int = 64
@@ -66,6 +67,9 @@ class ClusterSpec:
     vif_plugging_is_fatal: bool = True
     agent_poll_interval: float = 0.5
     shutdown_timeout: int = 0
+    # Tiny TCG guests on a 2-core machine: room for a few dozen (Nova's
+    # default of 4.0 would stop at eight per host).
+    cpu_allocation_ratio: float = 16.0
     debug: bool = True
 
     def __post_init__(self):
@@ -249,6 +253,7 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
         'DEFAULT': default,
         'api': {'listen': '127.0.0.1', 'listen_port': ports.api,
                 'auth_strategy': 'noauth2'},
+        'conductor': {'cpu_allocation_ratio': spec.cpu_allocation_ratio},
         'database': {'connection': database_url(ports)},
         'image': {'store_path': layout.images},
         'network': {'events_api_url': api_url(ports),

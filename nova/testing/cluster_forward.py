@@ -145,6 +145,11 @@ class LoopbackForwarder:
                                if li not in chosen]
         for listener in chosen:
             listener.stopping.set()
+            try:
+                # Wakes the accept() in progress at once.
+                listener.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             with listener.lock:
                 connections = list(listener.connections)
             for sock in connections:

@@ -5,7 +5,7 @@ nova.conf, so the cluster's owner (possibly a test process) never points
 its own database layer at the cluster::
 
     python -m nova.testing.cluster_seed --config-file controller.conf \\
-        --flavor 1:m1.nano:64 --network public:br-nova \\
+        --flavor 1:m1.nano:64 --network public:br-nova:10.10.0.0/24 \\
         --image bootsector:/path/boot.qcow2
 
 Prints one JSON line: ``{"flavor_id": ..., "network_id": ...,
@@ -22,7 +22,8 @@ def _parser():
     parser.add_argument('--config-file', required=True)
     parser.add_argument('--flavor', required=True,
                         help='FLAVORID:NAME:MEMORY_MB')
-    parser.add_argument('--network', required=True, help='NAME:BRIDGE')
+    parser.add_argument('--network', required=True,
+                        help='NAME:BRIDGE[:CIDR]')
     parser.add_argument('--image', required=True, help='NAME:QCOW2_PATH')
     return parser
 
@@ -45,8 +46,8 @@ def seed(flavor, network, image):
         # root_gb 0: the disk keeps the image's size (1 MiB).
         objects.Flavor.create(ctxt, flavorid=flavorid, name=name,
                               memory_mb=int(memory_mb), vcpus=1, root_gb=0)
-    net_name, bridge = network.split(':')
-    net = network_api.API().ensure_network(ctxt, net_name, bridge)
+    net_name, bridge, cidr = (network.split(':') + [None])[:3]
+    net = network_api.API().ensure_network(ctxt, net_name, bridge, cidr)
     image_name, path = image.split(':', 1)
     store = image_store.ImageStore(CONF.image.store_path)
     found = [m for m in store.list() if m.name == image_name]

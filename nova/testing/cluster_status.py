@@ -121,7 +121,7 @@ def _host_lines(host, record, state):
         qemu = []
     lines.append(StatusLine('%s/qemu' % name,
                             ','.join(map(str, qemu)) or '-',
-                            bool(qemu), None,
+                            True if qemu else None, None,
                             '%d guest(s) running' % len(qemu)))
     ns = cluster_net.NetworkNamespace(host.netns)
     if ns.exists():

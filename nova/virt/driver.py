@@ -48,6 +48,17 @@ class ComputeDriver:
     def cleanup_host(self, host):
         """Release the hypervisor connection at service stop. Guests run on."""
 
+    def is_hypervisor_available(self):
+        """Whether the hypervisor answers now; never raises.
+
+        Called by the service before every heartbeat, so it must be cheap
+        and must not block for long: a driver answers from the state of
+        its connection (and may try to reconnect). While it is false the
+        compute service does not heartbeat, so the host reads as down.
+        The default, for drivers with no connection to lose, is True.
+        """
+        return True
+
     def register_event_listener(self, callback):
         """Hand lifecycle events (``virt.event.LifecycleEvent``) to it."""
         self._event_callback = callback

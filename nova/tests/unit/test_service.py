@@ -27,7 +27,9 @@ from nova import periodic
 from nova import rpc
 from nova import service
 from nova.tests import base
+from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import fake
+from nova.virt.libvirt import driver as libvirt_driver
 
 
 def wait_until(predicate, timeout=10, interval=0.01):
@@ -43,20 +45,22 @@ def wait_until(predicate, timeout=10, interval=0.01):
 class Manager:
     """A small real manager: records its lifecycle, serves one method."""
 
-    def __init__(self, host, instances_path):
-        self.driver = fake.FakeDriver(
+    def __init__(self, host, instances_path, driver=None):
+        self.driver = driver or fake.FakeDriver(
             instance_events.ComputeVirtAPI(),
             host_settings.HostSettings(host=host,
                                        instances_path=instances_path))
         self.host = host
         self.calls = []
         self.row_at_init = None
+        self.rows_at_init = []
         self.periodic_runs = threading.Event()
 
     def init_host(self):
         self.calls.append('init_host')
         self.row_at_init = objects.Service.get_by_host_and_binary(
             nova_context.get_admin_context(), self.host, 'nova-compute')
+        self.rows_at_init.append(self.row_at_init)
         self.driver.init_host(self.host)
 
     def cleanup_host(self):
@@ -108,8 +112,8 @@ class _DatabaseAndRPC:
         super().tearDownClass()
 
     @classmethod
-    def _service(cls, host, **kw):
-        manager = Manager(host, os.path.join(cls.class_tmp, host))
+    def _service(cls, host, driver=None, **kw):
+        manager = Manager(host, os.path.join(cls.class_tmp, host), driver)
         kw.setdefault('report_interval', 0.01)
         kw.setdefault('periodic_fuzzy_delay', 0)
         return service.Service(host, 'nova-compute', 'compute', manager,
@@ -258,3 +262,126 @@ class TestServiceLifecycle(_DatabaseAndRPC, base.TestCase):
         self.assertEqual([('start', 'agent'), ('stop', 'agent')], log)
         self.assertEqual(['init_host', 'cleanup_host'], svc.manager.calls)
         self.assertIs(previous, signal.getsignal(signal.SIGTERM))
+
+
+def _libvirt_test_driver(host, base_dir):
+    """A LibvirtDriver on libvirt's test driver whose node file is not
+    written yet: opening it fails in libvirt, as with libvirtd down."""
+    node_path = os.path.join(base_dir, host, 'node.xml')
+    settings = host_settings.HostSettings(
+        host=host, instances_path=os.path.join(base_dir, host, 'instances'),
+        connection_uri='test://' + node_path, vif_driver='noop')
+    return libvirt_driver.LibvirtDriver(instance_events.ComputeVirtAPI(),
+                                        settings), node_path
+
+
+class TestHypervisorUnavailable(_DatabaseAndRPC, base.TestCase):
+    """nova-compute with its hypervisor down: it waits, stays down and
+    never crash-loops; once the hypervisor answers it starts normally."""
+
+    retry = dict(init_retry_initial=0.01, init_retry_max=0.02)
+
+    def _start_in_thread(self, svc):
+        result = {}
+        thread = threading.Thread(
+            target=lambda: result.setdefault('started', svc.start()))
+        thread.start()
+        self.addCleanup(thread.join)
+        return thread, result
+
+    def _attempts(self, svc):
+        return svc.manager.calls.count('init_host')
+
+    def test_init_host_is_retried_and_the_service_then_comes_up(self):
+        svc = self._service('down1', **self.retry)
+        svc.manager.driver.fail_at('init_host', times=3)
+        self.addCleanup(svc.stop)
+        self.assertTrue(svc.start())
+        self.assertEqual(4, self._attempts(svc))
+        # No heartbeat while the hypervisor was unavailable.
+        self.assertEqual([None] * 4, [row.last_seen_up
+                                      for row in svc.manager.rows_at_init])
+        self.assertTrue(service.service_is_up(self._row('down1'), 60))
+        ctxt = nova_context.get_admin_context()
+        self.assertEqual({'host': 'down1', 'value': 1},
+                         rpc.get_client(messaging.Target(topic='compute'))
+                         .prepare(server='down1', timeout=10)
+                         .call(ctxt, 'echo', value=1))
+
+    def test_other_init_host_failures_still_fail_the_start(self):
+        svc = self._service('down2', **self.retry)
+        svc.manager.driver.fail_at('init_host', exc=RuntimeError, times=1)
+        self.assertRaises(RuntimeError, svc.start)
+        self.assertEqual(1, self._attempts(svc))
+        self.assertTrue(svc.wait(0))
+
+    def test_stop_ends_the_wait_and_the_service_never_came_up(self):
+        svc = self._service('down3', **self.retry)
+        svc.manager.driver.fail_at('init_host', times=None)
+        thread, result = self._start_in_thread(svc)
+        self.assertTrue(wait_until(lambda: self._attempts(svc) >= 3))
+        svc.stop()
+        thread.join(timeout=10)
+        self.assertFalse(thread.is_alive())
+        self.assertEqual({'started': False}, result)
+        self.assertEqual('cleanup_host', svc.manager.calls[-1])
+        row = self._row('down3')
+        self.assertIsNone(row.last_seen_up)
+        self.assertEqual(0, row.report_count)
+        self.assertNotIn('heartbeat-nova-compute-down3',
+                         [t.name for t in threading.enumerate()])
+
+    def test_sigterm_ends_the_wait_in_run(self):
+        svc = self._service('down4', **self.retry)
+        svc.manager.driver.fail_at('init_host', times=None)
+
+        def send_sigterm_after_attempts():
+            wait_until(lambda: self._attempts(svc) >= 3)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=send_sigterm_after_attempts).start()
+        service.run([svc])
+        self.assertTrue(svc.wait(0))
+        self.assertGreaterEqual(self._attempts(svc), 3)
+        self.assertEqual('cleanup_host', svc.manager.calls[-1])
+        self.assertIsNone(self._row('down4').last_seen_up)
+
+    def test_libvirt_answering_later_starts_the_service(self):
+        driver, node_path = _libvirt_test_driver('down5', self.class_tmp)
+        svc = self._service('down5', driver=driver, **self.retry)
+        self.addCleanup(svc.stop)
+        thread, result = self._start_in_thread(svc)
+        self.assertTrue(wait_until(lambda: self._attempts(svc) >= 2))
+        self.assertIsNone(self._row('down5').last_seen_up)
+        fixtures.write_node_xml(node_path)      # libvirt answers now
+        thread.join(timeout=10)
+        self.assertEqual({'started': True}, result)
+        self.assertTrue(service.service_is_up(self._row('down5'), 60))
+        self.assertEqual([], driver.list_instance_uuids())
+
+    def test_heartbeats_stop_while_libvirt_is_gone_and_resume(self):
+        driver, node_path = _libvirt_test_driver('down6', self.class_tmp)
+        fixtures.write_node_xml(node_path)
+        # Heartbeats only when this test calls heartbeat().
+        svc = self._service('down6', driver=driver, report_interval=3600,
+                            periodic_enable=False)
+        self.addCleanup(svc.stop)
+        self.assertTrue(svc.start())
+        count = self._row('down6').report_count
+        self.assertTrue(driver.is_hypervisor_available())
+
+        # libvirt goes away: the connection breaks and cannot be opened
+        # again (the test driver's node file is gone).
+        os.rename(node_path, node_path + '.away')
+        driver.host.get_connection().close()
+        self.assertFalse(driver.is_hypervisor_available())
+        self.assertFalse(svc.heartbeat())
+        self.assertFalse(svc.heartbeat())
+        self.assertEqual(count, self._row('down6').report_count)
+        self.assertRaises(exception.HypervisorUnavailable,
+                          driver.list_instance_uuids)
+
+        os.rename(node_path + '.away', node_path)
+        self.assertTrue(svc.heartbeat())
+        self.assertEqual(count + 1, self._row('down6').report_count)
+        self.assertEqual([], driver.list_instance_uuids())

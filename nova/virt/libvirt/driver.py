@@ -77,6 +77,9 @@ class LibvirtDriver(driver.ComputeDriver):
     def cleanup_host(self, host):
         self.host.close()
 
+    def is_hypervisor_available(self):
+        return self.host.is_available()
+
     def get_available_resource(self, nodename):
         node = self.host.get_node_info()
         vcpus_used = memory_used = 0

@@ -41,21 +41,24 @@ _VIRSH_ROW = re.compile(r'^\s*(\S+)\s+(\S+)\s+(.+?)\s*$')
 class HostView:
     """What one host holds, seen from outside its nova-compute."""
     host: str
-    domains: dict           # domain name -> state ('running', 'shut off')
+    # domain name -> state ('running', 'shut off'); None: libvirtd down
+    domains: dict | None
     taps: list
     bridge_present: bool
     bridge_ports: list
     instance_files: dict | None     # name -> size; None: no directory
 
     def domain_of(self, uuid):
-        for name, state in self.domains.items():
+        for name, state in (self.domains or {}).items():
             if uuid in name:
                 return state
         return None
 
     def text(self):
+        domains = ('? (libvirtd down)' if self.domains is None
+                   else self.domains or '{}')
         return ('  %s: domains %s; taps %s; bridge %s%s; instance dir %s'
-                % (self.host, self.domains or '{}', self.taps or '[]',
+                % (self.host, domains, self.taps or '[]',
                    'present' if self.bridge_present else 'MISSING',
                    ' ports %s' % self.bridge_ports if self.bridge_present
                    else '', 'absent' if self.instance_files is None
@@ -236,10 +239,13 @@ class ClusterTestCase(base.TestCase):
                                                  state, timeout)
 
     def migrations(self, uuid):
-        return [m for m in self.api.get('/os-migrations')['migrations']
-                if m['instance_uuid'] == uuid]
+        """The server's migrations, oldest first."""
+        return sorted((m for m in self.api.get('/os-migrations')[
+            'migrations'] if m['instance_uuid'] == uuid),
+            key=lambda m: m['id'])
 
     def wait_for_migration(self, uuid, status, timeout=60):
+        """Until the server's newest migration has ``status``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.migrations(uuid)
@@ -274,8 +280,8 @@ class ClusterTestCase(base.TestCase):
         return os.path.join(self.host_entry(host).storage_dir, uuid)
 
     def domains(self, host):
-        """{name: state} from ``virsh list --all`` on the host; {} when its
-        libvirtd does not answer (a failed host)."""
+        """{name: state} from ``virsh list --all`` on the host; None when
+        its libvirtd does not answer (a failed host)."""
         entry = self.host_entry(host)
         try:
             out = subprocess.run(
@@ -283,7 +289,7 @@ class ClusterTestCase(base.TestCase):
                 capture_output=True, text=True, timeout=20, check=True
             ).stdout
         except subprocess.CalledProcessError:
-            return {}
+            return None
         found = {}
         for line in out.splitlines()[2:]:
             match = _VIRSH_ROW.match(line)

@@ -2,8 +2,11 @@
 must leave the target clean, so that evacuating there again works.
 
 Host A dies; the instance is evacuated to host B while B cannot plug the
-instance's port (its bridge is missing: each host has its own network
-namespace, so B can lack a bridge that A has). The evacuation fails: the
+instance's port: its bridge is missing (each host has its own network
+namespace, so B can lack a bridge that A has), or, in one variant, B's
+network agent cannot reach nova-api, so the network-vif-plugged event B
+waits for never comes and the spawn times out after this cluster's
+``vif_plugging_timeout``. The evacuation fails: the
 instance is ERROR and still on A, the migration ``failed``, and B holds
 nothing of it: no domain, no tap and, when storage is not shared, no
 instance directory. Once B is fixed, a second evacuation to B succeeds and
@@ -28,25 +31,38 @@ class TestEvacuateAfterFailedSpawn(base.ClusterTestCase):
     # compute1 and compute2 have their own disks; compute3 and compute4
     # share theirs.
     shared_groups = (('compute3', 'compute4'),)
-    # NOTE: evacuation does not bind the instance's ports to the target
-    # yet (compute/rebuild.py looks for manager.network_api.
-    # setup_instance_network_on_host, which nothing provides), so the
-    # target's network agent never reports them and a successful
-    # evacuation would wait for network-vif-plugged forever. Until that
-    # is wired, the wait is short and not fatal here; the failures this
-    # module provokes (no bridge on the target) fail at plug time anyway.
-    vif_plugging_is_fatal = False
-    vif_plugging_timeout = 3
+    # Short, so that the variant withholding the events fails soon.
+    vif_plugging_timeout = 8
 
-    def _fail_first_evacuation(self, a, b, uuid, shared):
-        """Evacuate ``uuid`` from failed ``a`` to ``b`` lacking its bridge;
-        check the failure left ``b`` clean and the instance on ``a``."""
-        self.remove_bridge(b)
+    def _break(self, host, cause):
+        if cause == 'bridge':
+            self.remove_bridge(host)
+        else:
+            self.cluster.set_api_reachable(host, False)
+            print('network-vif-plugged events of %s withheld' % host)
+
+    def _repair(self, host, cause):
+        if cause == 'bridge':
+            self.restore_bridge(host)
+        else:
+            self.cluster.set_api_reachable(host, True)
+            print('network-vif-plugged events of %s delivered again' % host)
+
+    def _fail_first_evacuation(self, a, b, uuid, shared, cause='bridge'):
+        """Evacuate ``uuid`` from failed ``a`` to ``b``, which cannot plug
+        its port; check the failure left ``b`` clean and the instance on
+        ``a``."""
+        self._break(b, cause)
         try:
             self.nova('evacuate', uuid, b)
             server = self.wait_for_server(uuid, status='ERROR')
             self.observe('after the failed evacuation to B', uuid, [a, b])
             self.assertEqual(a, server['OS-EXT-SRV-ATTR:host'])
+            # The fault says what failed: the intended cause, no other.
+            fault = server.get('fault') or {}
+            said = '%s %s' % (fault.get('message'), fault.get('details'))
+            self.assertIn(self.spec.bridge if cause == 'bridge'
+                          else 'network-vif-plugged', said)
             self.assertEqual('failed',
                              self.wait_for_migration(uuid, 'failed')[
                                  'status'])
@@ -56,7 +72,7 @@ class TestEvacuateAfterFailedSpawn(base.ClusterTestCase):
             for name in HASHED:
                 self.assertIn(name, files)
         finally:
-            self.restore_bridge(b)
+            self._repair(b, cause)
 
     def _evacuate_again(self, a, b, uuid, banners):
         self.nova('evacuate', uuid, b)
@@ -85,6 +101,20 @@ class TestEvacuateAfterFailedSpawn(base.ClusterTestCase):
         self.fail_host(a)
         self.observe('A failed', uuid, [a, b])
         self._fail_first_evacuation(a, b, uuid, shared=False)
+        self._evacuate_again(a, b, uuid, banners=1)
+        self._revive_source(a, b, uuid, shared=False)
+        self.nova('delete', uuid)
+
+    def test_storage_not_shared_events_withheld(self):
+        a, b = 'compute2', 'compute1'
+        (uuid,) = self.boot_on(a, ['seed1-local-events'])
+        self.wait_for_banners(a, uuid, 1)
+        self.observe('booted on A', uuid, [a, b])
+        self.assert_running_on(a, uuid)
+
+        self.fail_host(a)
+        self._fail_first_evacuation(a, b, uuid, shared=False,
+                                    cause='events')
         self._evacuate_again(a, b, uuid, banners=1)
         self._revive_source(a, b, uuid, shared=False)
         self.nova('delete', uuid)

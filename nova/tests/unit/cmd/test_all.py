@@ -99,5 +99,3 @@ class TestAllInOne(base.TestCase):
             self.assertIsInstance(agent, network_agent.NetworkAgent)
             self.assertIs(svc.manager.driver, agent.driver)
             self.assertIn('br-public', agent.bridges)
-        self.assertIsNone(deployment.capacity(
-            nova_context.get_admin_context(), 'elsewhere'))

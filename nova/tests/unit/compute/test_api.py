@@ -331,6 +331,100 @@ class TestCreate(APITestCase):
             self.api.create(self.ctx, 'vm', self.image.id, '1')
         self.assertEqual([], objects.Instance.get_all(self.ctx))
 
+    def _all_ports(self):
+        return [p for n in objects.Network.get_all(self.ctx)
+                for p in objects.Port.get_by_network_uuid(self.ctx, n.uuid)]
+
+    def assertNothingCreated(self):
+        self.assertEqual([], objects.Instance.get_all(self.ctx,
+                                                      include_deleted=True))
+        self.assertEqual([], self._all_ports())
+        self.assertEqual([], self.compute.calls)
+
+    def test_create_gives_each_port_a_fixed_address(self):
+        network = objects.Network(self.ctx, name='public', bridge='br-p',
+                                  cidr='172.24.4.0/24').create()
+        first = self.api.create(self.ctx, 'vm1', self.image.id, '1',
+                                networks=[{'uuid': network.uuid}])
+        second = self.api.create(self.ctx, 'vm2', self.image.id, '1')
+        [vif] = self.fresh(first).network_info
+        self.assertEqual(('public', ('172.24.4.2',)),
+                         (vif.network.label, vif.ips))
+        [vif] = self.fresh(second).network_info    # the only network
+        self.assertEqual(('172.24.4.3',), vif.ips)
+        [port] = objects.Port.get_by_instance_uuid(self.ctx, first.uuid)
+        self.assertEqual(('172.24.4.2', 'b'),
+                         (port.ip_address, port.binding_host))
+        # What was cast carries the addresses too.
+        _, _, kwargs = self.compute.calls[0]
+        self.assertEqual(('172.24.4.2',), kwargs['network_info'][0].ips)
+
+    def test_unknown_network_leaves_no_instance_and_no_port(self):
+        network = objects.Network(self.ctx, name='public', bridge='br-p',
+                                  cidr='172.24.4.0/24').create()
+        with self.assertRaises(exception.NetworkNotFound) as ctx:
+            self.api.create(self.ctx, 'vm', self.image.id, '1', networks=[
+                {'uuid': network.uuid},
+                {'uuid': '66666666-6666-4666-8666-666666666666'}])
+        # A client error (the REST API answers 400), nothing written.
+        self.assertTrue(400 <= ctx.exception.code < 500)
+        self.assertNothingCreated()
+
+    def test_ambiguous_default_network_leaves_nothing(self):
+        for name in ('public', 'private'):
+            objects.Network(self.ctx, name=name, bridge='br-' + name,
+                            cidr='10.0.0.0/24').create()
+        with self.assertRaises(exception.NetworkAmbiguous):
+            self.api.create(self.ctx, 'vm', self.image.id, '1')
+        self.assertNothingCreated()
+
+    def test_bad_flavor_or_image_checked_before_the_network(self):
+        objects.Network(self.ctx, name='public', bridge='br-p',
+                        cidr='10.0.0.0/24').create()
+        with self.assertRaises(exception.FlavorNotFound):
+            self.api.create(self.ctx, 'vm', self.image.id, '99')
+        with self.assertRaises(exception.ImageNotFound):
+            self.api.create(self.ctx, 'vm',
+                            '44444444-4444-4444-8444-444444444444', '1')
+        self.assertNothingCreated()
+
+    def test_full_network_refuses_without_an_instance(self):
+        # A /30 has two host addresses; the first is the gateway's.
+        objects.Network(self.ctx, name='tiny', bridge='br-t',
+                        cidr='10.0.0.0/30').create()
+        first = self.api.create(self.ctx, 'vm1', self.image.id, '1')
+        with self.assertRaises(exception.NoMoreFixedIps):
+            self.api.create(self.ctx, 'vm2', self.image.id, '1')
+        self.assertEqual([first.uuid], [
+            i.uuid for i in objects.Instance.get_all(self.ctx,
+                                                     include_deleted=True)])
+        self.assertEqual([('10.0.0.2', first.uuid)], [
+            (p.ip_address, p.instance_uuid) for p in self._all_ports()])
+
+    def test_no_valid_host_frees_the_ports(self):
+        objects.Network(self.ctx, name='public', bridge='br-p',
+                        cidr='10.0.0.0/24').create()
+        dbf.set_down(self.service_b)
+        with self.assertRaises(exception.NoValidHost):
+            self.api.create(self.ctx, 'vm', self.image.id, '1')
+        self.assertNothingCreated()
+
+    def test_failed_cast_leaves_an_error_instance_with_its_port(self):
+        objects.Network(self.ctx, name='public', bridge='br-p',
+                        cidr='10.0.0.0/24').create()
+        self.compute.fail_with = exception.ComputeServiceUnavailable(
+            host='b')
+        with self.assertRaises(exception.ComputeServiceUnavailable):
+            self.api.create(self.ctx, 'vm', self.image.id, '1')
+        [row] = objects.Instance.get_all(self.ctx)
+        self.assertEqual((vm_states.ERROR, None),
+                         (row.vm_state, row.task_state))
+        self.assertIsNotNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, row.uuid))
+        # Its delete frees the port, as for any instance.
+        self.assertEqual([(row.uuid, 'b')], [
+            (p.instance_uuid, p.binding_host) for p in self._all_ports()])
+
 
 class TestExternalEvents(APITestCase):
 

@@ -1,9 +1,16 @@
+import os
+
+from nova.compute import operation
+from nova.compute import resources
 from nova.conductor import target
+from nova.conf import host_settings
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.unit.virt import contract
+from nova.virt import fake
 from nova.virt import hardware
 
 ID_A = '11111111-1111-4111-8111-111111111111'
@@ -158,3 +165,89 @@ class TestNeed(base.TestCase):
         flavor = objects.Flavor('1', 'f', 512, 2, 10, ephemeral_gb=5,
                                 swap=1)
         self.assertEqual(target.Need(2, 512, 16), target.Need.of(flavor))
+
+
+def _node(ctx, host, memory_mb, vcpus=64, local_gb=1000, node=None,
+          memory_mb_used=0):
+    return objects.ComputeNode.create_or_update(
+        ctx, host, hardware.HostResources(
+            hypervisor_hostname=node or host, vcpus=vcpus,
+            memory_mb=memory_mb, local_gb=local_gb,
+            memory_mb_used=memory_mb_used))
+
+
+class TestDatabaseCapacity(base.TestCase):
+    """The default provider: compute_nodes rows, whatever wrote them."""
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = dbf.admin_context()
+        self.chooser = target.TargetChooser()
+        dbf.make_service(self.ctx, 'a', up=False)
+        self.flavor = dbf.make_flavor(self.ctx, memory_mb=512, vcpus=1,
+                                      root_gb=1)
+        self.instance = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+
+    def test_no_row_is_unknown_and_several_nodes_are_summed(self):
+        self.assertIsNone(target.database_capacity(self.ctx, 'b'))
+        _node(self.ctx, 'b', 1024, vcpus=2, local_gb=10, node='n1')
+        _node(self.ctx, 'b', 2048, vcpus=4, local_gb=20, node='n2')
+        capacity = target.database_capacity(self.ctx, 'b')
+        self.assertEqual((6, 3072, 30), (capacity.vcpus, capacity.memory_mb,
+                                         capacity.local_gb))
+
+    def test_rows_decide_room_and_hosts_without_one_come_last(self):
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        dbf.make_service(self.ctx, 'norow')
+        _node(self.ctx, 'b', 2048)
+        _node(self.ctx, 'c', 4096)
+        self.assertEqual('c', self.chooser.choose(self.ctx, self.instance))
+        # Both known hosts full: the one whose capacity is unknown.
+        _node(self.ctx, 'b', 100)
+        _node(self.ctx, 'c', 100)
+        self.assertEqual('norow',
+                         self.chooser.choose(self.ctx, self.instance))
+
+    def test_usage_is_counted_now_not_taken_from_the_row(self):
+        dbf.make_service(self.ctx, 'b')
+        # The row says b is full (an old record); nothing is on b now.
+        _node(self.ctx, 'b', 1024, memory_mb_used=1024)
+        self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))
+        # Two instances placed since the row was written: b is full.
+        dbf.make_instance(self.ctx, 'b', flavor=self.flavor)
+        dbf.make_instance(self.ctx, 'b', flavor=self.flavor)
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.choose(self.ctx, self.instance)
+
+    def test_in_flight_evacuations_still_count(self):
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        _node(self.ctx, 'b', 1024)
+        _node(self.ctx, 'c', 768)
+        migration = objects.Migration(
+            self.ctx, instance_uuid=self.instance.uuid, source_compute='a',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, self.instance, migration))
+        # b: 1024 - 512 claimed = 512 free; c: 768 free.
+        other = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+        self.assertEqual('c', self.chooser.choose(self.ctx, other))
+
+    def test_a_compute_hosts_record_is_what_the_conductor_reads(self):
+        # The compute side (nova.compute.resources) writes the row with a
+        # driver of its own; the conductor here knows no driver at all.
+        settings = host_settings.HostSettings(
+            host='b', instances_path=os.path.join(self.tmp, 'b'))
+        driver = fake.FakeDriver(contract.NetworkBackendVirtAPI(), settings)
+        driver.init_host('b')
+        resources.update_available_resource(
+            operation.ComputeHost(host='b', settings=settings, driver=driver,
+                                  virtapi=driver.virtapi), self.ctx)
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'norow')
+        self.assertEqual(16384, target.database_capacity(
+            self.ctx, 'b').memory_mb)
+        self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))

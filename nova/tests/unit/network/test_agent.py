@@ -29,6 +29,24 @@ class RecordingSender:
         return True
 
 
+class RebindingAfterRead(network_api.API):
+    """Moves every port it lists to ``to_host`` right after listing it:
+    an evacuation binding the ports to its target between the agent's
+    read and its write (a race that cannot be timed otherwise)."""
+
+    def __init__(self, to_host):
+        super().__init__()
+        self.to_host = to_host
+
+    def get_ports_by_host(self, context, host):
+        ports = super().get_ports_by_host(context, host)
+        for port in ports:
+            moved = objects.Port.get_by_uuid(context, port.uuid)
+            moved.binding_host = self.to_host
+            moved.save()
+        return ports
+
+
 class TestNetworkAgent(base.TestCase):
 
     def setUp(self):
@@ -117,6 +135,35 @@ class TestNetworkAgent(base.TestCase):
         self.driver.plug_vifs(self.instance, nw_info)
         self.assertEqual([], self._agent().poll_once())
         self.assertEqual(network_obj.DOWN, self._port(nw_info[0].id).status)
+
+    def test_a_port_evacuated_away_is_left_to_its_new_host(self):
+        nw_info = self._allocate()
+        agent = self._agent()
+        self.driver.plug_vifs(self.instance, nw_info)
+        agent.poll_once()
+        # Evacuated to compute2 while this host was down; back up, this
+        # host removes its copy of the guest.
+        self.network_api.bind_ports(self.ctxt, self.instance, 'compute2')
+        self.driver.unplug_vifs(self.instance, nw_info)
+        self.assertEqual([], agent.poll_once())
+        port = self._port(nw_info[0].id)
+        self.assertEqual(('compute2', network_obj.DOWN),
+                         (port.binding_host, port.status))
+
+    def test_a_port_rebound_after_the_read_is_not_written(self):
+        nw_info = self._allocate()
+        self.driver.plug_vifs(self.instance, nw_info)
+        agent = agent_mod.NetworkAgent(
+            self.settings, self.driver, self.sender,
+            network_api_=RebindingAfterRead('compute2'),
+            compute_driver='fake.FakeDriver')
+        # It read DOWN and plugged here, but the port is compute2's now:
+        # no ACTIVE written for compute2's port, no event sent for it.
+        self.assertEqual([], agent.poll_once())
+        self.assertEqual([], self.sender.sent)
+        port = self._port(nw_info[0].id)
+        self.assertEqual(('compute2', network_obj.DOWN),
+                         (port.binding_host, port.status))
 
     def test_rebinding_makes_the_new_host_report_again(self):
         nw_info = self._allocate()

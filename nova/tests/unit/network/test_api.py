@@ -1,5 +1,6 @@
 import random
 import re
+import threading
 
 from nova import context as nova_context
 from nova import exception
@@ -122,3 +123,173 @@ class TestNetworkAPI(base.TestCase):
                                                            'compute1')))
         self.assertEqual([], self.api.get_ports_by_host(self.ctxt,
                                                         'compute2'))
+
+
+class TestFixedAddresses(base.TestCase):
+    """Fixed IP addresses from a network's cidr, on real port rows."""
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctxt = nova_context.get_admin_context()
+        self.api = network_api.API()
+        self.public = self.api.create_network(self.ctxt, 'public',
+                                              'br-public', '172.24.4.0/24')
+
+    def _instance(self, name='vm'):
+        return objects.Instance(self.ctxt, display_name=name).create()
+
+    def _addresses(self, instance):
+        return [p.ip_address for p in objects.Port.get_by_instance_uuid(
+            self.ctxt, instance.uuid)]
+
+    def test_lowest_free_host_address_after_the_gateway(self):
+        first, second = self._instance(), self._instance()
+        [vif] = self.api.allocate_for_instance(self.ctxt, first, ['public'])
+        self.api.allocate_for_instance(self.ctxt, second, ['public'])
+        # .0 is the network, .1 the gateway's.
+        self.assertEqual(('172.24.4.2',), vif.ips)
+        self.assertEqual(['172.24.4.2'], self._addresses(first))
+        self.assertEqual(['172.24.4.3'], self._addresses(second))
+        # Every later view of the port carries it.
+        [vif] = self.api.get_instance_nw_info(self.ctxt, first)
+        self.assertEqual(('172.24.4.2',), vif.ips)
+        [vif] = self.api.bind_ports(self.ctxt, first, 'compute1')
+        self.assertEqual(('172.24.4.2',), vif.ips)
+
+    def test_deallocation_frees_the_addresses(self):
+        first, second = self._instance(), self._instance()
+        self.api.allocate_for_instance(self.ctxt, first, ['public'])
+        self.api.allocate_for_instance(self.ctxt, second, ['public'])
+        self.api.deallocate_for_instance(self.ctxt, first)
+        third = self._instance()
+        self.api.allocate_for_instance(self.ctxt, third, ['public'])
+        self.assertEqual(['172.24.4.2'], self._addresses(third))
+        self.assertEqual({'172.24.4.2', '172.24.4.3'},
+                         objects.Port.get_ip_addresses(self.ctxt,
+                                                       self.public.uuid))
+
+    def test_exhausted_network_refuses_and_keeps_no_port(self):
+        # A /29: .1-.6 are host addresses, .1 is the gateway's: 5 ports.
+        self.api.create_network(self.ctxt, 'small', 'br-small',
+                                '10.9.0.0/29')
+        taken = []
+        for _ in range(5):
+            [vif] = self.api.allocate_for_instance(
+                self.ctxt, self._instance(), ['small'])
+            taken.extend(vif.ips)
+        self.assertEqual(['10.9.0.%d' % i for i in range(2, 7)], taken)
+        late = self._instance()
+        with self.assertRaises(exception.NoMoreFixedIps) as ctx:
+            # The port on 'public' made first is deleted again.
+            self.api.allocate_for_instance(self.ctxt, late,
+                                           ['public', 'small'])
+        self.assertEqual(
+            'No more IP addresses available on network small.',
+            str(ctx.exception))
+        self.assertEqual(409, ctx.exception.code)
+        self.assertEqual([], self._addresses(late))
+        self.assertEqual(set(), objects.Port.get_ip_addresses(
+            self.ctxt, self.public.uuid))
+
+    def test_concurrent_allocations_never_share_an_address(self):
+        # Eight requests at once for five addresses: each reads the same
+        # free ones, the unique key lets one insert of each address win
+        # and the others take the next (or find none left).
+        self.api.create_network(self.ctxt, 'small', 'br-small',
+                                '10.9.0.0/29')
+        instances = [self._instance('vm%d' % i) for i in range(8)]
+        barrier = threading.Barrier(len(instances))
+        outcomes = {}
+
+        def allocate(instance):
+            api = network_api.API()
+            barrier.wait()
+            try:
+                [vif] = api.allocate_for_instance(self.ctxt, instance,
+                                                  ['small'])
+                outcomes[instance.uuid] = vif.ips[0]
+            except exception.NovaException as e:
+                outcomes[instance.uuid] = type(e).__name__
+
+        threads = [threading.Thread(target=allocate, args=(i,))
+                   for i in instances]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        results = sorted(outcomes.values())
+        self.assertEqual(['10.9.0.%d' % i for i in range(2, 7)]
+                         + ['NoMoreFixedIps'] * 3, results)
+        rows = [self._addresses(i) for i in instances]
+        self.assertEqual(sorted(r[0] for r in rows if r),
+                         ['10.9.0.%d' % i for i in range(2, 7)])
+
+    def test_network_without_cidr_gives_no_address(self):
+        self.api.create_network(self.ctxt, 'flat', 'br-flat')
+        instance = self._instance()
+        [vif] = self.api.allocate_for_instance(self.ctxt, instance,
+                                               ['flat'])
+        self.assertEqual((), vif.ips)
+        self.assertEqual([None], self._addresses(instance))
+
+    def test_ipv6_subnet(self):
+        self.api.create_network(self.ctxt, 'v6', 'br-v6', '2001:db8::/64')
+        [vif] = self.api.allocate_for_instance(self.ctxt, self._instance(),
+                                               ['v6'])
+        self.assertEqual(('2001:db8::2',), vif.ips)
+
+    def test_cidr_must_be_a_network(self):
+        for bad in ('172.24.4.1/24', 'public', '300.1.1.0/24', ''):
+            self.assertRaises(exception.InvalidInput,
+                              self.api.create_network, self.ctxt, 'x',
+                              'br-x', bad)
+        self.assertEqual(['public'], [n.name for n in
+                                      objects.Network.get_all(self.ctxt)])
+
+    def test_ensure_network_gives_a_legacy_network_its_cidr(self):
+        legacy = self.api.create_network(self.ctxt, 'old', 'br-old')
+        self.api.ensure_network(self.ctxt, 'old', 'br-old', '10.1.0.0/24')
+        self.assertEqual('10.1.0.0/24', objects.Network.get_by_uuid(
+            self.ctxt, legacy.uuid).cidr)
+        # A network that has one keeps it.
+        self.api.ensure_network(self.ctxt, 'public', 'br-public',
+                                '10.2.0.0/24')
+        self.assertEqual('172.24.4.0/24', objects.Network.get_by_uuid(
+            self.ctxt, self.public.uuid).cidr)
+
+    def test_free_address_edges(self):
+        self.assertEqual('10.0.0.1', network_api.free_address(
+            '10.0.0.0/31', set()))
+        self.assertIsNone(network_api.free_address('10.0.0.0/32', set()))
+        self.assertIsNone(network_api.free_address('10.0.0.0/30',
+                                                   {'10.0.0.2'}))
+        self.assertEqual('10.0.0.1', network_api.gateway_address(
+            '10.0.0.0/24'))
+        # Never the broadcast address.
+        taken = {'10.0.0.%d' % i for i in range(2, 255)}
+        self.assertIsNone(network_api.free_address('10.0.0.0/24', taken))
+
+
+class TestPortsByHost(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctxt = nova_context.get_admin_context()
+        self.api = network_api.API()
+        self.api.create_network(self.ctxt, 'public', 'br-public')
+        self.api.create_network(self.ctxt, 'private', 'br-private')
+
+    def test_one_query_across_networks(self):
+        instance = objects.Instance(self.ctxt, display_name='vm').create()
+        nw_info = self.api.allocate_for_instance(
+            self.ctxt, instance, ['public', 'private'], host='compute1')
+        self.assertEqual(sorted(v.id for v in nw_info), sorted(
+            p.uuid for p in self.api.get_ports_by_host(self.ctxt,
+                                                       'compute1')))
+        self.api.bind_ports(self.ctxt, instance, 'compute2')
+        self.assertEqual([], self.api.get_ports_by_host(self.ctxt,
+                                                        'compute1'))
+        self.assertEqual(2, len(self.api.get_ports_by_host(self.ctxt,
+                                                           'compute2')))

@@ -102,3 +102,33 @@ class MatchesTestCase(base.TestCase):
 
     def test_empty_list_matches_nothing(self):
         self.assertEqual('false', self._sql([]))
+
+
+class TestLogPrefix(base.TestCase):
+    """Every log line about an instance carries its UUID (oslo.log)."""
+
+    def test_instance_format_renders_the_uuid(self):
+        import logging as std_logging
+
+        from oslo_log import _options as log_options
+        from oslo_log import formatters
+
+        from nova.conf import CONF
+        from nova import objects
+
+        # The non-CLI logging options (instance_format among them);
+        # registering them again is a no-op.
+        CONF.register_opts(log_options.log_opts)
+        uuid = 'b88d49d3-6bad-4aa2-8999-94d41e1b70a2'
+        instance = objects.Instance(None, uuid=uuid)
+        record = std_logging.LogRecord('nova.test', std_logging.INFO, __file__,
+                                       1, 'Spawned the guest', (), None)
+        record.instance = instance
+        line = formatters.ContextFormatter(config=CONF).format(record)
+        self.assertIn('[instance: %s] Spawned the guest' % uuid, line)
+
+    def test_mapping_access_is_limited_to_fields(self):
+        from nova import objects
+        instance = objects.Instance(None)
+        self.assertEqual(instance.uuid, instance['uuid'])
+        self.assertRaises(KeyError, instance.__getitem__, '_context')

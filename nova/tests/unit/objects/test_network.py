@@ -98,3 +98,94 @@ class PortTestCase(base.TestCase):
         port.destroy()
         self.assertRaises(exception.PortNotFound, objects.Port.get_by_uuid,
                           self.ctx, port.uuid)
+
+    def test_binding_host_compare_and_swap(self):
+        port = self._create(binding_host='h1')
+        stale = objects.Port.get_by_uuid(self.ctx, port.uuid)
+        port.binding_host = 'h2'
+        port.save()
+        # The agent of h1 read the port before it moved to h2.
+        stale.status = network_obj.ACTIVE
+        with self.assertRaises(exception.UnexpectedPortStatusError) as ctx:
+            stale.save(expected_status=network_obj.DOWN,
+                       expected_binding_host='h1')
+        self.assertEqual('h2', ctx.exception.kwargs['actual_host'])
+        found = objects.Port.get_by_uuid(self.ctx, port.uuid)
+        self.assertEqual(('h2', network_obj.DOWN),
+                         (found.binding_host, found.status))
+        found.status = network_obj.ACTIVE
+        found.save(expected_status=network_obj.DOWN,
+                   expected_binding_host='h2')
+        self.assertEqual(network_obj.ACTIVE, objects.Port.get_by_uuid(
+            self.ctx, port.uuid).status)
+
+    def test_by_binding_host(self):
+        on_h1 = self._create(binding_host='h1')
+        self._create(mac='fa:16:3e:00:00:02', binding_host='h2')
+        self._create(mac='fa:16:3e:00:00:03')
+        self.assertEqual([on_h1.uuid], [
+            p.uuid for p in objects.Port.get_by_binding_host(self.ctx,
+                                                             'h1')])
+        self.assertEqual([], objects.Port.get_by_binding_host(self.ctx,
+                                                              'h3'))
+
+
+class FixedAddressTestCase(base.TestCase):
+    """networks.cidr and the unique (network, ip_address) of ports."""
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.get_admin_context()
+        self.network = objects.Network(self.ctx, name='public',
+                                       bridge='br-public',
+                                       cidr='172.24.4.0/24').create()
+        self.other = objects.Network(self.ctx, name='private',
+                                     bridge='br-private',
+                                     cidr='172.24.4.0/24').create()
+        self._macs = 0
+
+    def _create(self, network=None, ip=None):
+        self._macs += 1
+        return objects.Port(self.ctx,
+                            network_uuid=(network or self.network).uuid,
+                            mac_address='fa:16:3e:00:01:%02x' % self._macs,
+                            ip_address=ip).create()
+
+    def test_cidr_and_address_are_stored(self):
+        found = objects.Network.get_by_uuid(self.ctx, self.network.uuid)
+        self.assertEqual('172.24.4.0/24', found.cidr)
+        port = self._create(ip='172.24.4.2')
+        self.assertEqual('172.24.4.2', objects.Port.get_by_uuid(
+            self.ctx, port.uuid).ip_address)
+        legacy = objects.Network(self.ctx, name='old', bridge='br0').create()
+        self.assertIsNone(objects.Network.get_by_uuid(self.ctx,
+                                                      legacy.uuid).cidr)
+
+    def test_an_address_is_used_once_per_network(self):
+        self._create(ip='172.24.4.2')
+        with self.assertRaises(exception.FixedIpAlreadyInUse) as ctx:
+            self._create(ip='172.24.4.2')
+        self.assertIn('172.24.4.2', str(ctx.exception))
+        # The same address on another network, and ports without any.
+        self._create(network=self.other, ip='172.24.4.2')
+        self._create()
+        self._create()
+        self.assertEqual({'172.24.4.2'}, objects.Port.get_ip_addresses(
+            self.ctx, self.network.uuid))
+        self.assertEqual(3, len(objects.Port.get_by_network_uuid(
+            self.ctx, self.network.uuid)))
+
+    def test_a_mac_collision_is_not_an_address_collision(self):
+        port = self._create(ip='172.24.4.2')
+        twin = objects.Port(self.ctx, network_uuid=self.network.uuid,
+                            mac_address=port.mac_address,
+                            ip_address='172.24.4.3')
+        self.assertRaises(exception.PortExists, twin.create)
+
+    def test_destroy_frees_the_address(self):
+        port = self._create(ip='172.24.4.2')
+        port.destroy()
+        self.assertEqual(set(), objects.Port.get_ip_addresses(
+            self.ctx, self.network.uuid))
+        self._create(ip='172.24.4.2')

@@ -1,7 +1,11 @@
 """Host: the connection, its events, and the guests it lists."""
 
+import gc
+import os
 import queue
+import socket
 import threading
+import weakref
 
 from oslo_utils import uuidutils
 
@@ -94,3 +98,67 @@ class TestEvents(base.TestCase):
         host.close()
         self.assertNotIn('libvirt-events-evhost',
                          [t.name for t in threading.enumerate()])
+
+
+class TestConnectionRelease(base.TestCase):
+
+    def test_close_releases_the_connection_and_the_host(self):
+        # A callback libvirt still holds keeps the connection (and, through
+        # it, the Host) alive after close: nothing may be left registered.
+        uri = fixtures.write_node_xml(self.tmp + '/node.xml')
+        host = libvirt_host.Host(uri, 'relhost',
+                                 lifecycle_handler=lambda event: None)
+        host.connect()
+        conn_ref = weakref.ref(host.get_connection())
+        host_ref = weakref.ref(host)
+        host.close()
+        del host
+        gc.collect()
+        self.assertIsNone(conn_ref())
+        self.assertIsNone(host_ref())
+
+    def test_is_available_says_no_without_raising(self):
+        host = libvirt_host.Host(
+            'qemu+unix:///system?socket=%s/none.sock' % self.tmp, 'h')
+        self.addCleanup(host.close)
+        self.assertFalse(host.is_available())
+        self.assertRaises(exception.HypervisorUnavailable, host.list_guests)
+
+    def test_is_available_on_a_live_connection(self):
+        uri = fixtures.write_node_xml(self.tmp + '/node.xml')
+        host = libvirt_host.Host(uri, 'h')
+        self.addCleanup(host.close)
+        self.assertTrue(host.is_available())
+        conn = host.get_connection()
+        self.assertTrue(host.is_available())
+        self.assertIs(conn, host.get_connection())
+
+
+class TestUnansweringDaemon(base.TestCase):
+    """A socket that accepts connections but never answers: a hung
+    libvirtd. Real: libvirt's client really waits on it."""
+
+    def setUp(self):
+        super().setUp()
+        path = os.path.join(self.tmp, 'hung.sock')
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(self.listener.close)
+        self.listener.bind(path)
+        self.listener.listen(8)
+        self.host = libvirt_host.Host('qemu+unix:///system?socket=' + path,
+                                      'hunghost', open_timeout=0.1)
+        # Runs before the listener closes: the abandoned open then fails
+        # and its thread ends.
+        self.addCleanup(self.host.close)
+
+    def _opening_threads(self):
+        return [t for t in threading.enumerate()
+                if t.name == 'libvirt-open-hunghost']
+
+    def test_open_gives_up_and_waits_for_the_same_attempt_again(self):
+        self.assertRaises(exception.HypervisorUnavailable, self.host.connect)
+        self.assertFalse(self.host.is_available())
+        self.assertRaises(exception.HypervisorUnavailable,
+                          self.host.list_guests)
+        # Three calls, one attempt: no thread per call piling up.
+        self.assertEqual(1, len(self._opening_threads()))

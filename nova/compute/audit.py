@@ -1,0 +1,405 @@
+"""Orphaned artefacts on one compute host: list them, remove the safe ones.
+
+CLEANUP.md, invariant 3: no domain, VIF or instance directory exists on a
+host for an instance that the database does not place on that host, once
+the operation that created it has ended. ``audit`` lists such orphans;
+``cleanup`` removes those that are safe to remove (``nova-manage host
+audit`` / ``host cleanup``). It runs on the host itself: it needs that
+host's hypervisor (the virt driver) and its ``instances_path``.
+
+Each instance with artefacts here that the database does not place here is
+classified:
+
+* ``deleted``: the instance is deleted;
+* ``elsewhere``: it lives on another host (with the newest migration of
+  the instance, if any, e.g. an evacuation that explains it);
+* ``unplaced``: it exists but is on no host yet;
+* ``unknown``: the database has no such instance.
+
+What may go (CLEANUP.md, "When in doubt, keep the disks and report the
+leftover"):
+
+* nothing at all while an operation on the instance is in progress (a
+  migration ``accepted`` or ``pre-migrating``, or a task state set);
+* otherwise its domain and VIFs, since they hold no data;
+* its directory (the disks) only when the instance is deleted, or lives
+  on another host whose storage is known not to be shared with this one
+  (both storage identities known and different). Storage shared with the
+  owner is reported ``shared, keep``; an unknown instance's or unplaced
+  instance's disks, or disks whose sharing cannot be told, are kept.
+
+Entries of ``instances_path`` that are not instance directories (``_base``,
+``locks``, the storage identity marker, anything whose name is not a
+canonical UUID, symlinks) are never touched; the unexpected ones are
+reported. Directories are removed only through ``InstanceDir`` (validated
+UUID, inside ``instances_path``).
+
+Example::
+
+    report = audit.audit(ctx, settings, driver)
+    print(audit.format_table(report))
+    result = audit.cleanup(ctx, settings, driver, report)
+"""
+
+import dataclasses
+import os
+
+from oslo_log import log as logging
+
+from nova.compute import shared_storage
+from nova import exception
+from nova.network import model as network_model
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.virt import instancedir
+
+LOG = logging.getLogger(__name__)
+
+# Why the database does not place the instance on this host.
+DELETED = 'deleted'
+ELSEWHERE = 'elsewhere'
+UNPLACED = 'unplaced'
+UNKNOWN = 'unknown'
+NOT_INSTANCE = 'not an instance'
+
+# Kinds of artefact.
+DOMAIN = 'domain'
+VIF = 'vif'
+DIRECTORY = 'directory'
+ENTRY = 'entry'
+
+REMOVE = 'remove'
+KEEP = 'keep'
+
+# Layout entries of instances_path that are expected and never reported.
+_LAYOUT = (instancedir.BASE_DIR, instancedir.LOCKS_DIR,
+           instancedir.STORAGE_IDENTITY_FILE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Orphan:
+    """One artefact on this host that the database does not place here."""
+    kind: str                   # DOMAIN, VIF, DIRECTORY or ENTRY
+    name: str                   # domain UUID, port id or path
+    instance_uuid: str | None
+    status: str                 # DELETED, ELSEWHERE, ... NOT_INSTANCE
+    owner: str | None           # the host the database places it on
+    migration: str | None       # newest migration of the instance
+    action: str                 # REMOVE or KEEP
+    reason: str                 # why that action
+
+
+@dataclasses.dataclass
+class AuditReport:
+    host: str
+    instances_path: str
+    storage_identity: str | None
+    orphans: list[Orphan] = dataclasses.field(default_factory=list)
+
+    @property
+    def removable(self) -> list[Orphan]:
+        return [o for o in self.orphans if o.action == REMOVE]
+
+    @property
+    def kept(self) -> list[Orphan]:
+        return [o for o in self.orphans if o.action == KEEP]
+
+
+@dataclasses.dataclass
+class CleanupResult:
+    removed: list[Orphan] = dataclasses.field(default_factory=list)
+    kept: list[Orphan] = dataclasses.field(default_factory=list)
+    errors: list[tuple[Orphan, str]] = dataclasses.field(
+        default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Verdict:
+    """What the database says about one instance's artefacts here."""
+    status: str
+    owner: str | None
+    migration: str | None
+    guest_action: str
+    guest_reason: str
+    disk_action: str
+    disk_reason: str
+
+
+# -- what the database says -------------------------------------------------
+
+def _instance(context, uuid):
+    try:
+        return objects.Instance.get_by_uuid(context, uuid,
+                                            read_deleted='yes')
+    except exception.InstanceNotFound:
+        return None
+
+
+def _describe(migration) -> str:
+    return '%s %s -> %s: %s' % (migration.migration_type,
+                                migration.source_compute,
+                                migration.dest_compute, migration.status)
+
+
+def _keep_all(status, owner, described, reason) -> _Verdict:
+    return _Verdict(status, owner, described, KEEP, reason, KEEP, reason)
+
+
+def _disks_elsewhere(context, owner, own_identity):
+    """(action, reason) for the directory of an instance on ``owner``."""
+    if not own_identity:
+        return KEEP, ('this host\'s storage identity is unknown: cannot '
+                      'tell whether storage is shared')
+    owner_identity = shared_storage.recorded_identity(context, owner)
+    if not owner_identity:
+        return KEEP, ('%s recorded no storage identity: cannot tell '
+                      'whether storage is shared' % owner)
+    if owner_identity == own_identity:
+        return KEEP, 'shared, keep: storage shared with %s' % owner
+    return REMOVE, 'storage not shared with %s' % owner
+
+
+def classify(context, host: str, own_identity: str | None,
+             uuid: str) -> _Verdict | None:
+    """The verdict on instance ``uuid``'s artefacts on ``host``; None when
+    the database places the instance here (not an orphan)."""
+    instance = _instance(context, uuid)
+    if instance is not None and not instance.deleted \
+            and instance.host == host:
+        return None
+    migrations = objects.Migration.get_by_filters(context,
+                                                  instance_uuid=uuid)
+    active = [m for m in migrations
+              if m.status in migration_obj.IN_PROGRESS]
+    newest = (active or migrations or [None])[-1]
+    described = _describe(newest) if newest is not None else None
+
+    if instance is None:
+        status, owner = UNKNOWN, None
+    elif instance.deleted:
+        status, owner = DELETED, instance.host
+    elif instance.host is None:
+        status, owner = UNPLACED, None
+    else:
+        status, owner = ELSEWHERE, instance.host
+
+    if active:
+        return _keep_all(status, owner, described,
+                         '%s in progress' % _describe(active[-1]))
+    if instance is not None and not instance.deleted \
+            and instance.task_state is not None:
+        return _keep_all(status, owner, described,
+                         'task %s in progress' % instance.task_state)
+
+    guest_reason = {DELETED: 'instance deleted',
+                    ELSEWHERE: 'instance lives on %s' % owner,
+                    UNPLACED: 'instance placed on no host',
+                    UNKNOWN: 'instance not in the database'}[status]
+    if status == DELETED:
+        disk_action, disk_reason = REMOVE, 'instance deleted'
+    elif status == ELSEWHERE:
+        disk_action, disk_reason = _disks_elsewhere(context, owner,
+                                                    own_identity)
+    else:
+        disk_action, disk_reason = KEEP, '%s: disks kept' % guest_reason
+    return _Verdict(status, owner, described, REMOVE, guest_reason,
+                    disk_action, disk_reason)
+
+
+def own_storage_identity(context, host: str, instances_path: str):
+    """This host's storage identity, read (never created) from the marker
+    at the root of ``instances_path``; None when missing, malformed, or
+    different from what the host's service row recorded (remounted
+    storage: sharing cannot be told)."""
+    marker = os.path.join(instances_path, instancedir.STORAGE_IDENTITY_FILE)
+    try:
+        with open(marker) as f:
+            identity = instancedir.validated_uuid(f.read().strip())
+    except (OSError, exception.InvalidUUID):
+        return None
+    recorded = shared_storage.recorded_identity(context, host)
+    if recorded and recorded != identity:
+        LOG.warning('Storage identity %(marker)s in %(path)s differs from '
+                    'the %(recorded)s host %(host)s recorded; treating '
+                    'storage sharing as unknown',
+                    {'marker': identity, 'path': instances_path,
+                     'recorded': recorded, 'host': host})
+        return None
+    return identity
+
+
+# -- what is on the host ----------------------------------------------------
+
+def _scan_instances_path(instances_path):
+    """({uuid: directory path}, [unexpected entries])."""
+    directories, unexpected = {}, []
+    try:
+        entries = list(os.scandir(instances_path))
+    except FileNotFoundError:
+        return directories, unexpected
+    for entry in sorted(entries, key=lambda e: e.name):
+        if entry.name in _LAYOUT or entry.name.startswith(
+                instancedir.STORAGE_IDENTITY_FILE + '.part-'):
+            continue
+        try:
+            uuid = instancedir.validated_uuid(entry.name)
+        except exception.InvalidUUID:
+            unexpected.append((entry.path, 'not an instance directory'))
+            continue
+        if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+            unexpected.append((entry.path, 'named like an instance but not '
+                                           'a directory'))
+            continue
+        directories[uuid] = entry.path
+    return directories, unexpected
+
+
+def _ports(instance) -> set[str]:
+    return {vif.id for vif in (instance.network_info or ())}
+
+
+def _plugged_ports(context, host, driver, candidates):
+    """{instance uuid: plugged port ids} and the plugged ports no instance
+    could be found for."""
+    everything = set(driver.plugged_vif_ids())
+    if not everything:
+        return {}, set()
+    own_ports = set()
+    candidates = set(candidates)
+    for instance in objects.Instance.get_all(context, include_deleted=True):
+        if instance.host == host and not instance.deleted:
+            own_ports |= _ports(instance)
+        elif _ports(instance) & everything:
+            candidates.add(instance.uuid)
+    by_instance = {}
+    for uuid in sorted(candidates):
+        ports = set(driver.plugged_vif_ids(uuid))
+        if ports:
+            by_instance[uuid] = ports
+    attributed = own_ports.union(*by_instance.values())
+    return by_instance, everything - attributed
+
+
+def audit(context, settings, driver) -> AuditReport:
+    """List the orphans on the host ``settings.host`` whose driver
+    (connected: ``init_host`` done) is ``driver``. Changes nothing."""
+    host, path = settings.host, settings.instances_path
+    own_identity = own_storage_identity(context, host, path)
+    report = AuditReport(host=host, instances_path=path,
+                         storage_identity=own_identity)
+    domains = set(driver.list_instance_uuids())
+    directories, unexpected = _scan_instances_path(path)
+    ports, stray_ports = _plugged_ports(context, host, driver,
+                                        domains | set(directories))
+    for uuid in sorted(domains | set(directories) | set(ports)):
+        verdict = classify(context, host, own_identity, uuid)
+        if verdict is None:
+            continue
+
+        def add(kind, name, action, reason, uuid=uuid, verdict=verdict):
+            report.orphans.append(Orphan(
+                kind, name, uuid, verdict.status, verdict.owner,
+                verdict.migration, action, reason))
+
+        if uuid in domains:
+            add(DOMAIN, uuid, verdict.guest_action, verdict.guest_reason)
+        for port in sorted(ports.get(uuid, ())):
+            add(VIF, port, verdict.guest_action, verdict.guest_reason)
+        if uuid in directories:
+            add(DIRECTORY, directories[uuid], verdict.disk_action,
+                verdict.disk_reason)
+    for port in sorted(stray_ports):
+        report.orphans.append(Orphan(
+            VIF, port, None, UNKNOWN, None, None, KEEP,
+            'plugged port of no instance the database knows'))
+    for entry, why in unexpected:
+        report.orphans.append(Orphan(ENTRY, entry, None, NOT_INSTANCE,
+                                     None, None, KEEP, why))
+    for orphan in report.orphans:
+        LOG.info('Orphan %(kind)s %(name)s (%(status)s): %(action)s, '
+                 '%(reason)s', dataclasses.asdict(orphan),
+                 instance_uuid=orphan.instance_uuid)
+    return report
+
+
+# -- removing what may go ---------------------------------------------------
+
+def _network_info(instance, ports):
+    """VIFs to unplug: the instance's own where the database has them,
+    bare ones (port id only) for the rest."""
+    known = {vif.id: vif for vif in (instance.network_info or ())}
+    bare = network_model.Network(id='', label='', bridge='')
+    return network_model.NetworkInfo(
+        known.get(port) or network_model.VIF(id=port, address='',
+                                             network=bare)
+        for port in sorted(ports))
+
+
+def _clean_instance(context, settings, driver, uuid, planned, result):
+    own_identity = own_storage_identity(context, settings.host,
+                                        settings.instances_path)
+    verdict = classify(context, settings.host, own_identity, uuid)
+    guest = [o for o in planned if o.kind in (DOMAIN, VIF)]
+    disks = [o for o in planned if o.kind == DIRECTORY]
+    # Decided again now: the database may have changed since the audit.
+    if verdict is None or verdict.guest_action != REMOVE:
+        result.kept.extend(guest)
+        guest = []
+    if verdict is None or verdict.disk_action != REMOVE:
+        result.kept.extend(disks)
+        disks = []
+    if guest:
+        instance = _instance(context, uuid) or objects.Instance(
+            context, uuid=uuid)
+        ports = [o.name for o in guest if o.kind == VIF]
+        driver.cleanup(context, instance, _network_info(instance, ports),
+                       destroy_disks=False, destroy_vifs=True)
+        LOG.info('Removed the orphan domain and VIFs (%s)',
+                 verdict.guest_reason, instance_uuid=uuid)
+        result.removed.extend(guest)
+    if disks:
+        instancedir.InstanceDir(settings.instances_path, uuid).remove()
+        LOG.info('Removed the orphan instance directory (%s)',
+                 verdict.disk_reason, instance_uuid=uuid)
+        result.removed.extend(disks)
+
+
+def cleanup(context, settings, driver, report: AuditReport
+            ) -> CleanupResult:
+    """Remove the orphans ``report`` marks REMOVE, deciding each instance
+    again first; what changed since is kept. One failure is reported
+    and does not stop the others."""
+    result = CleanupResult(kept=list(report.kept))
+    planned = {}
+    for orphan in report.removable:
+        planned.setdefault(orphan.instance_uuid, []).append(orphan)
+    for uuid, orphans in planned.items():
+        try:
+            _clean_instance(context, settings, driver, uuid, orphans, result)
+        except Exception as e:
+            LOG.exception('Removing orphans failed', instance_uuid=uuid)
+            message = str(e) or type(e).__name__
+            done = set(map(id, result.removed))
+            result.errors.extend((o, message) for o in orphans
+                                 if id(o) not in done)
+    return result
+
+
+# -- showing it -------------------------------------------------------------
+
+_COLUMNS = (('KIND', 'kind'), ('INSTANCE', 'instance_uuid'),
+            ('NAME', 'name'), ('STATUS', 'status'), ('OWNER', 'owner'),
+            ('MIGRATION', 'migration'), ('ACTION', 'action'),
+            ('REASON', 'reason'))
+
+
+def format_table(orphans) -> str:
+    """A plain text table of orphans, one a line."""
+    rows = [[title for title, _ in _COLUMNS]]
+    for orphan in orphans:
+        rows.append([str(getattr(orphan, attr) or '-')
+                     for _, attr in _COLUMNS])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    return '\n'.join('  '.join(cell.ljust(width)
+                               for cell, width in zip(row, widths)).rstrip()
+                     for row in rows)

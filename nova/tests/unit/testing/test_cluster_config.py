@@ -1,0 +1,114 @@
+"""nova.testing.cluster_config: specs, layout and the nova.conf files.
+
+The rendered files are read back by nova's own option definitions
+(``HostSettings.from_conf``), so a renamed or mistyped option fails here.
+"""
+
+import os
+
+from oslo_config import cfg
+
+from nova import conf as nova_conf
+from nova.conf import host_settings
+from nova.testing import cluster_config
+from nova.tests import base
+
+PORTS = cluster_config.Ports(postgres=5001, rabbitmq=5002, rabbitmq_epmd=5003,
+                             rabbitmq_dist=5004, api=5005)
+URI = 'qemu+unix:///system?socket=/c/hosts/compute2/run/libvirt/libvirt-sock'
+
+
+def _read(text, tmp):
+    """The options nova's services would read from ``text``."""
+    path = os.path.join(tmp, 'nova.conf')
+    with open(path, 'w') as f:
+        f.write(text)
+    conf = cfg.ConfigOpts()
+    for module in nova_conf._MODULES:
+        module.register_opts(conf)
+    conf(['--config-file', path], project='nova', default_config_files=[])
+    return conf
+
+
+class TestClusterSpec(base.TestCase):
+
+    def test_hosts_and_storage_groups(self):
+        spec = cluster_config.ClusterSpec(
+            base_dir='/c', hosts=4, shared_groups=(('compute2', 'compute3'),))
+        self.assertEqual(['compute1', 'compute2', 'compute3', 'compute4'],
+                         spec.host_names())
+        self.assertEqual('compute1', spec.storage_group('compute1'))
+        self.assertEqual('shared1', spec.storage_group('compute2'))
+        self.assertEqual('shared1', spec.storage_group('compute3'))
+        self.assertEqual('compute4', spec.storage_group('compute4'))
+
+    def test_bad_specs_are_refused_with_the_reason(self):
+        cases = [
+            (dict(hosts=0), 'at least one'),
+            (dict(base_dir='relative'), 'absolute'),
+            (dict(hosts=2, shared_groups=(('compute2', 'compute3'),)),
+             'compute3, which is not one of'),
+            (dict(hosts=3, shared_groups=(('compute1', 'compute2'),
+                                          ('compute2', 'compute3'))),
+             'compute2 is in two'),
+        ]
+        for overrides, message in cases:
+            values = dict(base_dir='/c', hosts=2)
+            values.update(overrides)
+            with self.assertRaises(cluster_config.SpecError) as caught:
+                cluster_config.ClusterSpec(**values)
+            self.assertIn(message, str(caught.exception))
+
+    def test_parse_group(self):
+        self.assertEqual(('compute1', 'compute2'),
+                         cluster_config.parse_group(' compute1,compute2, '))
+        self.assertRaises(cluster_config.SpecError,
+                          cluster_config.parse_group, ',')
+
+    def test_namespace_names_differ_between_clusters(self):
+        one = cluster_config.ClusterSpec(base_dir='/a')
+        two = cluster_config.ClusterSpec(base_dir='/b')
+        self.assertNotEqual(one.netns('compute1'), two.netns('compute1'))
+        self.assertTrue(one.netns('compute1').endswith('-compute1'))
+
+
+class TestConfigFiles(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.spec = cluster_config.ClusterSpec(base_dir='/c', hosts=2,
+                                               vif_plugging_timeout=7)
+        self.layout = cluster_config.Layout('/c')
+
+    def test_host_conf_gives_the_host_its_settings(self):
+        text = cluster_config.host_conf(self.spec, self.layout, PORTS,
+                                        'compute2', URI)
+        conf = _read(text, self.tmp)
+        settings = host_settings.HostSettings.from_conf(conf)
+        self.assertEqual('compute2', settings.host)
+        # Every host has the same instances_path (its storage is mounted
+        # there inside its namespace), as in a real deployment.
+        self.assertEqual('/c/instances', settings.instances_path)
+        self.assertEqual(URI, settings.connection_uri)
+        self.assertEqual('qemu', settings.virt_type)
+        self.assertEqual('linuxbridge', settings.vif_driver)
+        self.assertEqual(7, settings.vif_plugging_timeout)
+        self.assertEqual('/c/images', settings.image_store_path)
+        self.assertEqual(10, conf.service_down_time)
+        self.assertEqual(2, conf.report_interval)
+        self.assertEqual('http://127.0.0.1:5005/v2.1',
+                         conf.network.events_api_url)
+        self.assertIn('host=/c/postgres', conf.database.connection)
+        self.assertIn('transport_url = rabbit://guest:guest@127.0.0.1:5002/',
+                      text)
+
+    def test_controller_conf(self):
+        text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
+        conf = _read(text, self.tmp)
+        self.assertEqual('controller', conf.host)
+        self.assertEqual(5005, conf.api.listen_port)
+        self.assertEqual('127.0.0.1', conf.api.listen)
+        self.assertEqual(
+            'postgresql+psycopg2://postgres@127.0.0.1:5001/nova',
+            conf.database.connection)
+        self.assertEqual(16.0, conf.conductor.cpu_allocation_ratio)

@@ -1,0 +1,45 @@
+"""nova.testing.cluster_status on a cluster whose pieces are all gone."""
+
+import os
+import subprocess
+
+from nova.testing import cluster_record
+from nova.testing import cluster_services
+from nova.testing import cluster_status
+from nova.testing import procs
+from nova.tests import base
+
+
+class TestStatus(base.TestCase):
+
+    def test_no_cluster(self):
+        self.assertRaises(cluster_services.ClusterError,
+                          cluster_status.gather, self.tmp)
+
+    def test_dead_pieces_show_as_not_running(self):
+        child = subprocess.Popen(['true'])
+        gone = procs.ProcessRecord.of(child.pid)
+        child.wait()
+        host = cluster_record.HostEntry(
+            name='compute1', libvirt_uri='qemu+unix:///system?socket='
+            + os.path.join(self.tmp, 'none'), instances_path='/x',
+            storage_dir='/x', storage_group='compute1',
+            netns='nvc-test-does-not-exist', config_file='', log_file='',
+            tree=os.path.join(self.tmp, 'tree'), processes={'holder': gone})
+        record = cluster_record.ClusterRecord(
+            base_dir=self.tmp, owner=gone, state='up',
+            api_url='http://127.0.0.1:1/v2.1', api_token='a:a',
+            ports={'postgres': 1, 'rabbitmq': 1, 'rabbitmq_epmd': 1,
+                   'rabbitmq_dist': 1, 'api': 1},
+            processes={'nova-api': gone}, bridge='br-nova', hosts=[host])
+        record.save(os.path.join(self.tmp, 'cluster.json'))
+        lines = {line.piece: line for line in cluster_status.gather(self.tmp)}
+        self.assertFalse(lines['owner'].running)
+        self.assertFalse(lines['nova-api'].running)
+        self.assertFalse(lines['nova-api'].answers)
+        self.assertFalse(lines['compute1/holder'].running)
+        self.assertIn('not recorded', lines['compute1/libvirtd'].detail)
+        self.assertFalse(lines['compute1/netns'].running)
+        table = cluster_status.format_table(list(lines.values()))
+        self.assertIn('compute1/holder', table)
+        self.assertIn('NO', table)
