@@ -300,3 +300,8 @@ class FixedIpAlreadyInUse(Conflict):
 
 class NoMoreFixedIps(Conflict):
     msg_fmt = 'No more IP addresses available on network %(network)s.'
+
+
+class InstanceEventsCancelled(NovaException):
+    msg_fmt = ('Stopped waiting for events of instance %(instance_uuid)s: '
+               '%(reason)s')

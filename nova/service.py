@@ -379,6 +379,12 @@ class Service:
             self._quietly(self.periodic.stop, 'stop periodic tasks')
         if self.rpc_server is not None:
             self._quietly(self.rpc_server.stop, 'stop the RPC server')
+            # In-flight operations that wait for events would otherwise
+            # hold the wait below for up to vif_plugging_timeout.
+            stop_waiting = getattr(self.manager, 'stop_waiting_for_events',
+                                   None)
+            if stop_waiting is not None:
+                self._quietly(stop_waiting, 'cancel event waits')
             self._quietly(self.rpc_server.wait, 'wait for the RPC server')
         self._heartbeat_stop.set()
         if self._heartbeat_thread is not None:

@@ -45,6 +45,12 @@ class _Waiter:
         self.pending = set(keys)
         self.received = {}
         self.done = threading.Event()
+        # Why the wait was given up (a delete, the service stopping).
+        self.cancelled = None
+
+    def cancel(self, reason):
+        self.cancelled = reason
+        self.done.set()
 
     def receive(self, event):
         if event.key not in self.pending:
@@ -88,12 +94,25 @@ class InstanceEvents:
                   instance_uuid=event.instance_uuid)
         return False
 
-    def cancel_all(self, instance_uuid):
-        """Wake every waiter of an instance (it is being deleted)."""
+    def cancel_all(self, instance_uuid, reason='the instance is deleted'):
+        """Give up every wait of an instance; the waiters raise."""
         with self._lock:
             waiters = self._waiters.pop(instance_uuid, [])
         for waiter in waiters:
-            waiter.done.set()
+            waiter.cancel(reason)
+
+    def cancel_everything(self, reason='the compute service is stopping'):
+        """Give up every wait of every instance (service stop).
+
+        The operations that waited fail at once and clean up as the
+        cleanup contract says, instead of holding the stop for up to
+        ``vif_plugging_timeout``.
+        """
+        with self._lock:
+            waiters = [w for ws in self._waiters.values() for w in ws]
+            self._waiters.clear()
+        for waiter in waiters:
+            waiter.cancel(reason)
 
 
 class ComputeVirtAPI(virtapi.VirtAPI):
@@ -123,6 +142,9 @@ class ComputeVirtAPI(virtapi.VirtAPI):
                 raise TimeoutError(
                     'timed out waiting for %s' % sorted(waiter.pending,
                                                         key=str))
+            if waiter.cancelled is not None:
+                raise exception.InstanceEventsCancelled(
+                    instance_uuid=instance.uuid, reason=waiter.cancelled)
             LOG.debug('Events %(events)s arrived after %(secs).3f s',
                       {'events': keys, 'secs': time.monotonic() - started},
                       instance=instance)

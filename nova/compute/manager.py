@@ -121,6 +121,16 @@ class ComputeManager:
     def cleanup_host(self):
         self.driver.cleanup_host(host=self.host)
 
+    def stop_waiting_for_events(self):
+        """Give up every wait for external events (the service is stopping).
+
+        Called once no new request can arrive. An operation waiting for
+        ``network-vif-plugged`` fails at once and cleans up as the cleanup
+        contract says (a spawn removes what it made, a start keeps the
+        disks), instead of holding the stop for ``vif_plugging_timeout``.
+        """
+        self.virtapi.events.cancel_everything()
+
     def get_storage_identity(self, context=None):
         """The identity of this host's instance storage (shared_storage)."""
         return self.driver.get_storage_identity()

@@ -69,18 +69,15 @@ class ConductorManager:
         Returns the target host; raises (after ending the evacuation) when
         there is none.
         """
-        with objects.InstanceActionEvent.record(ctxt, instance.uuid, EVENT,
-                                                CONF.host):
-            try:
+        # NOTE: the evacuation is ended only after the action event is
+        # finished, so that whoever sees the instance idle again also sees
+        # the complete record of why.
+        try:
+            with objects.InstanceActionEvent.record(
+                    ctxt, instance.uuid, EVENT, CONF.host):
                 target = self.chooser.choose_and_claim(
                     ctxt, instance, migration, host=host,
                     on_shared_storage=on_shared_storage)
-            except Exception as e:
-                LOG.error('No evacuation target: %s', _message(e),
-                          instance=instance)
-                self._end_evacuation(ctxt, instance, migration, e)
-                raise
-            try:
                 self.compute_rpcapi.rebuild_instance(
                     ctxt, instance, host=target,
                     orig_image_ref=instance.image_ref,
@@ -91,13 +88,15 @@ class ConductorManager:
                     on_shared_storage=on_shared_storage,
                     preserve_ephemeral=False, migration=migration,
                     scheduled_node=migration.dest_node)
-            except Exception as e:
-                with excutils.save_and_reraise_exception():
-                    LOG.error('Could not hand the evacuation to %s: %s',
-                              target, _message(e), instance=instance)
-                    fresh = objects.Migration.get_by_id(ctxt, migration.id)
-                    if fresh.status == migration_obj.ACCEPTED:
-                        self._end_evacuation(ctxt, instance, fresh, e)
+        except Exception as e:
+            with excutils.save_and_reraise_exception():
+                LOG.error('Evacuation did not reach a target: %s',
+                          _message(e), instance=instance)
+                # A target that took the migration (pre-migrating) ends it
+                # itself; one still accepted was never handed over.
+                fresh = objects.Migration.get_by_id(ctxt, migration.id)
+                if fresh.status == migration_obj.ACCEPTED:
+                    self._end_evacuation(ctxt, instance, fresh, e)
         return target
 
     def _end_evacuation(self, ctxt, instance, migration, exc):

@@ -46,7 +46,8 @@ def wait_until(predicate, timeout=30, interval=0.02):
         time.sleep(interval)
 
 
-class TestAllInOne(base.TestCase):
+class AllInOneTestCase(base.TestCase):
+    """nova-all's services started in this process (no tests of its own)."""
 
     def setUp(self):
         super().setUp()
@@ -86,6 +87,9 @@ class TestAllInOne(base.TestCase):
             self.ctxt, instance.uuid).vm_state in (vm_states.ACTIVE,
                                                    vm_states.ERROR)))
         return objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+
+
+class TestAllInOne(AllInOneTestCase):
 
     def test_embedded_default_is_ready(self):
         flavor = objects.Flavor.get_by_flavor_id(self.ctxt, '1')
@@ -158,6 +162,44 @@ class TestAllInOne(base.TestCase):
         for host in HOSTS:
             self.assertNotIn('heartbeat-nova-compute-%s' % host, names)
             self.assertNotIn('network-agent-%s' % host, names)
+
+
+class TestStopDuringABoot(AllInOneTestCase):
+    """A compute service that stops while a boot waits for its VIF event
+    ends that boot (cleaned up as a failed spawn) instead of holding the
+    stop for ``vif_plugging_timeout``."""
+
+    def test_stop_cancels_the_wait_and_the_spawn_cleans_up(self):
+        compute1 = self.deployment.computes['compute1']
+        # The agent that would send network-vif-plugged is stopped, and
+        # compute2 is disabled, so the boot lands on compute1 and waits.
+        for agent in compute1.companions:
+            agent.stop()
+        row = self._row('compute2')
+        row.disabled = True
+        row.save()
+        instance = self.deployment.compute_api.create(
+            self.ctxt, 'waiting', self.image.id, flavor_id='1')
+        driver = compute1.manager.driver
+        inst_dir = os.path.join(self.settings[0].instances_path,
+                                instance.uuid)
+        self.assertTrue(wait_until(lambda: os.path.isdir(inst_dir)))
+
+        stopper = threading.Thread(target=compute1.stop)
+        stopper.start()
+        # vif_plugging_timeout is 20 s here: only the cancellation can end
+        # the stop within this bound.
+        stopper.join(15)
+        self.assertFalse(stopper.is_alive())
+
+        row = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        self.assertEqual((vm_states.ERROR, None),
+                         (row.vm_state, row.task_state))
+        fault = objects.InstanceFault.get_latest_for_instance(
+            self.ctxt, instance.uuid)
+        self.assertIn('stopping', fault.message)
+        self.assertNotIn(instance.uuid, driver.list_instance_uuids())
+        self.assertFalse(os.path.exists(inst_dir))
 
 
 class TestNovaAllProcess(base.TestCase):

@@ -83,3 +83,47 @@ class TestComputeVirtAPI(base.TestCase):
         self._wait(['p1'], during=lambda: self.virtapi.events.deliver(
             _event('p1')))
         self.assertEqual({}, self.virtapi.events._waiters)
+
+
+class TestCancel(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.virtapi = instance_events.ComputeVirtAPI()
+
+    def _wait_in_thread(self, deadline=30):
+        outcome = []
+        started = threading.Event()
+
+        def wait():
+            try:
+                with self.virtapi.wait_for_instance_event(
+                        _Instance(), [('network-vif-plugged', 'p1')],
+                        deadline=deadline):
+                    started.set()
+                outcome.append('returned')
+            except Exception as e:
+                outcome.append(e)
+
+        thread = threading.Thread(target=wait)
+        thread.start()
+        started.wait(5)
+        return thread, outcome
+
+    def test_cancel_all_makes_the_waiter_raise(self):
+        thread, outcome = self._wait_in_thread()
+        self.virtapi.events.cancel_all(UUID)
+        thread.join(5)
+        self.assertFalse(thread.is_alive())
+        self.assertIsInstance(outcome[0], exception.InstanceEventsCancelled)
+        self.assertIn('deleted', str(outcome[0]))
+
+    def test_cancel_everything_releases_a_long_wait_at_once(self):
+        # A 30 s deadline: only the cancellation can end it before join's
+        # 5 s bound.
+        thread, outcome = self._wait_in_thread(deadline=30)
+        self.virtapi.events.cancel_everything()
+        thread.join(5)
+        self.assertFalse(thread.is_alive())
+        self.assertIsInstance(outcome[0], exception.InstanceEventsCancelled)
+        self.assertEqual({}, self.virtapi.events._waiters)
