@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import unittest
 
-import libvirt
+from nova.virt.libvirt.binding import libvirt
 from oslo_concurrency import processutils
 
 from nova.testing import hypervisor

@@ -20,7 +20,7 @@ import os
 import struct
 import time
 
-import libvirt
+from nova.virt.libvirt.binding import libvirt
 from oslo_concurrency import processutils
 from oslo_utils import uuidutils
 

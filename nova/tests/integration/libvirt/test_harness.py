@@ -13,7 +13,7 @@ import threading
 import unittest
 import uuid
 
-import libvirt
+from nova.virt.libvirt.binding import libvirt
 
 from nova.testing import hostrecord
 from nova.testing import hypervisor

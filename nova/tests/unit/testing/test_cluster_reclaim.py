@@ -18,8 +18,10 @@ from nova.tests.unit.testing import test_cluster_record
 
 def _dead_record():
     """A ProcessRecord of a process that has exited."""
-    child = subprocess.Popen(['true'])
+    # Recorded while it surely runs (recording 'true' raced with its exit).
+    child = subprocess.Popen(['sleep', '60'])
     record = procs.ProcessRecord.of(child.pid)
+    child.kill()
     child.wait()
     return record
 

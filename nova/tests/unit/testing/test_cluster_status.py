@@ -17,8 +17,11 @@ class TestStatus(base.TestCase):
                           cluster_status.gather, self.tmp)
 
     def test_dead_pieces_show_as_not_running(self):
-        child = subprocess.Popen(['true'])
+        # Recorded while it surely runs, then ended: a record of a process
+        # that is gone (recording 'true' raced with its exit).
+        child = subprocess.Popen(['sleep', '60'])
         gone = procs.ProcessRecord.of(child.pid)
+        child.kill()
         child.wait()
         host = cluster_record.HostEntry(
             name='compute1', libvirt_uri='qemu+unix:///system?socket='

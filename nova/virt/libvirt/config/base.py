@@ -1,5 +1,6 @@
 """What every element object has: to and from an ElementTree element."""
 
+import abc
 from xml.etree import ElementTree as ET
 
 
@@ -20,7 +21,7 @@ def text_of(parent: ET.Element, path: str, default=None):
     return element.text.strip()
 
 
-class ConfigObject:
+class ConfigObject(abc.ABC):
     """Base of the element objects.
 
     Subclasses set ``root_name`` and implement ``format_dom`` and the
@@ -29,12 +30,14 @@ class ConfigObject:
 
     root_name = ''
 
+    @abc.abstractmethod
     def format_dom(self) -> ET.Element:
-        raise NotImplementedError()
+        """This object as an element named ``root_name``."""
 
     @classmethod
+    @abc.abstractmethod
     def parse_dom(cls, element: ET.Element) -> 'ConfigObject':
-        raise NotImplementedError()
+        """The object an element describes (the inverse of format_dom)."""
 
     def to_xml(self) -> str:
         element = self.format_dom()
