@@ -7,6 +7,7 @@ and the row in place, so the delete can be retried.
 """
 
 from nova.compute import operation
+from nova.network import api as network_api
 
 DELETE = operation.Operation('delete', 'delete',
                              'compute_terminate_instance')
@@ -17,7 +18,10 @@ def destroy_guest(compute, context, instance):
                            destroy_disks=True)
 
 
-def remove_record(instance):
+def remove_record(context, instance):
+    # The ports (and their fixed IPs) go with the instance; they are
+    # released only once the host is clean, so a failed delete keeps them.
+    network_api.API().deallocate_for_instance(context, instance)
     instance.destroy()
 
 
@@ -30,4 +34,4 @@ def terminate(runner, compute, context, instance):
         events.cancel_all(instance.uuid)
     runner.run(context, instance, DELETE,
                lambda: destroy_guest(compute, context, instance),
-               after_success=lambda: remove_record(instance))
+               after_success=lambda: remove_record(context, instance))

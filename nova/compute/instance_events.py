@@ -47,9 +47,11 @@ class _Waiter:
         self.done = threading.Event()
         # Why the wait was given up (a delete, the service stopping).
         self.cancelled = None
+        self.deleted = False
 
-    def cancel(self, reason):
+    def cancel(self, reason, deleted=False):
         self.cancelled = reason
+        self.deleted = deleted
         self.done.set()
 
     def receive(self, event):
@@ -94,12 +96,18 @@ class InstanceEvents:
                   instance_uuid=event.instance_uuid)
         return False
 
-    def cancel_all(self, instance_uuid, reason='the instance is deleted'):
-        """Give up every wait of an instance; the waiters raise."""
+    def cancel_all(self, instance_uuid):
+        """Give up every wait of an instance that is being deleted.
+
+        The waiters raise ``UnexpectedDeletingTaskStateError``, as an
+        operation that finds its instance deleted does: it cleans up what
+        it made and records no fault (nothing failed; the delete owns the
+        instance now).
+        """
         with self._lock:
             waiters = self._waiters.pop(instance_uuid, [])
         for waiter in waiters:
-            waiter.cancel(reason)
+            waiter.cancel('the instance is deleted', deleted=True)
 
     def cancel_everything(self, reason='the compute service is stopping'):
         """Give up every wait of every instance (service stop).
@@ -142,6 +150,10 @@ class ComputeVirtAPI(virtapi.VirtAPI):
                 raise TimeoutError(
                     'timed out waiting for %s' % sorted(waiter.pending,
                                                         key=str))
+            if waiter.deleted:
+                raise exception.UnexpectedDeletingTaskStateError(
+                    instance_uuid=instance.uuid, expected='events',
+                    actual='deleting')
             if waiter.cancelled is not None:
                 raise exception.InstanceEventsCancelled(
                     instance_uuid=instance.uuid, reason=waiter.cancelled)

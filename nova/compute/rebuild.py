@@ -9,10 +9,10 @@ event and hands off here. Two workflows:
   shares storage with the source (``shared_storage``), removes the leftovers
   of an earlier failed evacuation of the same instance when storage is not
   shared, then binds the instance's ports here (so this host's network
-  agent reports them), spawns (reusing the disks on shared storage, building new
-  ones from the image otherwise) and only then moves ``instance.host``/
-  ``node`` here, together with migration ``done``; a failure binds the
-  ports back to the source. When spawn fails the manager's
+  agent reports them), spawns (reusing the disks on shared storage,
+  building new ones from the image otherwise) and only then moves
+  ``instance.host``/``node`` here, together with migration ``done``; a
+  failure binds the ports back to the source. When spawn fails the manager's
   ``_rebuild_default_impl`` destroys the guest with
   ``destroy_disks=not on_shared_storage`` and re-raises (the first seed's
   fix); the instance goes to ERROR with a fault, keeps its host, and the

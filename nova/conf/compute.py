@@ -74,7 +74,8 @@ by the periodic task. 0 disables the check.
     cfg.IntOpt('max_concurrent_builds',
                default=10,
                min=1,
-               help="Maximum number of instance builds to run at once on a host."),
+               help="Maximum number of instance builds to run at once on "
+                    "a host."),
     cfg.IntOpt('update_resources_interval',
                default=60,
                help="""

@@ -18,7 +18,8 @@ Any SQLAlchemy URL works, for example
     cfg.IntOpt('sqlite_busy_timeout',
                default=30000,
                min=0,
-               help="Milliseconds SQLite waits on a locked database before failing."),
+               help="Milliseconds SQLite waits on a locked database before "
+                    "failing."),
 ]
 
 

@@ -62,7 +62,8 @@ Related options: ``instances_path``.
     cfg.IntOpt('wait_running_timeout',
                default=60,
                min=1,
-               help="Seconds spawn waits for a started guest to report running."),
+               help="Seconds spawn waits for a started guest to report "
+                    "running."),
 ]
 
 

@@ -9,6 +9,7 @@ import threading
 from nova.compute import task_states
 from nova.compute import vm_states
 from nova import exception
+from nova import objects
 from nova.tests.functional import test_lifecycle
 
 
@@ -37,13 +38,18 @@ class TestConcurrency(test_lifecycle.LifecycleTestCase):
         thread, errors = self.build_in_thread(instance)
         self.assertTrue(self.virtapi.driver_waits.wait(30))
 
-        # The delete wakes the build waiting for its VIF event, then runs
-        # once the build let go of the instance lock.
+        # The delete ends the build waiting for its VIF event (the build
+        # cleans up what it made, as a deleted-during-build, with no
+        # fault), then runs once the build let go of the instance lock.
         self.manager.terminate_instance(self.request(),
                                         self.reload(instance))
         thread.join(30)
 
-        self.assertEqual([], errors)
+        self.assertEqual(1, len(errors))
+        self.assertIsInstance(errors[0],
+                              exception.UnexpectedDeletingTaskStateError)
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.context, instance.uuid))
         self.assertTrue(self.reload(instance).deleted)
         self.assertNothingOnHost(instance)
 

@@ -8,7 +8,6 @@ prints for it (the second seed's ``public=172.24.4.8``) is built from the
 instance row as the REST API and the CLI build it.
 """
 
-import os
 import time
 
 from nova.api.openstack.compute.views import servers as servers_view
@@ -17,48 +16,17 @@ from nova.cmd import all as all_cmd
 from nova.cmd import api as api_cmd
 from nova.compute import vm_states
 from nova.conf import CONF
-from nova.conf import host_settings
-from nova import context as nova_context
 from nova import exception
-from nova.image import store as image_store
 from nova.network import api as network_api
 from nova import objects
 from nova.objects import network as network_obj
-from nova import rpc
-from nova.tests import base
+from nova.tests.functional import test_services
 
 HOSTS = ('compute1', 'compute2')
 WAIT_SECONDS = 30
 
 
-class TestEmbeddedNetwork(base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.use_database()
-        rpc.cleanup()
-        rpc.init(url='fake://')
-        self.addCleanup(rpc.cleanup)
-        self.ctxt = nova_context.get_admin_context()
-        images = os.path.join(self.state_path, 'images')
-        self.settings = [host_settings.HostSettings(
-            host=name,
-            instances_path=os.path.join(self.tmp, name, 'instances'),
-            connection_uri='test://%s' % os.path.join(self.tmp, name,
-                                                      'node.xml'),
-            virt_type='qemu', bridges=('br-public',),
-            vif_plugging_timeout=20, shutdown_timeout=1,
-            wait_running_timeout=5, image_store_path=images)
-            for name in HOSTS]
-        all_cmd.prepare_embedded_default(CONF, self.settings)
-        self.deployment = all_cmd.AllInOne(
-            CONF, self.settings, with_api=False,
-            compute_driver='libvirt.LibvirtDriver',
-            report_interval=0.05, periodic_fuzzy_delay=0)
-        self.deployment.start()
-        self.addCleanup(self.deployment.stop)
-        self.image = image_store.ImageStore(images).find(
-            all_cmd.DEFAULT_IMAGE_NAME)
+class TestEmbeddedNetwork(test_services.AllInOneTestCase):
 
     def wait_built(self, instance):
         deadline = time.monotonic() + WAIT_SECONDS
@@ -100,6 +68,22 @@ class TestEmbeddedNetwork(base.TestCase):
             self.assertEqual((row.host, network_obj.ACTIVE),
                              (port.binding_host, port.status))
             self.assertEqual((port.ip_address,), row.network_info[0].ips)
+
+    def test_delete_releases_the_ports_and_their_addresses(self):
+        first = self.boot('vm1')
+        self.assertEqual('public=172.24.4.2', self.networks_column(first))
+        self.deployment.compute_api.delete(self.ctxt, first)
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not objects.Instance.get_by_uuid(
+                self.ctxt, first.uuid, read_deleted='yes').deleted:
+            if time.monotonic() > deadline:
+                self.fail('gave up waiting for the delete')
+            time.sleep(0.05)
+        self.assertEqual([], objects.Port.get_by_instance_uuid(
+            self.ctxt, first.uuid))
+        # The address is free again for the next boot.
+        again = self.boot('vm2')
+        self.assertEqual('public=172.24.4.2', self.networks_column(again))
 
     def test_a_bad_network_leaves_no_instance_and_no_port(self):
         with self.assertRaises(exception.NetworkNotFound):

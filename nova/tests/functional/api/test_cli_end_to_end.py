@@ -192,6 +192,42 @@ class TestEvacuateOverHTTP(CLITestCase):
         self.assertIn('| evacuate ', self.nova('instance-action-list',
                                                'vm1'))
 
+    def test_first_seed_over_http_failure_on_the_target_then_retry(self):
+        instance = self.boot_via_cli('vm1')
+        source = self.fresh(instance).host
+        target = sorted(set(self.hosts) - {source})[0]
+        self.kill(source)
+        # The target lacks the port's bridge: its spawn fails for real.
+        self.hosts[target].sim.remove_bridge(harness.BRIDGE)
+
+        self.assertIn('Request to evacuate server vm1 has been accepted.',
+                      self.nova('evacuate', 'vm1', target))
+        (migration,) = objects.Migration.get_by_filters(
+            self.ctx, instance_uuid=instance.uuid)
+        migration = self.wait_for_evacuation(migration)
+        self.assertEqual(migration_obj.FAILED, migration.status)
+        self.assertNoTrace(self.hosts[target], instance)
+        self.assertEqual(['ERROR', '-'], self.list_row(instance)[2:4])
+        status, body = self.http('GET', '/servers/%s' % instance.uuid)
+        self.assertEqual(200, status)
+        server = body['server']
+        self.assertEqual((source, 'error'),
+                         (server['OS-EXT-SRV-ATTR:host'],
+                          server['OS-EXT-STS:vm_state']))
+        self.assertIn(harness.BRIDGE, server['fault']['message'])
+
+        # Fixed; the same evacuation again works, no reset-state.
+        self.hosts[target].sim.add_bridge(harness.BRIDGE)
+        self.nova('evacuate', 'vm1', target)
+        migrations = objects.Migration.get_by_filters(
+            self.ctx, instance_uuid=instance.uuid)
+        retry = [m for m in migrations if m.uuid != migration.uuid][0]
+        self.assertEqual(migration_obj.DONE,
+                         self.wait_for_evacuation(retry).status)
+        self.assertEqual(target, self.fresh(instance).host)
+        self.assertEqual(['ACTIVE', '-', 'Running'],
+                         self.list_row(instance)[2:5])
+
     def test_force_down_then_evacuate_to_a_named_host_at_213(self):
         instance = self.boot_via_cli('vm1')
         source = self.fresh(instance).host

@@ -91,3 +91,22 @@ class TestHostSettings(base.TestCase):
         other = settings.replace(host='other')
         self.assertEqual('other', other.host)
         self.assertNotEqual(settings.host, other.host)
+
+
+class TestSampleIsCurrent(base.TestCase):
+
+    def test_committed_sample_matches_the_options(self):
+        # tox -e genconfig regenerates it; a stale sample misleads operators.
+        top = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+        committed = os.path.join(top, 'etc', 'nova', 'nova.conf.sample')
+        out = os.path.join(self.tmp, 'nova.conf.sample')
+        conf = generator.cfg.ConfigOpts()
+        generator.register_cli_opts(conf)
+        conf(['--config-file', os.path.join(top, 'etc', 'nova',
+                                            'nova-config-generator.conf'),
+              '--output-file', out])
+        generator.generate(conf)
+        with open(committed) as a, open(out) as b:
+            self.assertEqual(a.read(), b.read(),
+                             'run tox -e genconfig and commit the sample')
