@@ -21,7 +21,9 @@ leftover"):
 
 * nothing at all while an operation on the instance is in progress (a
   migration ``accepted`` or ``pre-migrating``, or a task state set);
-* otherwise its domain and VIFs, since they hold no data;
+* otherwise its domain and VIFs, since they hold no data, unless the
+  database has never heard of the instance (it may be an operator's own
+  guest on this hypervisor: reported, kept);
 * its directory (the disks) only when the instance is deleted, or lives
   on another host whose storage is known not to be shared with this one
   (both storage identities known and different). Storage shared with the
@@ -202,7 +204,14 @@ def classify(context, host: str, own_identity: str | None,
                                                     own_identity)
     else:
         disk_action, disk_reason = KEEP, '%s: disks kept' % guest_reason
-    return _Verdict(status, owner, described, REMOVE, guest_reason,
+    guest_action = REMOVE
+    if status == UNKNOWN:
+        # NOTE: a domain the database has never heard of may be an
+        # operator's own guest on this hypervisor, not a leftover of ours:
+        # report it, never destroy it.
+        guest_action = KEEP
+        guest_reason += ': not known to be ours, kept'
+    return _Verdict(status, owner, described, guest_action, guest_reason,
                     disk_action, disk_reason)
 
 

@@ -159,7 +159,8 @@ class TestAudit(AuditTestCase):
             ('directory', moved.uuid): R,
             ('domain', shared.uuid): R, ('vif', shared.uuid): R,
             ('directory', shared.uuid): K,
-            ('domain', unknown.uuid): R, ('vif', unknown.uuid): R,
+            # Not known to be ours (maybe an operator's own guest): kept.
+            ('domain', unknown.uuid): K, ('vif', unknown.uuid): K,
             ('directory', unknown.uuid): K,
             ('domain', no_identity.uuid): R, ('vif', no_identity.uuid): R,
             ('directory', no_identity.uuid): K,
@@ -274,9 +275,10 @@ class TestCleanup(AuditTestCase):
         result = audit.cleanup(self.ctx, self.settings, self.driver, report)
 
         self.assertEqual([], result.errors)
-        self.assertEqual({own.uuid, evacuating.uuid},
+        self.assertEqual({own.uuid, evacuating.uuid, unknown.uuid},
                          self.host.domain_uuids())
-        self.assertEqual({port_of(own), port_of(evacuating)},
+        self.assertEqual({port_of(own), port_of(evacuating),
+                          port_of(unknown)},
                          set(self.host.plugged_vifs()))
         for gone in (deleted, moved):
             self.assertFalse(self.has_dir(gone))
