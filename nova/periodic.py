@@ -99,11 +99,15 @@ class PeriodicScheduler:
 
     ``context_factory()`` builds the context handed to each run.
     ``on_run(task, error)`` is called after every run (tests, metrics).
+    ``should_run()``, if given, is asked before each scheduled run; a False
+    skips that run (a compute host whose hypervisor is unavailable has
+    nothing to sync, and every run would only log the same failure).
     """
 
     def __init__(self, tasks, context_factory, fuzzy_delay=0.0,
-                 on_run=None, name='periodic', rand=None):
+                 on_run=None, name='periodic', rand=None, should_run=None):
         self._tasks = list(tasks)
+        self._should_run = should_run
         self._context_factory = context_factory
         self._fuzzy_delay = max(0.0, float(fuzzy_delay))
         self._on_run = on_run
@@ -150,7 +154,10 @@ class PeriodicScheduler:
     def _loop(self, task):
         delay = self._first_delay(task)
         while not self._stop.wait(delay):
-            self.run_once(task)
+            if self._should_run is None or self._should_run():
+                self.run_once(task)
+            else:
+                LOG.debug('Periodic task %s skipped', task.name)
             delay = task.spacing
 
     def run_once(self, task):

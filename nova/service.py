@@ -257,7 +257,8 @@ class Service:
                 periodic.tasks_of(self.manager),
                 context_factory=nova_context.get_admin_context,
                 fuzzy_delay=self.periodic_fuzzy_delay,
-                name='periodic-%s' % self.host)
+                name='periodic-%s' % self.host,
+                should_run=self._hypervisor_available)
             self.periodic.start()
         for companion in self.companions:
             companion.start()

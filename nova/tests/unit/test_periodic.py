@@ -93,6 +93,25 @@ class TestScheduler(base.TestCase):
         self.assertIsInstance(contexts[0], nova_context.RequestContext)
         self.assertTrue(contexts[0].is_admin)
 
+    def test_runs_are_skipped_while_should_run_says_no(self):
+        # A compute host whose hypervisor is away: no run until it is back.
+        available = threading.Event()
+        asked = threading.Semaphore(0)
+
+        def should_run():
+            asked.release()
+            return available.is_set()
+
+        recorder = Recorder()
+        task = periodic.Task('sync', lambda context: None, spacing=0.001,
+                             run_immediately=True)
+        self._scheduler([task], recorder, should_run=should_run)
+        for _ in range(5):
+            self.assertTrue(asked.acquire(timeout=10))
+        self.assertEqual([], recorder.runs)
+        available.set()
+        self.assertTrue(recorder.wait_for(2))
+
     def test_a_task_never_overlaps_itself(self):
         active = []
         overlaps = []
