@@ -305,3 +305,9 @@ class NoMoreFixedIps(Conflict):
 class InstanceEventsCancelled(NovaException):
     msg_fmt = ('Stopped waiting for events of instance %(instance_uuid)s: '
                '%(reason)s')
+
+
+class InstanceNotOnThisHost(UnexpectedTaskStateError):
+    """The row places the instance elsewhere (an evacuation moved it)."""
+    msg_fmt = ('Instance %(instance_uuid)s is on host %(actual)s, not on '
+               '%(expected)s; not touching it here.')

@@ -22,6 +22,12 @@ another host is never started here), with the hypervisor's view:
 
 Domains of instances the database does not place here are reported, never
 started and never deleted here.
+
+The list was read once, and the service counts as down meanwhile, so an
+evacuation may move an instance away before its turn comes: each instance
+is read again under its lock first, and every save and claim below also
+checks in its ``UPDATE`` that the row still places it here. One that moved
+(``InstanceNotOnThisHost``) is skipped: no fault, no state change.
 """
 
 from oslo_log import log as logging
@@ -85,14 +91,26 @@ def init_instances(compute, runner, instances, do_not_touch=frozenset()):
         context = nova_context.get_admin_context()
         try:
             init_instance(compute, runner, context, instance)
+        except exception.InstanceNotOnThisHost as e:
+            LOG.warning('Moved to another host during init_host; not '
+                        'touching it: %s', e, instance=instance)
         except Exception:
             LOG.exception('Could not reconcile the instance at start',
                           instance=instance)
 
 
 def init_instance(compute, runner, context, instance):
+    try:
+        with runner.locks.lock(instance.uuid):
+            instance.refresh()
+    except exception.InstanceNotFound:
+        LOG.info('Gone from the database; not touching it',
+                 instance=instance)
+        return
     task = instance.task_state
-    if instance.host != compute.host:
+    if instance.deleted:
+        LOG.info('Deleted meanwhile; not touching it', instance=instance)
+    elif instance.host != compute.host:
         LOG.warning('Instance belongs to host %s; not touching it',
                     instance.host, instance=instance)
     elif instance.vm_state == vs.BUILDING or task in BUILD_TASKS:
@@ -132,7 +150,8 @@ def _interrupted(compute, runner, context, instance, action,
         instance.vm_state = vm_state
         instance.task_state = None
         instance.power_state = current
-        instance.save(expected_task_state=[task])
+        instance.save(expected_task_state=[task],
+                      expected_host=[compute.host])
         shown = power_state.STATE_MAP.get(current)
         LOG.warning('%(task)s was cut short by a restart; now %(vm)s (guest '
                     '%(power)s)', {'task': task, 'vm': vm_state,
@@ -151,7 +170,8 @@ def _idle(compute, runner, context, instance):
         current = operation.current_power_state(compute.driver, instance)
         if current != instance.power_state:
             instance.power_state = current
-            instance.save(expected_task_state=[None])
+            instance.save(expected_task_state=[None],
+                          expected_host=[compute.host])
     if instance.vm_state != vs.ACTIVE or current == power_state.RUNNING:
         return
     if not compute.settings.resume_guests_state_on_host_boot:

@@ -198,7 +198,9 @@ class ComputeManager:
             recreate=bool(recreate), on_shared_storage=on_shared_storage,
             preserve_ephemeral=bool(preserve_ephemeral),
             migration=migration, scheduled_node=scheduled_node)
-        with self.instance_locks.lock(instance.uuid):
+        # A rebuild spawns like a build: host-evacuate casts many at once
+        # to a target, which builds at most max_concurrent_builds of them.
+        with self._builds, self.instance_locks.lock(instance.uuid):
             with actions.event(context, instance,
                                'evacuate' if recreate else 'rebuild',
                                rebuild.EVENT, self.host):

@@ -11,6 +11,9 @@ Each one reads the same way (Ironic's conductor shape)::
 3. validate against the one state table (``states.py``) and claim the
    instance: ``task_state`` is set by compare-and-swap, so a request that
    lost a race fails with ``UnexpectedTaskStateError`` and changes nothing.
+   The same ``UPDATE`` checks that the row still places the instance on
+   this host (``InstanceNotOnThisHost`` otherwise): an object read before
+   an evacuation moved the instance away never runs an operation here;
    An instance whose ``task_state`` already is the operation's (the API
    set it before casting, or a crash left it there) is taken as claimed;
 4. hand off to the workflow (``body``);
@@ -67,8 +70,17 @@ def current_power_state(driver, instance):
         return instance.power_state
 
 
-def claim(instance, transition):
-    """Validate and set the operation's task_state by compare-and-swap."""
+# The operations that may claim an instance no host holds yet: a build
+# places it on the host that runs it.
+_PLACING = frozenset(('build',))
+
+
+def claim(instance, transition, host=None):
+    """Validate and set the operation's task_state by compare-and-swap.
+
+    With ``host``, the row must (still) place the instance there, or have
+    no host yet for a build; checked in the same ``UPDATE``.
+    """
     if (transition.task_state is not None
             and instance.task_state == transition.task_state):
         if instance.vm_state not in transition.from_vm_states:
@@ -79,10 +91,14 @@ def claim(instance, transition):
     else:
         states.check(instance, transition.action)
         expected_task = list(transition.from_task_states)
+    checks = dict(expected_task_state=expected_task,
+                  expected_vm_state=list(transition.from_vm_states))
+    if host is not None:
+        checks['expected_host'] = (
+            [host, None] if transition.action in _PLACING else [host])
     instance.task_state = transition.task_state
     try:
-        instance.save(expected_task_state=expected_task,
-                      expected_vm_state=list(transition.from_vm_states))
+        instance.save(**checks)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         with excutils.save_and_reraise_exception():
             _reload(instance)
@@ -114,7 +130,7 @@ class Runner:
                                operation.event, host):
                 transition = states.get(operation.transition)
                 original_vm_state = instance.vm_state
-                claim(instance, transition)
+                claim(instance, transition, host)
                 LOG.info('Starting %s', operation.transition,
                          instance=instance)
                 try:
@@ -127,6 +143,12 @@ class Runner:
                     # lock, owns the instance now. No fault: nothing failed.
                     LOG.info('Instance was deleted during %s',
                              operation.transition, instance=instance)
+                    raise
+                except exception.InstanceNotOnThisHost:
+                    # Moved away (evacuated) while this ran: the row is
+                    # the other host's now, its state is not ours to set.
+                    LOG.error('Instance moved to another host during %s',
+                              operation.transition, instance=instance)
                     raise
                 except Exception as e:
                     with excutils.save_and_reraise_exception():
@@ -141,7 +163,8 @@ class Runner:
         instance.task_state = None
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
-        instance.save(expected_task_state=[transition.task_state])
+        instance.save(expected_task_state=[transition.task_state],
+                      expected_host=[self.compute.host])
         LOG.info('%(op)s succeeded: vm_state %(vm)s, power_state %(power)s',
                  {'op': transition.action, 'vm': instance.vm_state,
                   'power': power_state.STATE_MAP.get(instance.power_state)},
@@ -154,11 +177,12 @@ class Runner:
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
         try:
-            instance.save(expected_task_state=[transition.task_state])
+            instance.save(expected_task_state=[transition.task_state],
+                          expected_host=[self.compute.host])
         except (exception.UnexpectedTaskStateError,
                 exception.InstanceNotFound) as e:
-            # Someone else (a delete) took the instance over; its state is
-            # theirs to set.
+            # Someone else (a delete, an evacuation that moved it away)
+            # took the instance over; its state is theirs to set.
             LOG.warning('Not recording the failed state: %s', e,
                         instance=instance)
             _reload(instance)

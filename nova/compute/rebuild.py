@@ -17,8 +17,11 @@ event and hands off here. Two workflows:
   ``destroy_disks=not on_shared_storage`` and re-raises (the first seed's
   fix); the instance goes to ERROR with a fault, keeps its host, and the
   migration becomes ``failed``. A refusal before anything was touched here
-  (contradicting ``on_shared_storage``, a migration already taken) leaves
-  the vm_state as it was.
+  (wrong target or task state, ``on_shared_storage`` contradicting or not
+  checkable against the evidence) ends the evacuation all the same:
+  migration ``failed``, a fault, no task state, and the vm_state as it was
+  (nothing happened to the guest). A migration already taken by someone
+  else is theirs: its refusal touches nothing.
 
 * **rebuild** (``recreate=False``, same host): power off, destroy (the old
   disks are replaced on purpose) and spawn from the image; a failure leaves
@@ -46,6 +49,7 @@ from nova.network import api as network_api_mod
 from nova.network import model as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 
@@ -201,14 +205,15 @@ def _rebind_ports_to_owner(manager, context, instance):
 # -- end of port bindings ------------------------------------------------
 
 
-def _record_failure(context, instance, exc, host, vm_state):
+def _record_failure(context, instance, exc, host, vm_state,
+                    expected=(task_states.REBUILDING,
+                              task_states.REBUILD_SPAWNING)):
     """Instance back to ``vm_state`` with no task and a fault."""
     actions.record_fault(context, instance, exc, host)
     instance.vm_state = vm_state
     instance.task_state = None
     try:
-        instance.save(expected_task_state=[task_states.REBUILDING,
-                                           task_states.REBUILD_SPAWNING])
+        instance.save(expected_task_state=list(expected))
     except exception.NovaException:
         LOG.exception('Could not record the failed state',
                       instance=instance)
@@ -255,10 +260,11 @@ class RebuildWorkflow:
         migration.save(expected_status=migration_obj.ACCEPTED)
         return migration
 
-    def _fail_migration(self, migration):
+    def _fail_migration(self, migration,
+                        expected=migration_obj.PRE_MIGRATING):
         migration.status = migration_obj.FAILED
         try:
-            migration.save(expected_status=migration_obj.PRE_MIGRATING)
+            migration.save(expected_status=expected)
         except exception.NovaException:
             LOG.exception('Could not mark migration %s failed',
                           migration.uuid, instance_uuid=migration.
@@ -270,7 +276,9 @@ class RebuildWorkflow:
         Without shared storage this host does not own the instance and its
         storage is not the owner's, the third case of CLEANUP.md "Who may
         delete disks". With shared storage the disks are the instance's
-        only copy: only a stray domain and VIFs go.
+        only copy: only a stray domain and VIFs go. ``shared`` False comes
+        from evidence whenever an instance directory is here
+        (``_decide_shared``), never from the operator's word alone.
         """
         has_domain = self.driver.instance_exists(instance)
         on_disk = (not shared) and self.driver.instance_on_disk(instance)
@@ -287,21 +295,50 @@ class RebuildWorkflow:
         evidence = shared_storage.gather(
             context, source_host=instance.host, target_host=self.host,
             target_identity=self.driver.get_storage_identity())
-        shared = shared_storage.decide(evidence, request.on_shared_storage)
+        # Only looked at, never taken as evidence of sharing: it makes an
+        # operator's unverifiable on_shared_storage unsafe to trust.
+        idir = instancedir.InstanceDir(self.manager.settings.instances_path,
+                                       instance.uuid)
+        shared = shared_storage.decide(
+            evidence, request.on_shared_storage,
+            instance_dir=idir.path if idir.exists() else None)
         LOG.info('Evacuating from %(src)s: %(ev)s', {
             'src': instance.host, 'ev': evidence.describe()},
             instance=instance)
         return shared
 
+    def _refuse_unclaimed(self, context, instance, request, exc):
+        """End an evacuation refused before it was claimed, then raise.
+
+        The conductor's cast never hears of the refusal, and the source's
+        init_host would wait for an ``accepted`` migration forever: so the
+        migration goes ``accepted`` -> ``failed`` and the instance loses
+        its ``rebuilding`` task, both by compare-and-swap (someone who
+        changed either meanwhile owns it now). Nothing happened to the
+        guest, so its vm_state stays.
+        """
+        LOG.error('Evacuation refused: %s', exc, instance=instance)
+        if request.migration is not None:
+            self._fail_migration(request.migration,
+                                 expected=migration_obj.ACCEPTED)
+        _record_failure(context, instance, exc, self.host,
+                        instance.vm_state,
+                        expected=(task_states.REBUILDING,))
+        raise exc
+
     def evacuate(self, context, instance, request):
+        refusal = None
         if instance.host == self.host:
-            raise exception.InvalidInput(
+            refusal = exception.InvalidInput(
                 reason='instance %s is already on host %s; an evacuation '
                        'needs another target' % (instance.uuid, self.host))
-        if instance.task_state != task_states.REBUILDING:
-            raise exception.InstanceInvalidState(
+        elif instance.task_state != task_states.REBUILDING:
+            refusal = exception.InstanceInvalidState(
                 instance_uuid=instance.uuid, attr='task_state',
                 state=instance.task_state, method='evacuate')
+        if refusal is not None:
+            self._refuse_unclaimed(context, instance, request, refusal)
+        # A migration someone else took is theirs: refused untouched.
         migration = self._claim(context, instance, request)
         original_vm_state = instance.vm_state
         try:

@@ -82,15 +82,23 @@ def gather(context, source_host: str, target_host: str,
         target_identity=target_identity)
 
 
-def decide(evidence: StorageEvidence, requested: bool | None) -> bool:
+def decide(evidence: StorageEvidence, requested: bool | None,
+           instance_dir: str | None = None) -> bool:
     """Whether storage is shared, checking the operator's claim if any.
 
     ``requested`` None means "detect": the evidence must then be complete,
     or ``InvalidSharedStorage`` asks the operator to say. An explicit value
     that contradicts complete evidence is refused with
-    ``InvalidSharedStorage`` naming what was found. An explicit value with
-    incomplete evidence is taken at its word (logged): the operator knows
-    something the database does not.
+    ``InvalidSharedStorage`` naming what was found.
+
+    An explicit value with incomplete evidence is taken at its word
+    (logged) only while the target holds no directory of the instance
+    (``instance_dir``: its path when it exists there, else None). Then
+    anything a failed attempt leaves was made by that attempt. With a
+    directory there, a leftover of an earlier attempt cannot be told from
+    the instance's own disks on shared storage; since a wrong "not shared"
+    would delete those (CLEANUP.md: when in doubt, keep the disks), it is
+    refused.
     """
     found = evidence.shared
     if requested is None:
@@ -101,6 +109,15 @@ def decide(evidence: StorageEvidence, requested: bool | None) -> bool:
         return found
     requested = bool(requested)
     if found is None:
+        if instance_dir is not None:
+            raise exception.InvalidSharedStorage(
+                reason='Cannot take on_shared_storage=%s on trust: %s, and '
+                       'an instance directory exists at %s on target host '
+                       '%s, so a leftover of an earlier attempt cannot be '
+                       'told from the instance\'s shared disks; refusing '
+                       'rather than risk its only disks.'
+                       % (requested, _missing(evidence), instance_dir,
+                          evidence.target_host))
         LOG.warning('Taking on_shared_storage=%(req)s on trust: %(ev)s',
                     {'req': requested, 'ev': evidence.describe()})
         return requested
@@ -109,6 +126,15 @@ def decide(evidence: StorageEvidence, requested: bool | None) -> bool:
             reason='on_shared_storage=%s contradicts the evidence: %s.'
                    % (requested, evidence.describe()))
     return found
+
+
+def _missing(evidence: StorageEvidence) -> str:
+    """Which hosts recorded no storage identity, in words."""
+    sides = (('source', evidence.source_host, evidence.source_identity),
+             ('target', evidence.target_host, evidence.target_identity))
+    return ' and '.join('%s host %s has no storage identity recorded'
+                        % (role, host) for role, host, ident in sides
+                        if not ident)
 
 
 def record_own_identity(context, host: str, identity: str) -> bool:

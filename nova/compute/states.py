@@ -85,9 +85,11 @@ TRANSITIONS = {t.action: t for t in (
     _t('delete', vs.ALL - {vs.DELETED}, ts.ALL | {None},
        ts.DELETING, vs.DELETED, vs.ERROR),
     # Run by init_host for guests that were running before the host went
-    # down; the instance is already ACTIVE and not locked by any request.
+    # down. It holds powering-on while the guest starts, so that an
+    # evacuation accepted meanwhile (the service still reads as down)
+    # loses its compare-and-swap instead of a second guest starting.
     _t('resume_on_host_boot', (vs.ACTIVE,), _IDLE,
-       None, vs.ACTIVE, vs.ERROR),
+       ts.POWERING_ON, vs.ACTIVE, vs.ERROR),
 )}
 
 

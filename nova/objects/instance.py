@@ -108,16 +108,23 @@ class Instance(base.NovaObject):
         return cls.get_all(context, host=host)
 
     def save(self, expected_task_state=base.UNSET,
-             expected_vm_state=base.UNSET) -> None:
+             expected_vm_state=base.UNSET,
+             expected_host=base.UNSET) -> None:
         """Write the changed fields; compare-and-swap on the states.
 
-        Raises ``UnexpectedTaskStateError`` (``...DeletingTaskState...``
-        when the instance is being deleted, ``UnexpectedVMStateError`` for
-        the vm_state) and leaves the object as it was when no row matched.
+        ``expected_host`` (a host or a list; ``None`` means no host yet)
+        is checked against the row's host before this save's own change
+        of it, in the same ``UPDATE``: a compute host claiming an instance
+        an evacuation moved away loses, atomically.
+
+        Raises ``InstanceNotOnThisHost`` for the host,
+        ``UnexpectedTaskStateError`` (``...DeletingTaskState...`` when the
+        instance is being deleted, ``UnexpectedVMStateError`` for the
+        vm_state) and leaves the object as it was when no row matched.
         """
         changed = self.obj_what_changed() - {'id', 'uuid', 'updated_at'}
-        checks = expected_task_state is not base.UNSET or (
-            expected_vm_state is not base.UNSET)
+        checks = any(e is not base.UNSET for e in (
+            expected_task_state, expected_vm_state, expected_host))
         if not changed and not checks:
             return
         values = self._db_values(changed)
@@ -130,6 +137,8 @@ class Instance(base.NovaObject):
         if expected_vm_state is not base.UNSET:
             update = update.where(
                 base.matches(table.vm_state, expected_vm_state))
+        if expected_host is not base.UNSET:
+            update = update.where(base.matches(table.host, expected_host))
         update = update.values(**values).execution_options(
             synchronize_session=False)
         with db_api.session() as session:
@@ -139,14 +148,24 @@ class Instance(base.NovaObject):
                 self._update_from_db_object(db_obj)
                 return
             actual = session.execute(
-                sa.select(table.task_state, table.vm_state).where(
+                sa.select(table.task_state, table.vm_state,
+                          table.host).where(
                     table.uuid == self.uuid)).first()
-        self._raise_conflict(actual, expected_task_state, expected_vm_state)
+        self._raise_conflict(actual, expected_task_state, expected_vm_state,
+                             expected_host)
 
-    def _raise_conflict(self, actual, expected_task, expected_vm):
+    def _raise_conflict(self, actual, expected_task, expected_vm,
+                        expected_host):
         if actual is None:
             raise exception.InstanceNotFound(instance_id=self.uuid)
-        actual_task, actual_vm = actual
+        actual_task, actual_vm, actual_host = actual
+        # The host first: an instance moved away is not ours whatever its
+        # states say.
+        if expected_host is not base.UNSET and (
+                actual_host not in base.as_list(expected_host)):
+            raise exception.InstanceNotOnThisHost(
+                instance_uuid=self.uuid, expected=expected_host,
+                actual=actual_host)
         if expected_task is not base.UNSET and (
                 actual_task not in base.as_list(expected_task)):
             cls = (exception.UnexpectedDeletingTaskStateError

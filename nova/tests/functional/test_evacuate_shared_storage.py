@@ -9,6 +9,7 @@ from an instance directory being there.
 import os
 
 from nova import exception
+from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.functional import evacuate_harness as harness
 
@@ -64,6 +65,34 @@ class TestSharedStorage(SharedStorageTestCase):
         self.assertEqual(before, sha256_tree(
             self.hosts['a'].instance_dir(instance)))
         self.assertIsNone(self.fresh(instance).task_state)
+
+    def test_unverifiable_false_is_refused_by_the_target(self):
+        # The source recorded no identity (an older release), so the API
+        # cannot check "False" and casts; the target sees the instance's
+        # directory, cannot tell it from a leftover, and refuses before
+        # touching anything (trusting it would delete the only disks).
+        instance = self.boot('a')
+        a = self.kill('a')
+        service = objects.Service.get_by_host_and_binary(
+            self.ctx, 'a', 'nova-compute')
+        service.storage_identity = None
+        service.save()
+        path = a.instance_dir(instance)
+        before = sha256_tree(path)
+        self.assertIn('disk', before)
+
+        migration = self.evacuate(instance, host='b',
+                                  on_shared_storage=False)
+
+        fault = self.assertFailedOnSource(instance, migration,
+                                          vm_state='active')
+        self.assertIn('source host a has no storage identity',
+                      fault.message)
+        self.assertIn(path, fault.message)
+        self.assertEqual(before, sha256_tree(path))
+        self.assertNoTrace(self.hosts['b'], instance, disks_gone=False)
+        self.assertIn(('evacuate', 'compute_rebuild_instance', 'Error',
+                       'b'), self.events(instance))
 
     def test_explicit_true_to_a_private_host_is_refused(self):
         instance = self.boot('a')

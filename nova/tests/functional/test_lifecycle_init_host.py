@@ -11,7 +11,30 @@ from nova.compute import power_state
 from nova.compute import task_states
 from nova.compute import vm_states
 from nova import exception
+from nova import objects
 from nova.tests.functional import test_lifecycle
+from nova.virt import fake
+
+
+class _EvacuationDuringInitHost(fake.FakeDriver):
+    """While init_host resumes one guest, another host's evacuation of a
+    second instance completes: its row moves to compute2.
+
+    Stands for what cannot run here (a second compute host and the
+    conductor); the compute code under test is untouched.
+    """
+
+    moves = None                # {uuid resumed: uuid whose row moves}
+
+    def resume_state_on_host_boot(self, context, instance, network_info,
+                                  block_device_info=None):
+        moved = (self.moves or {}).pop(instance.uuid, None)
+        if moved is not None:
+            row = objects.Instance.get_by_uuid(context, moved)
+            row.host = row.node = 'compute2'
+            row.save()
+        super().resume_state_on_host_boot(context, instance, network_info,
+                                          block_device_info)
 
 
 class TestInitHost(test_lifecycle.LifecycleTestCase):
@@ -144,6 +167,29 @@ class TestInitHost(test_lifecycle.LifecycleTestCase):
         self.assertEqual(power_state.SHUTDOWN,
                          self.driver.get_info(instance).state)
         self.assertIn('disk', self.files(instance))
+
+    def test_instance_evacuated_during_init_host_is_not_started(self):
+        first = self.build()
+        second = self.build()
+        files = self.files(second)
+        self.driver.simulate_host_reboot()
+        # The same hypervisor, now one on which the evacuation of
+        # ``second`` completes while ``first`` (listed before it) resumes.
+        self.driver.__class__ = _EvacuationDuringInitHost
+        self.driver.moves = {first.uuid: second.uuid}
+
+        self.start_manager(self.settings.replace(
+            resume_guests_state_on_host_boot=True))
+
+        self.assertEqual({}, self.driver.moves)
+        self.assertGuestRunning(first)
+        row = self.reload(second)
+        self.assertEqual(('compute2', vm_states.ACTIVE, None),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(second).state)
+        self.assertEqual(files, self.files(second))
+        self.assertEqual([], self.faults(second))
 
     def test_guests_resumed_on_host_boot(self):
         running = self.build()

@@ -3,8 +3,11 @@
 ``create_for_spawn`` makes what is missing (root disk from the cached
 image, ephemeral and swap disks, kernel and ramdisk copies, ``disk.info``,
 an empty ``console.log``), noting each thing it creates in the
-``SpawnRecord`` before creating it, and reuses what is already there (an
-evacuation onto shared storage). ``load_existing`` finds them again for a
+``SpawnRecord`` before creating it (and saving a ``disk.info`` it rewrites),
+and reuses what is already there (an evacuation onto shared storage). With
+no image (``image_meta`` None: it was deleted) it can only reuse: the root
+disk must be there, and the kernel and ramdisk files are used if they are.
+``load_existing`` finds them again for a
 hard reboot and never creates a disk: a missing disk is ``DiskNotFound``,
 not a blank disk in its place.
 """
@@ -60,25 +63,47 @@ def create_for_spawn(record, instance, image_meta, settings, store,
                          cache)
         known[path] = fmt
         disks.append(designer.GuestDisk(spec, path, fmt))
-    kernel_boot = None
-    if image_meta.kernel_id:
-        kernel = _boot_file(record, instancedir.KERNEL, image_meta.kernel_id,
-                            store, cache)
-        ramdisk = None
-        if image_meta.ramdisk_id:
-            ramdisk = _boot_file(record, instancedir.RAMDISK,
-                                 image_meta.ramdisk_id, store, cache)
-        kernel_boot = designer.KernelBoot(kernel, ramdisk,
-                                          _cmdline(image_meta))
-    if known != disk_info or not os.path.exists(disk_info_path):
-        if not os.path.exists(disk_info_path):
-            record.created_file(instancedir.DISK_INFO)
+    if image_meta is None:
+        kernel_boot = _existing_kernel_boot(idir, None)
+    else:
+        kernel_boot = _kernel_boot(record, image_meta, store, cache)
+    if not os.path.lexists(disk_info_path):
+        record.created_file(instancedir.DISK_INFO)
+        imagebackend.write_disk_info(disk_info_path, known)
+    elif known != disk_info:
+        # Shared storage, mounted elsewhere here or written before a disk
+        # was added: rewritten, and put back if the spawn fails.
+        record.replacing_file(instancedir.DISK_INFO)
         imagebackend.write_disk_info(disk_info_path, known)
     return InstanceImages(disks, kernel_boot)
 
 
+def _kernel_boot(record, image_meta, store, cache):
+    if not image_meta.kernel_id:
+        return None
+    kernel = _boot_file(record, instancedir.KERNEL, image_meta.kernel_id,
+                        store, cache)
+    ramdisk = None
+    if image_meta.ramdisk_id:
+        ramdisk = _boot_file(record, instancedir.RAMDISK,
+                             image_meta.ramdisk_id, store, cache)
+    return designer.KernelBoot(kernel, ramdisk, _cmdline(image_meta))
+
+
+def _existing_kernel_boot(idir, image_meta):
+    kernel = idir.file(instancedir.KERNEL)
+    if not os.path.exists(kernel):
+        return None
+    ramdisk = idir.file(instancedir.RAMDISK)
+    return designer.KernelBoot(
+        kernel, ramdisk if os.path.exists(ramdisk) else None,
+        _cmdline(image_meta))
+
+
 def _create_disk(spec, path, fmt, instance, image_meta, store, cache):
     if spec.kind == blockinfo.ROOT:
+        if image_meta is None:
+            raise exception.ImageNotFound(image_id=instance.image_ref)
         if not image_meta.is_bootable_disk:
             raise exception.ImageUnacceptable(
                 image_id=image_meta.id,
@@ -120,14 +145,7 @@ def load_existing(idir, instance, image_meta, store, cache) -> InstanceImages:
         fmt = imagebackend.existing_format(path, disk_info)
         _ensure_backing(path, fmt, instance, image_meta, store, cache)
         disks.append(designer.GuestDisk(spec, path, fmt))
-    kernel_boot = None
-    kernel = idir.file(instancedir.KERNEL)
-    if os.path.exists(kernel):
-        ramdisk = idir.file(instancedir.RAMDISK)
-        kernel_boot = designer.KernelBoot(
-            kernel, ramdisk if os.path.exists(ramdisk) else None,
-            _cmdline(image_meta))
-    return InstanceImages(disks, kernel_boot)
+    return InstanceImages(disks, _existing_kernel_boot(idir, image_meta))
 
 
 def _ensure_backing(path, fmt, instance, image_meta, store, cache):

@@ -19,6 +19,7 @@ import time
 
 from oslo_log import log as logging
 from oslo_utils import fileutils
+from oslo_utils import uuidutils
 
 from nova.compute import power_state
 from nova import exception
@@ -144,9 +145,21 @@ class LibvirtDriver(driver.ComputeDriver):
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
               power_on=True):
+        """Boot a new guest; on failure remove what this attempt made.
+
+        ``image_meta`` None: the image is gone, boot from the disks
+        already in the instance directory (shared storage);
+        ``ImageNotFound`` before anything changed if there is no root disk.
+        """
         network_info = _network_info(network_info)
-        image_meta = self._resolve_image(image_meta)
-        record = spawn_record.SpawnRecord(self._instance_dir(instance))
+        idir = self._instance_dir(instance)
+        if image_meta is not None:
+            image_meta = self._resolve_image(image_meta)
+        elif not os.path.isfile(idir.file(instancedir.DISK)):
+            # NOTE: None is what an evacuation onto shared storage passes
+            # when the image was deleted: only disks already here can boot.
+            raise exception.ImageNotFound(image_id=instance.image_ref)
+        record = spawn_record.SpawnRecord(idir)
         if self.host.find_guest(instance.uuid) is not None:
             raise exception.InstanceExists(
                 name=designer.domain_name(instance.uuid))
@@ -195,11 +208,12 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def _write_libvirt_xml(self, idir, xml, record=None):
         path = idir.file(instancedir.LIBVIRT_XML)
-        if record is not None and not os.path.exists(path):
+        if record is not None and not os.path.lexists(path):
             record.created_file(instancedir.LIBVIRT_XML)
-        tmp = path + '.part'
+        # A name of its own, so a file that is there is never truncated.
+        tmp = '%s.part-%s' % (path, uuidutils.generate_uuid())
         try:
-            with open(tmp, 'w') as f:
+            with open(tmp, 'x') as f:
                 f.write(xml)
             os.replace(tmp, path)
         finally:

@@ -4,7 +4,8 @@ exactly that.
 A file or directory that existed before the attempt is never recorded, so
 it is never removed: on shared storage an evacuation's spawn finds the
 instance's disks already there, reuses them, and a failure leaves them as
-they were.
+they were. A file that existed and that the attempt rewrites (``disk.info``)
+is saved first (``replacing_file``) and put back, byte for byte, on failure.
 
 Example::
 
@@ -18,8 +19,11 @@ Example::
 """
 
 import dataclasses
+import os
 
 from oslo_log import log as logging
+from oslo_utils import fileutils
+from oslo_utils import uuidutils
 
 from nova.virt import instancedir
 
@@ -31,6 +35,9 @@ class SpawnRecord:
     instance_dir: instancedir.InstanceDir
     created_dir: bool = False
     created_files: list[str] = dataclasses.field(default_factory=list)
+    # Content, before this attempt rewrote them, of files that existed.
+    replaced_files: dict[str, bytes] = dataclasses.field(
+        default_factory=dict)
     # Set once the attempt went as far as plugging VIFs and defining.
     reached_domain: bool = False
 
@@ -38,8 +45,30 @@ class SpawnRecord:
         if name not in self.created_files:
             self.created_files.append(name)
 
+    def replacing_file(self, name: str) -> None:
+        """Call before rewriting ``name``: saves what is there now (once:
+        the first content is the one from before the attempt)."""
+        if name in self.created_files or name in self.replaced_files:
+            return
+        with open(self.instance_dir.file(name), 'rb') as f:
+            self.replaced_files[name] = f.read()
+
+    def _restore(self, name: str, content: bytes) -> None:
+        self.instance_dir.check_inside()
+        path = self.instance_dir.file(name)
+        tmp = '%s.restore-%s' % (path, uuidutils.generate_uuid())
+        try:
+            with open(tmp, 'xb') as f:
+                f.write(content)
+            os.replace(tmp, path)
+        finally:
+            fileutils.delete_if_exists(tmp)
+        LOG.info('Restored %s as it was before the failed spawn', name,
+                 instance_uuid=self.instance_dir.uuid)
+
     def remove_created(self) -> None:
-        """Remove what this attempt created; safe to call twice."""
+        """Remove what this attempt created and put back what it
+        rewrote; safe to call twice."""
         idir = self.instance_dir
         if self.created_dir:
             LOG.info('Removing instance directory created by the failed '
@@ -50,5 +79,8 @@ class SpawnRecord:
                 if idir.remove_file(name):
                     LOG.info('Removed %s created by the failed spawn', name,
                              instance_uuid=idir.uuid)
+            for name, content in self.replaced_files.items():
+                self._restore(name, content)
         self.created_dir = False
         self.created_files.clear()
+        self.replaced_files.clear()

@@ -1,8 +1,33 @@
 from nova.compute import host_init
+from nova.compute import operation
 from nova.compute import power_state
 from nova.compute import task_states
 from nova.compute import vm_states
+from nova import objects
 from nova.tests.unit.compute import fixtures
+from nova.virt import fake
+
+
+class _EvacuatedMeanwhile(fake.FakeDriver):
+    """A hypervisor during whose first get_info of an instance another
+    host's evacuation of it completes: the row moves to compute2.
+
+    Stands for what cannot run here (a second compute host racing this
+    one); the code under test is not touched.
+    """
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.moving = set()
+
+    def get_info(self, instance):
+        if instance.uuid in self.moving:
+            self.moving.discard(instance.uuid)
+            row = objects.Instance.get_by_uuid(instance.context,
+                                               instance.uuid)
+            row.host = row.node = 'compute2'
+            row.save()
+        return super().get_info(instance)
 
 
 class TestInitInstances(fixtures.ComputeTestCase):
@@ -63,6 +88,88 @@ class TestInitInstances(fixtures.ComputeTestCase):
         self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
                          self.states(instance))
         self.assertIn('image_snapshot', self.faults(instance)[0].message)
+
+
+class TestInstanceMovedDuringInitHost(fixtures.ComputeTestCase):
+    """init_host read the list once; an evacuation moved an instance
+    (service down during init_host) before its turn came."""
+
+    def setUp(self):
+        super().setUp()
+        self.driver = _EvacuatedMeanwhile(self.virtapi, self.settings)
+        self.driver.init_host(fixtures.HOST)
+        self.compute = operation.ComputeHost(
+            host=fixtures.HOST, settings=self.settings.replace(
+                resume_guests_state_on_host_boot=True),
+            driver=self.driver, virtapi=self.virtapi)
+        self.runner = operation.Runner(self.compute, self.runner.locks)
+
+    def rebooted_host_instance(self, recorded_power_state):
+        instance = self.active_instance()
+        instance.power_state = recorded_power_state
+        instance.save()
+        self.driver.simulate_host_reboot()
+        return instance
+
+    def assertLeftAlone(self, instance, recorded_power_state):
+        files = self.files(instance)
+        self.assertEqual((vm_states.ACTIVE, None, recorded_power_state),
+                         self.states(instance))
+        self.assertEqual('compute2', self.reload(instance).host)
+        # The local guest is not started, nothing is deleted, and
+        # nothing is recorded against the other host's instance.
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(instance).state)
+        self.assertIn('disk', files)
+        self.assertEqual([], self.faults(instance))
+        self.assertEqual([], self.events(instance))
+
+    def test_moved_after_the_list_was_read(self):
+        instance = self.rebooted_host_instance(power_state.RUNNING)
+        listed = objects.Instance.get_by_host(self.context, fixtures.HOST)
+        row = self.reload(instance)
+        row.host = row.node = 'compute2'
+        row.save()
+        host_init.init_instances(self.compute, self.runner, listed)
+        self.assertLeftAlone(instance, power_state.RUNNING)
+
+    def test_moved_before_the_power_state_is_recorded(self):
+        instance = self.rebooted_host_instance(power_state.RUNNING)
+        self.driver.moving.add(instance.uuid)
+        host_init.init_instances(self.compute, self.runner,
+                                 [self.reload(instance)])
+        self.assertLeftAlone(instance, power_state.RUNNING)
+
+    def test_moved_before_the_claim_to_resume_it(self):
+        # The power state was already recorded, so the claim of
+        # resume_on_host_boot is the first write: its UPDATE refuses.
+        instance = self.rebooted_host_instance(power_state.SHUTDOWN)
+        self.driver.moving.add(instance.uuid)
+        host_init.init_instances(self.compute, self.runner,
+                                 [self.reload(instance)])
+        files = self.files(instance)
+        self.assertEqual((vm_states.ACTIVE, None, power_state.SHUTDOWN),
+                         self.states(instance))
+        self.assertEqual('compute2', self.reload(instance).host)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(instance).state)
+        self.assertIn('disk', files)
+        self.assertEqual([], self.faults(instance))
+        # Only the refused claim's event, as for any lost race.
+        self.assertEqual([('resume_on_host_boot',
+                           'compute_resume_state_on_host_boot', 'Error')],
+                         self.events(instance))
+
+    def test_instance_still_here_is_resumed(self):
+        # The same path without the move: the guest is started, so the
+        # tests above fail if the skip stops being the reason.
+        instance = self.rebooted_host_instance(power_state.SHUTDOWN)
+        host_init.init_instances(self.compute, self.runner,
+                                 [self.reload(instance)])
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(instance).state)
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
 
 
 class TestReportForeignDomains(fixtures.ComputeTestCase):

@@ -61,8 +61,57 @@ class TestClaim(fixtures.ComputeTestCase):
                           operation.claim, instance, states.get('stop'))
         self.assertIsNone(self.reload(instance).task_state)
 
+    def moved_away(self, instance):
+        """The row as an evacuation to compute2 leaves it: idle there."""
+        row = self.reload(instance)
+        row.host = row.node = 'compute2'
+        row.save()
+
+    def test_claim_refuses_an_instance_moved_to_another_host(self):
+        instance = self.active_instance()
+        self.moved_away(instance)
+        # The object still says this host and idle; the row has moved.
+        self.assertRaises(exception.InstanceNotOnThisHost, operation.claim,
+                          instance, states.get('stop'), fixtures.HOST)
+        row = self.reload(instance)
+        self.assertEqual(('compute2', None), (row.host, row.task_state))
+        self.assertEqual('compute2', instance.host)
+
+    def test_build_claims_an_instance_no_host_holds_yet(self):
+        instance = self.new_instance(host=None)
+        instance.host = fixtures.HOST
+        operation.claim(instance, states.get('build'), fixtures.HOST)
+        row = self.reload(instance)
+        self.assertEqual((fixtures.HOST, task_states.SPAWNING),
+                         (row.host, row.task_state))
+
+    def test_only_a_build_claims_an_instance_without_host(self):
+        instance = self.active_instance()
+        row = self.reload(instance)
+        row.host = None
+        row.save()
+        self.assertRaises(exception.InstanceNotOnThisHost, operation.claim,
+                          instance, states.get('stop'), fixtures.HOST)
+
 
 class TestRunner(fixtures.ComputeTestCase):
+
+    def test_instance_moved_to_another_host_is_not_touched(self):
+        instance = self.active_instance()
+        row = self.reload(instance)
+        row.host = row.node = 'compute2'
+        row.save()
+        ran = []
+        self.assertRaises(exception.InstanceNotOnThisHost, self.runner.run,
+                          self.context, instance, STOP,
+                          lambda: ran.append(1))
+        self.assertEqual([], ran)
+        self.assertEqual([], self.faults(instance))
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+        self.assertEqual('compute2', self.reload(instance).host)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(instance).state)
 
     def test_success_records_states_and_event(self):
         instance = self.active_instance()

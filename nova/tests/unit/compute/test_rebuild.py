@@ -301,6 +301,8 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
     def test_a_taken_migration_is_refused_without_touching_anything(self):
         instance = self.boot_on_a()
         ctx, migration = self.request_evacuation(instance)
+        # Someone else ended (or holds) it: the instance is theirs to
+        # update, so this host changes neither row.
         migration.status = migration_obj.FAILED
         migration.save()
         with self.assertRaises(exception.UnexpectedMigrationStatusError):
@@ -309,14 +311,47 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         self.assertNothingOn(self.b, instance)
         self.assertEqual(task_states.REBUILDING,
                          self.fresh(instance).task_state)
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid))
 
-    def test_evacuating_onto_its_own_host_is_refused(self):
+    def test_evacuating_onto_its_own_host_is_refused_and_ended(self):
         instance = self.boot_on_a()
         ctx, migration = self.request_evacuation(instance)
         with self.assertRaises(exception.InvalidInput):
             self.a.rebuild_instance(ctx, instance, recreate=True,
                                     migration=migration)
         self.assertIsNotNone(self.a.driver.domain(instance.uuid))
+        # Not stuck: the migration failed, the task is gone, the vm_state
+        # is kept (nothing happened to the guest), and both say why.
+        row = self.fresh(instance)
+        self.assertEqual(('a', vm_states.ACTIVE, None),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertEqual(migration_obj.FAILED, self.fresh(migration).status)
+        fault = objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid)
+        self.assertIn('already on host a', fault.message)
+        event = self.last_event(ctx, instance)
+        self.assertEqual(('compute_rebuild_instance', 'Error', 'a'),
+                         (event.event, event.result, event.host))
+
+    def test_wrong_task_state_is_refused_and_the_migration_ended(self):
+        instance = self.boot_on_a()
+        ctx, migration = self.request_evacuation(instance)
+        # An operator reset the task state before the cast arrived.
+        instance.task_state = task_states.POWERING_OFF
+        instance.save()
+        with self.assertRaises(exception.InstanceInvalidState):
+            self.b.rebuild_instance(ctx, instance, recreate=True,
+                                    migration=migration)
+        self.assertNothingOn(self.b, instance)
+        self.assertEqual(migration_obj.FAILED, self.fresh(migration).status)
+        row = self.fresh(instance)
+        # The task state is the operator's, not ours: kept.
+        self.assertEqual((vm_states.ACTIVE, task_states.POWERING_OFF),
+                         (row.vm_state, row.task_state))
+        self.assertIsNotNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid))
+        self.assertEqual('Error', self.last_event(ctx, instance).result)
 
     def test_restart_of_target_ends_an_interrupted_evacuation(self):
         instance = self.boot_on_a()
@@ -366,6 +401,32 @@ class TestEvacuateSharedStorage(RebuildTestCase):
             self.evacuate(instance, on_shared_storage=False)
         self.assertIn('storage is shared', str(cm.exception))
         self.assertEqual(before, sha256_tree(self.dir_on(self.a, instance)))
+
+    def test_unverifiable_false_with_shared_disks_is_refused(self):
+        # The data-loss case: the source recorded no identity, so "False"
+        # cannot be checked, and the instance directory B sees is the
+        # instance's only copy. Trusting it would delete those disks.
+        self.service_a.storage_identity = None
+        self.service_a.save()
+        instance = self.boot_on_a()
+        path = self.dir_on(self.a, instance)
+        before = sha256_tree(path)
+        self.assertIn('disk', before)
+        with self.assertRaises(exception.InvalidSharedStorage) as cm:
+            ctx, migration = self.evacuate(instance, on_shared_storage=False)
+        message = str(cm.exception)
+        self.assertIn('source host a has no storage identity', message)
+        self.assertIn('instance directory exists at %s' % path, message)
+        self.assertEqual(before, sha256_tree(path))
+        self.assertIsNone(self.b.driver.domain(instance.uuid))
+        self.assertEqual(frozenset(),
+                         self.b.driver.plugged_vifs(instance.uuid))
+        migration = objects.Migration.get_by_filters(
+            self.ctx, instance_uuid=instance.uuid)[-1]
+        ctx = dbf.admin_context()
+        ctx.request_id = objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, instance.uuid)[0].request_id
+        self.assertFailedOnSource(ctx, instance, migration, vm_states.ACTIVE)
 
     def test_source_restart_after_success_keeps_shared_disks(self):
         instance = self.boot_on_a()

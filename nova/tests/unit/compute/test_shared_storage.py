@@ -17,9 +17,10 @@ def _evidence(source, target):
 
 class TestDecide(base.TestCase):
 
-    def refused(self, evidence, requested):
+    def refused(self, evidence, requested, instance_dir=None):
         with self.assertRaises(exception.InvalidSharedStorage) as cm:
-            shared_storage.decide(evidence, requested)
+            shared_storage.decide(evidence, requested,
+                                  instance_dir=instance_dir)
         return str(cm.exception)
 
     def test_detects_shared_and_not_shared(self):
@@ -48,6 +49,24 @@ class TestDecide(base.TestCase):
         self.assertTrue(shared_storage.decide(_evidence(None, ID_B), True))
         self.assertFalse(shared_storage.decide(_evidence(None, ID_B),
                                                False))
+
+    def test_unverifiable_answer_with_an_instance_directory_is_refused(self):
+        # It cannot tell a leftover from the instance's shared disks.
+        path = '/srv/instances/' + ID_A
+        for requested in (False, True):
+            e = self.refused(_evidence(None, ID_B), requested, path)
+            self.assertIn('on_shared_storage=%s' % requested, e)
+            self.assertIn('source host a has no storage identity', e)
+            self.assertNotIn('target host b has no', e)
+            self.assertIn('instance directory exists at %s' % path, e)
+
+            e = self.refused(_evidence(ID_A, None), requested, path)
+            self.assertIn('target host b has no storage identity', e)
+        # Complete evidence decides; the directory is no evidence.
+        self.assertFalse(shared_storage.decide(_evidence(ID_A, ID_B), False,
+                                               instance_dir=path))
+        self.assertTrue(shared_storage.decide(_evidence(ID_A, ID_A), True,
+                                              instance_dir=path))
 
 
 class TestEvidenceFromServiceRows(base.TestCase):

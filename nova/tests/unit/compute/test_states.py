@@ -86,5 +86,14 @@ class TestTransitionTable(base.TestCase):
                           inst, 'reboot_soft')
         states.check(inst, 'reboot_hard')
 
+    def test_resume_on_host_boot_holds_a_task_that_blocks_evacuation(self):
+        # While init_host starts a guest, the service reads as down; an
+        # evacuation must then lose its compare-and-swap on task_state.
+        resuming = states.get('resume_on_host_boot').task_state
+        self.assertIsNotNone(resuming)
+        self.assertNotIn(resuming, states.expected_task_states('evacuate'))
+        self.assertRaises(exception.InstanceInvalidState, states.check,
+                          _Instance(vm_states.ACTIVE, resuming), 'evacuate')
+
     def test_unknown_action(self):
         self.assertRaises(exception.InvalidInput, states.get, 'fly')

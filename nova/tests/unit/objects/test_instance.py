@@ -224,6 +224,46 @@ class InstanceTestCase(base.TestCase):
         self.assertEqual(task_states.POWERING_ON, objects.Instance.get_by_uuid(
             self.ctx, instance.uuid).task_state)
 
+    def test_save_with_expected_host(self):
+        instance = self._create(vm_state=vm_states.ACTIVE)
+        instance.task_state = task_states.POWERING_OFF
+        with self.assertRaises(exception.InstanceNotOnThisHost) as ctx:
+            instance.save(expected_task_state=None, expected_host=['h2'])
+        self.assertEqual('h1', ctx.exception.kwargs['actual'])
+        self.assertIsNone(objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).task_state)
+        instance.save(expected_task_state=None, expected_host='h1')
+        self.assertEqual(task_states.POWERING_OFF,
+                         objects.Instance.get_by_uuid(
+                             self.ctx, instance.uuid).task_state)
+
+    def test_expected_host_checks_the_row_before_this_save_moves_it(self):
+        # A build places an unplaced instance: None matches a NULL host.
+        instance = self._create(host=None)
+        instance.host = 'h1'
+        self.assertRaises(exception.InstanceNotOnThisHost, instance.save,
+                          expected_host=['h1'])
+        instance.save(expected_host=['h1', None])
+        self.assertEqual('h1', objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).host)
+
+    def test_host_mismatch_is_reported_before_the_states(self):
+        # The evacuation finished: other host, idle again. The stale copy
+        # of the source host expects both the old host and the old states.
+        instance = self._create(vm_state=vm_states.ACTIVE)
+        moved = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
+        moved.host = 'h2'
+        moved.task_state = task_states.REBUILDING
+        moved.save()
+        instance.power_state = 4
+        self.assertRaises(exception.InstanceNotOnThisHost, instance.save,
+                          expected_task_state=[None], expected_host='h1')
+        # A subclass of the lost-race error: existing handlers apply.
+        self.assertTrue(issubclass(exception.InstanceNotOnThisHost,
+                                   exception.UnexpectedTaskStateError))
+        row = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
+        self.assertEqual(('h2', 0), (row.host, row.power_state))
+
     def test_save_of_a_missing_instance(self):
         instance = objects.Instance(self.ctx, display_name='never created')
         self.assertRaises(exception.InstanceNotFound, instance.save)
@@ -288,6 +328,41 @@ class CompareAndSwapRaceTestCase(base.TestCase):
             for t in threads:
                 t.join()
             self.assertEqual(['lost', 'won'], sorted(outcomes))
+
+    def test_evacuation_and_a_stale_claim_of_the_source_host(self):
+        # The destination moves the row while the source, from a copy
+        # read before, claims it: exactly one of the two saves wins, and
+        # the row is never both moved and claimed by the source.
+        for uuid in self._new_instances(self.ITERATIONS):
+            source, dest = [objects.Instance.get_by_uuid(self.ctx, uuid)
+                            for _ in range(2)]
+            source.task_state = task_states.POWERING_ON
+            dest.host = 'h2'
+            barrier = threading.Barrier(2)
+            outcomes = []
+
+            def save(instance):
+                barrier.wait()
+                try:
+                    instance.save(expected_task_state=[None],
+                                  expected_host=['h1'])
+                    outcomes.append(instance)
+                except exception.UnexpectedTaskStateError:
+                    pass
+
+            threads = [threading.Thread(target=save, args=(c,))
+                       for c in (source, dest)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(1, len(outcomes))
+            row = objects.Instance.get_by_uuid(self.ctx, uuid)
+            if outcomes[0] is source:
+                self.assertEqual(('h1', task_states.POWERING_ON),
+                                 (row.host, row.task_state))
+            else:
+                self.assertEqual(('h2', None), (row.host, row.task_state))
 
     def test_two_processes(self):
         # Separate processes, so separate engines and connections.

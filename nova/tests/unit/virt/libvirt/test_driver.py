@@ -7,12 +7,15 @@ a mock of the driver's own methods.
 
 import ast
 import contextlib
+import errno
 import hashlib
 import inspect
 import json
 import os
 import threading
+from unittest import mock
 
+from oslo_concurrency import processutils
 from oslo_utils import uuidutils
 
 from nova.compute import instance_events
@@ -255,6 +258,61 @@ class TestSpawn(LibvirtTestCase):
         self.assertTrue(other.is_running(instance.uuid))
         self.assertEqual(files, self.disk_files(instance, other))
 
+    def _left_on_shared_storage(self, image=None):
+        """An instance booted on this host, whose host then failed: its
+        directory (disk, disk.info, ...) stays on the shared storage."""
+        instance = self.make_instance(image=image)
+        network_info = self.spawn(instance, image=image)
+        self.driver.destroy(self.context, instance, network_info,
+                            destroy_disks=False)
+        with open(os.path.join(self.host.instance_dir(instance.uuid),
+                               'disk'), 'ab') as f:
+            f.write(b'written by the guest')
+        other = self.make_host(
+            'compute2', instances_path=self.host.settings.instances_path)
+        return instance, network_info, other
+
+    def test_spawn_without_image_boots_the_disks_on_shared_storage(self):
+        # The image was deleted: evacuation passes image_meta=None.
+        instance, network_info, other = self._left_on_shared_storage()
+        files = self.disk_files(instance)
+        self.assertIn('disk.info', files)
+        other.driver.spawn(self.context, instance, None, [], None,
+                           network_info=network_info)
+        self.assertTrue(other.is_running(instance.uuid))
+        after = self.disk_files(instance, other)
+        self.assertEqual(files['disk'], after['disk'])
+        self.assertEqual(files['disk.info'], after['disk.info'])
+
+    def test_spawn_without_image_uses_kernel_and_ramdisk_found(self):
+        uec = fixtures.add_uec_image(self.store, self.tmp)
+        instance, network_info, other = self._left_on_shared_storage(uec)
+        files = self.disk_files(instance)
+        other.driver.spawn(self.context, instance, None, [], None,
+                           network_info=network_info)
+        idir = other.instance_dir(instance.uuid)
+        xml = other.driver.host.get_guest(instance.uuid).get_xml()
+        self.assertIn('<kernel>%s/kernel</kernel>' % idir, xml)
+        self.assertIn('<initrd>%s/ramdisk</initrd>' % idir, xml)
+        after = self.disk_files(instance, other)
+        for name in ('disk', 'disk.info', 'kernel', 'ramdisk'):
+            self.assertEqual(files[name], after[name], name)
+
+    def test_spawn_without_image_or_root_disk_changes_nothing(self):
+        fresh = self.make_instance()
+        kept = self.make_instance()
+        idir = self.host.instance_dir(kept.uuid)
+        os.makedirs(idir)
+        with open(os.path.join(idir, 'disk.info'), 'w') as f:
+            f.write('{}')
+        before = host_state(self.host)
+        for instance in (fresh, kept):
+            self.assertRaises(exception.ImageNotFound, self.driver.spawn,
+                              self.context, instance, None, [], None,
+                              network_info=fixtures.make_network_info())
+        self.assertLeftAsBefore(before)
+        self.assertFalse(os.path.exists(self.host.instance_dir(fresh.uuid)))
+
 
 class EventHookVirtAPI(contract.NetworkBackendVirtAPI):
     """Runs ``hook(instance)`` after the driver plugged and started the
@@ -320,17 +378,104 @@ class TestSpawnFailureLeavesHostAsBefore(LibvirtTestCase):
         instance = self.make_instance(ephemeral_gb=IMPOSSIBLE_GB)
         self.assertSpawnFails(exception.DiskCreationFailed, instance)
 
-    def test_disk_info_cannot_be_written_keeps_what_was_there(self):
-        # A directory that existed before, with a disk.info in the way:
-        # the attempt removes its own disk and console.log, nothing else.
+    def test_disk_info_cannot_be_read_keeps_what_was_there(self):
+        # A directory that existed before, with a directory in the way of
+        # disk.info: reading it fails before any disk is made; the attempt
+        # removes the console.log it created, nothing else.
         instance = self.make_instance()
         idir = self.host.instance_dir(instance.uuid)
         os.makedirs(os.path.join(idir, 'disk.info'))
         with open(os.path.join(idir, 'disk.info', 'operator-notes'),
                   'w') as f:
             f.write('keep me')
-        self.assertSpawnFails(OSError, instance)
+        self.assertSpawnFails(IsADirectoryError, instance)
         self.assertEqual({'disk.info'}, set(os.listdir(idir)))
+
+    def _disk_full_when_writing_disk_info(self, instance):
+        """The file system fills up as disk.info is written; returns, per
+        write, whether the root disk existed by then.
+
+        Mocked: os.fsync, for disk.info's temporary file only, since a
+        full file system cannot be made here without mounting one.
+        """
+        real_fsync = os.fsync
+        disk = os.path.join(self.host.instance_dir(instance.uuid), 'disk')
+        root_disk_there = []
+
+        def fsync(fd):
+            if '/disk.info.part-' in os.readlink('/proc/self/fd/%d' % fd):
+                root_disk_there.append(os.path.exists(disk))
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real_fsync(fd)
+
+        patcher = mock.patch('os.fsync', side_effect=fsync)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return root_disk_there
+
+    def test_disk_info_write_fails_after_root_disk_in_fresh_dir(self):
+        instance = self.make_instance()
+        root_disk_there = self._disk_full_when_writing_disk_info(instance)
+        self.assertSpawnFails(OSError, instance)
+        self.assertEqual([True], root_disk_there)
+        self.assertFalse(os.path.exists(
+            self.host.instance_dir(instance.uuid)))
+
+    def test_disk_info_write_fails_after_root_disk_in_existing_dir(self):
+        instance = self.make_instance()
+        idir = self.host.instance_dir(instance.uuid)
+        os.makedirs(idir)
+        with open(os.path.join(idir, 'disk.info'), 'w') as f:
+            f.write('{"/elsewhere/disk": "raw"}')
+        root_disk_there = self._disk_full_when_writing_disk_info(instance)
+        self.assertSpawnFails(OSError, instance)  # byte for byte
+        self.assertEqual([True], root_disk_there)
+
+    def test_immutable_disk_info_fails_after_root_disk_was_made(self):
+        # Real: an immutable disk.info (chattr +i) can be read, but not
+        # replaced, even by root; the root disk is made before that.
+        instance = self.make_instance()
+        idir = self.host.instance_dir(instance.uuid)
+        os.makedirs(idir)
+        disk_info = os.path.join(idir, 'disk.info')
+        with open(disk_info, 'w') as f:
+            f.write('{}')
+        try:
+            processutils.execute('chattr', '+i', disk_info)
+        except (OSError, processutils.ProcessExecutionError) as e:
+            self.skipTest('chattr +i is not possible here: %s' % e)
+        self.addCleanup(processutils.execute, 'chattr', '-i', disk_info)
+        self.assertSpawnFails(PermissionError, instance)
+        cache = imagecache.ImageCache(self.host.settings.instances_path)
+        self.assertTrue(os.path.exists(cache.path_for(self.image.id)))
+
+    def test_libvirt_xml_cannot_be_written_keeps_what_was_there(self):
+        # A directory in the way of libvirt.xml, which is written last:
+        # the guest was defined and running by then.
+        instance = self.make_instance()
+        idir = self.host.instance_dir(instance.uuid)
+        os.makedirs(os.path.join(idir, 'libvirt.xml'))
+        with open(os.path.join(idir, 'libvirt.xml', 'operator-notes'),
+                  'w') as f:
+            f.write('keep me')
+        self.assertSpawnFails(IsADirectoryError, instance)
+        self.assertEqual({'libvirt.xml'}, set(os.listdir(idir)))
+
+    def test_rewritten_disk_info_is_put_back_on_failure(self):
+        # Shared storage mounted at another path on the first host: this
+        # host rewrites disk.info for its own paths, then plugging fails.
+        instance, network_info = self.booted()
+        self.driver.destroy(self.context, instance, network_info,
+                            destroy_disks=False)
+        disk_info = os.path.join(self.host.instance_dir(instance.uuid),
+                                 'disk.info')
+        with open(disk_info, 'w') as f:
+            json.dump({'/mnt/other/%s/disk' % instance.uuid: 'qcow2'}, f)
+        other = self.make_host(
+            'compute2', instances_path=self.host.settings.instances_path,
+            bridges=())
+        self.assertSpawnFails(exception.VirtualInterfacePlugException,
+                              instance, network_info, host=other)
 
     def test_xml_cannot_be_built(self):
         self.assertSpawnFails(exception.InvalidInput,

@@ -33,3 +33,19 @@ class TestSpawnRecord(base.TestCase):
         record.created_file('libvirt.xml')           # never written
         record.remove_created()
         self.assertEqual(['disk'], os.listdir(self.idir.path))
+
+    def test_replaced_file_is_put_back_byte_for_byte(self):
+        self.idir.create()
+        path = self.idir.file('disk.info')
+        with open(path, 'wb') as f:
+            f.write(b'{"/mnt/other/disk": "qcow2"}\n')
+        record = spawn_record.SpawnRecord(self.idir)
+        record.created_dir = self.idir.create()
+        record.replacing_file('disk.info')
+        with open(path, 'w') as f:
+            f.write('rewritten')
+        record.replacing_file('disk.info')  # the first content is kept
+        record.remove_created()
+        with open(path, 'rb') as f:
+            self.assertEqual(b'{"/mnt/other/disk": "qcow2"}\n', f.read())
+        self.assertEqual(['disk.info'], os.listdir(self.idir.path))
