@@ -5,20 +5,18 @@ PostgreSQL binaries are not installed.
 """
 
 import os
-import threading
 import unittest
 
 import sqlalchemy as sa
 
-from nova.compute import task_states
 from nova import context
 from nova.db import api as db_api
 from nova.db import migration
 from nova.db import models
-from nova import exception
 from nova import objects
 from nova.testing import postgresql
 from nova.tests import base
+from nova.tests.unit.objects import test_instance
 
 _MISSING = postgresql.missing_reason()
 
@@ -55,27 +53,9 @@ class PostgreSQLTestCase(base.TestCase):
     def test_compare_and_swap_race(self):
         for _ in range(self.ITERATIONS):
             uuid = objects.Instance(self.ctx, host='h1').create().uuid
-            copies = [objects.Instance.get_by_uuid(self.ctx, uuid)
-                      for _ in range(2)]
-            barrier = threading.Barrier(2)
-            outcomes = []
-
-            def evacuate(instance):
-                instance.task_state = task_states.REBUILDING
-                barrier.wait()
-                try:
-                    instance.save(expected_task_state=[None])
-                    outcomes.append('won')
-                except exception.UnexpectedTaskStateError:
-                    outcomes.append('lost')
-
-            threads = [threading.Thread(target=evacuate, args=(c,))
-                       for c in copies]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            self.assertEqual(['lost', 'won'], sorted(outcomes))
+            self.assertEqual(['lost', 'won'],
+                             test_instance.race_two_evacuations(self.ctx,
+                                                                uuid))
 
     def test_stop_is_idempotent(self):
         pid = self.server.pid

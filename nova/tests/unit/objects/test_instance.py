@@ -28,6 +28,32 @@ def _network_info():
         id='port-1', address='fa:16:3e:00:00:01', network=net)])
 
 
+def race_two_evacuations(ctx, uuid):
+    """Two threads, each with its own copy of the instance, set
+    task_state rebuilding expecting None at the same moment; returns the
+    sorted outcomes (['lost', 'won'] when the save is a real
+    compare-and-swap). The PostgreSQL integration test runs it too."""
+    copies = [objects.Instance.get_by_uuid(ctx, uuid) for _ in range(2)]
+    barrier = threading.Barrier(2)
+    outcomes = []
+
+    def evacuate(instance):
+        instance.task_state = task_states.REBUILDING
+        barrier.wait()
+        try:
+            instance.save(expected_task_state=[None])
+            outcomes.append('won')
+        except exception.UnexpectedTaskStateError:
+            outcomes.append('lost')
+
+    threads = [threading.Thread(target=evacuate, args=(c,)) for c in copies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(outcomes)
+
+
 def _race_child(uuids, barrier, results):
     # One of two processes racing for the same instances.
     ctx = context.get_admin_context()
@@ -307,27 +333,8 @@ class CompareAndSwapRaceTestCase(base.TestCase):
 
     def test_two_threads(self):
         for uuid in self._new_instances(self.ITERATIONS):
-            copies = [objects.Instance.get_by_uuid(self.ctx, uuid)
-                      for _ in range(2)]
-            barrier = threading.Barrier(2)
-            outcomes = []
-
-            def evacuate(instance):
-                instance.task_state = task_states.REBUILDING
-                barrier.wait()
-                try:
-                    instance.save(expected_task_state=[None])
-                    outcomes.append('won')
-                except exception.UnexpectedTaskStateError:
-                    outcomes.append('lost')
-
-            threads = [threading.Thread(target=evacuate, args=(c,))
-                       for c in copies]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            self.assertEqual(['lost', 'won'], sorted(outcomes))
+            self.assertEqual(['lost', 'won'],
+                             race_two_evacuations(self.ctx, uuid))
 
     def test_evacuation_and_a_stale_claim_of_the_source_host(self):
         # The destination moves the row while the source, from a copy
