@@ -17,7 +17,6 @@ service died) or shut off (the whole host rebooted).
 """
 
 import dataclasses
-import hashlib
 import os
 import time
 import xml.etree.ElementTree as ET
@@ -44,18 +43,6 @@ TEST_NS = 'http://libvirt.org/schemas/domain/test/1.0'
 _SHUTOFF = 5
 _RUNNING = 1
 WAIT_SECONDS = 60
-
-
-def sha256_tree(path):
-    """{relative path: sha256} of every file under ``path``."""
-    digest = {}
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            with open(full, 'rb') as f:
-                digest[os.path.relpath(full, path)] = hashlib.sha256(
-                    f.read()).hexdigest()
-    return digest
 
 
 @dataclasses.dataclass

@@ -13,9 +13,8 @@ from nova import context as nova_context
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
-
-sha256_tree = harness.sha256_tree
 
 
 class TestEvacuateFailedSpawn(harness.EvacuateTestCase):

@@ -4,6 +4,7 @@ from nova.conductor import rpcapi as conductor_rpcapi
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
 
 # Only host a has it: an instance on it cannot be plugged anywhere else.
@@ -19,7 +20,7 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         doomed = self.boot('a', bridge=LOCAL_BRIDGE)
         instances.insert(7, doomed)
         a = self.kill('a')
-        doomed_files = harness.sha256_tree(a.instance_dir(doomed))
+        doomed_files = sha256_tree(a.instance_dir(doomed))
 
         results = conductor_rpcapi.ConductorAPI(timeout=60).host_evacuate(
             self.ctx, 'a')
@@ -48,7 +49,7 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         for name in ('b', 'c'):
             self.assertNoTrace(self.hosts[name], doomed)
         self.assertEqual(doomed_files,
-                         harness.sha256_tree(a.instance_dir(doomed)))
+                         sha256_tree(a.instance_dir(doomed)))
         statuses = [m.status for m in objects.Migration.get_by_filters(
             self.ctx, source_compute='a')]
         self.assertEqual((19, 1), (statuses.count(migration_obj.DONE),

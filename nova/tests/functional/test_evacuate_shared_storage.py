@@ -11,9 +11,8 @@ import os
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
-
-sha256_tree = harness.sha256_tree
 
 
 class SharedStorageTestCase(harness.EvacuateTestCase):

@@ -1,7 +1,6 @@
 """Source-side cleanup after evacuations, against the fake driver's real
 files and in-memory domains and a real SQLite database."""
 
-import hashlib
 import os
 
 from nova.compute import evacuation
@@ -10,20 +9,10 @@ from nova.conf import host_settings
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
+from nova.tests.files import sha256_tree
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.virt import fake
 from nova.virt import instancedir
-
-
-def sha256_tree(path):
-    digest = {}
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            with open(full, 'rb') as f:
-                digest[os.path.relpath(full, path)] = hashlib.sha256(
-                    f.read()).hexdigest()
-    return digest
 
 
 class EvacuationCleanupTestCase(base.TestCase):

@@ -15,15 +15,13 @@ from nova.network import model as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
-from nova.tests.unit.compute import test_evacuation
+from nova.tests.files import sha256_tree
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
 from nova.virt import fake
 
 BRIDGE = 'br-int'
 PORT = '5d0c4b6e-3b8e-4a55-9d0f-0a7f5c1e2b3d'
-
-sha256_tree = test_evacuation.sha256_tree
 
 
 class EventingVirtAPI(instance_events.ComputeVirtAPI):
