@@ -146,7 +146,7 @@ class ComputeManager:
         ``image`` is accepted as another name of ``image_meta`` (Nova's).
         """
         if network_info is not None:
-            network_info = _as_network_info(network_info)
+            network_info = network_model.NetworkInfo.coerce(network_info)
         image_meta = image_meta if image_meta is not None else image
         with self._builds:
             build.place(self.compute, instance, network_info)
@@ -235,12 +235,3 @@ class ComputeManager:
             # An event handler must not break the driver that called it.
             LOG.exception('Could not handle lifecycle event %s', event.name,
                           instance_uuid=event.uuid)
-
-
-def _as_network_info(value):
-    if isinstance(value, network_model.NetworkInfo):
-        return value
-    values = list(value)
-    if all(isinstance(v, network_model.VIF) for v in values):
-        return network_model.NetworkInfo(values)
-    return network_model.NetworkInfo.from_list(values)

@@ -69,6 +69,17 @@ class NetworkInfo(tuple):
     def from_list(cls, values):
         return cls(VIF.from_dict(v) for v in (values or ()))
 
+    @classmethod
+    def coerce(cls, value):
+        """A NetworkInfo from one, from a list of VIFs, or from their dict
+        form (what RPC and the database carry); None is empty."""
+        if isinstance(value, cls):
+            return value
+        items = list(value or ())
+        if all(isinstance(item, VIF) for item in items):
+            return cls(items)
+        return cls.from_list(items)
+
     def inactive(self):
         """VIFs whose network-vif-plugged event has to be waited for."""
         return [vif for vif in self if not vif.active]

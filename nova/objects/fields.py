@@ -119,12 +119,8 @@ class NetworkInfo(Field):
         super().__init__(default=network_model.NetworkInfo, nullable=False)
 
     def _coerce(self, name, value):
-        if isinstance(value, network_model.NetworkInfo):
-            return value
-        if isinstance(value, (list, tuple)):
-            if all(isinstance(v, network_model.VIF) for v in value):
-                return network_model.NetworkInfo(value)
-            return network_model.NetworkInfo.from_list(value)
+        if isinstance(value, (network_model.NetworkInfo, list, tuple)):
+            return network_model.NetworkInfo.coerce(value)
         raise ValueError('field %s wants a NetworkInfo, got %r'
                          % (name, value))
 

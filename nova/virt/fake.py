@@ -106,10 +106,6 @@ def _default_exception(step, host):
     return exception.InjectedFailure(step=step)
 
 
-def _network_info(network_info):
-    return network_model.NetworkInfo(network_info or ())
-
-
 class FakeDriver(driver.ComputeDriver):
 
     capabilities = {'supports_evacuate': True}
@@ -231,7 +227,7 @@ class FakeDriver(driver.ComputeDriver):
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
               power_on=True):
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         idir = self._instance_dir(instance)
         with self._lock:
             if instance.uuid in self._domains:
@@ -305,7 +301,7 @@ class FakeDriver(driver.ComputeDriver):
         if not dom.saved_memory:
             raise exception.InstanceResumeFailure(
                 reason='guest has no saved memory to resume from')
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         plugged_before = self._plugged(instance.uuid)
         try:
             # Resume re-plugs (idempotent) but does not wait for events: the
@@ -333,7 +329,8 @@ class FakeDriver(driver.ComputeDriver):
     # -- networking --
 
     def plug_vifs(self, instance, network_info):
-        self._plug_vifs(instance, _network_info(network_info), None)
+        self._plug_vifs(
+            instance, network_model.NetworkInfo.coerce(network_info), None)
 
     def plugged_vif_ids(self, instance_uuid=None):
         with self._lock:
@@ -345,7 +342,7 @@ class FakeDriver(driver.ComputeDriver):
     def unplug_vifs(self, instance, network_info):
         with self._lock:
             plugged = self._vifs.get(instance.uuid, {})
-            for vif in _network_info(network_info):
+            for vif in network_model.NetworkInfo.coerce(network_info):
                 plugged.pop(vif.id, None)
             if not plugged:
                 self._vifs.pop(instance.uuid, None)
@@ -541,7 +538,7 @@ class FakeDriver(driver.ComputeDriver):
         disk = self._instance_dir(instance).file(DISK)
         if not os.path.isfile(disk):
             raise missing_disk_error(reason='disk %s does not exist' % disk)
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         self._set_state(instance.uuid, power_state.SHUTDOWN,
                         saved_memory=False, missing_ok=True)
         self._unplug_all(instance)

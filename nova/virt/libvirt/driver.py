@@ -45,15 +45,6 @@ _LEAVE_ON_HOST_BOOT = (power_state.RUNNING, power_state.SUSPENDED,
                        power_state.NOSTATE, power_state.PAUSED)
 
 
-def _network_info(network_info) -> network_model.NetworkInfo:
-    if isinstance(network_info, network_model.NetworkInfo):
-        return network_info
-    items = list(network_info or ())
-    if items and isinstance(items[0], dict):
-        return network_model.NetworkInfo.from_list(items)
-    return network_model.NetworkInfo(items)
-
-
 class LibvirtDriver(driver.ComputeDriver):
     capabilities = {'supports_evacuate': True}
 
@@ -151,7 +142,7 @@ class LibvirtDriver(driver.ComputeDriver):
         already in the instance directory (shared storage);
         ``ImageNotFound`` before anything changed if there is no root disk.
         """
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         idir = self._instance_dir(instance)
         if image_meta is not None:
             image_meta = self._resolve_image(image_meta)
@@ -265,7 +256,7 @@ class LibvirtDriver(driver.ComputeDriver):
         included, ``_cleanup_failed_start`` undoes the start; disks go only
         when ``destroy_disks_on_failures`` (spawn alone).
         """
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         events = self._vif_events(network_info, power_on,
                                   vifs_already_plugged)
         pause = bool(events)
@@ -322,7 +313,8 @@ class LibvirtDriver(driver.ComputeDriver):
                     LOG.warning('Keeping the definition: it holds the '
                                 'saved memory of the suspended guest',
                                 instance=instance)
-        self.unplug_vifs(instance, _network_info(network_info))
+        self.unplug_vifs(instance,
+                         network_model.NetworkInfo.coerce(network_info))
         if destroy_disks:
             with self._records_lock:
                 record = self._spawn_records.get(instance.uuid)
@@ -359,7 +351,8 @@ class LibvirtDriver(driver.ComputeDriver):
                     guest.poweroff()
                 guest.undefine()
         if destroy_vifs:
-            self.unplug_vifs(instance, _network_info(network_info))
+            self.unplug_vifs(
+                instance, network_model.NetworkInfo.coerce(network_info))
         if destroy_disks:
             idir.remove()
 
@@ -449,7 +442,7 @@ class LibvirtDriver(driver.ComputeDriver):
                      block_device_info=None):
         """Redefine from the disks and start. Never creates or removes a
         disk; a missing one is ``DiskNotFound`` before anything changed."""
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         xml = self._xml_from_disks(instance, network_info)
         guest = self.host.find_guest(instance.uuid)
         if guest is not None:
@@ -474,7 +467,7 @@ class LibvirtDriver(driver.ComputeDriver):
         LOG.info('Suspended the guest', instance=instance)
 
     def resume(self, context, instance, network_info, block_device_info=None):
-        network_info = _network_info(network_info)
+        network_info = network_model.NetworkInfo.coerce(network_info)
         guest = self.host.find_guest(instance.uuid)
         if guest is not None:
             # The existing definition: starting it restores saved memory.
@@ -500,7 +493,7 @@ class LibvirtDriver(driver.ComputeDriver):
     def plug_vifs(self, instance, network_info):
         plugged = []
         try:
-            for vif in _network_info(network_info):
+            for vif in network_model.NetworkInfo.coerce(network_info):
                 self.vif_driver.plug(instance, vif)
                 plugged.append(vif)
         except Exception:
@@ -511,7 +504,7 @@ class LibvirtDriver(driver.ComputeDriver):
         return self.vif_driver.plugged_vif_ids(instance_uuid)
 
     def unplug_vifs(self, instance, network_info):
-        for vif in _network_info(network_info):
+        for vif in network_model.NetworkInfo.coerce(network_info):
             try:
                 self.vif_driver.unplug(instance, vif)
             except exception.NovaException as e:
