@@ -176,14 +176,21 @@ class EvacuateTestCase(base.TestCase):
         return fixtures.make_network_info(bridge=bridge, active=False,
                                           port_ids=[port])
 
-    def boot(self, host='a', bridge=BRIDGE):
-        """An instance built and running on ``host``."""
+    def boot(self, host='a', bridge=BRIDGE, network_info_for=None):
+        """An instance built and running on ``host``.
+
+        ``network_info_for(ctx, instance)`` gives its VIFs (default: one
+        VIF on ``bridge``, with no port behind it).
+        """
         ctx = nova_context.get_admin_context()
         instance = dbf.make_instance(
             ctx, host, vm_state='building', task_state='scheduling',
             flavor=self.flavor, image_ref=self.image.id)
         objects.InstanceAction.action_start(ctx, instance.uuid, 'create')
-        network_info = self.network_info(bridge)
+        if network_info_for is None:
+            network_info = self.network_info(bridge)
+        else:
+            network_info = network_info_for(ctx, instance)
         compute_rpcapi.ComputeAPI().build_and_run_instance(
             ctx, instance, host=host, image_meta=self.image,
             network_info=network_info)

@@ -16,15 +16,12 @@ they must be bound to the source again.
 import threading
 
 from nova.compute import instance_events
-from nova.compute import rpcapi as compute_rpcapi
-from nova import context as nova_context
 from nova.network import agent as agent_mod
 from nova.network import api as network_api
 from nova.network import events as network_events
 from nova import objects
 from nova.objects import network as network_obj
 from nova.tests.functional import evacuate_harness as harness
-from nova.tests.unit.conductor import db_fixtures as dbf
 
 CIDR = '172.24.4.0/24'
 
@@ -85,23 +82,13 @@ class NetworkEvacuateTestCase(harness.EvacuateTestCase):
     def boot_with_port(self, host='a'):
         """Built on ``host`` with a real port on 'public', reported by
         that host's agent."""
-        ctx = nova_context.get_admin_context()
-        instance = dbf.make_instance(
-            ctx, host, vm_state='building', task_state='scheduling',
-            flavor=self.flavor, image_ref=self.image.id)
-        objects.InstanceAction.action_start(ctx, instance.uuid, 'create')
-        network_info = self.network_api.allocate_for_instance(
-            ctx, instance, ['public'], host=host)
-        instance.network_info = network_info
-        instance.save()
-        compute_rpcapi.ComputeAPI().build_and_run_instance(
-            ctx, instance, host=host, image_meta=self.image,
-            network_info=network_info)
-        self.wait_for(lambda: self.fresh(instance).task_state is None,
-                      'build of %s' % instance.uuid)
-        instance = self.fresh(instance)
-        self.assertEqual('active', instance.vm_state)
-        return instance
+        def allocate(ctx, instance):
+            network_info = self.network_api.allocate_for_instance(
+                ctx, instance, ['public'], host=host)
+            instance.network_info = network_info
+            instance.save()
+            return network_info
+        return self.boot(host, network_info_for=allocate)
 
     def port(self, instance):
         [port] = objects.Port.get_by_instance_uuid(self.ctx, instance.uuid)
