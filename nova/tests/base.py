@@ -6,6 +6,8 @@ Tests are unittest-style so that both stestr and pytest run them.
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -50,3 +52,18 @@ class TestCase(unittest.TestCase):
         self.addCleanup(db_api.dispose)
         migration.db_sync()
         return url
+
+    def start_nova_process(self, module, config_file, log_path):
+        """Run ``python -m <module> --config-file F`` (a console script of
+        ours) with its output in ``log_path``; it is stopped at cleanup by
+        the PID recorded here, never by name."""
+        from nova.testing import procs
+
+        with open(log_path, 'w') as log:
+            popen = subprocess.Popen(
+                [sys.executable, '-m', module, '--config-file', config_file],
+                stdout=log, stderr=subprocess.STDOUT)
+        record = procs.ProcessRecord.of(popen.pid)
+        self.addCleanup(popen.wait, 30)
+        self.addCleanup(procs.terminate, record, 30)
+        return popen

@@ -13,8 +13,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -31,7 +29,6 @@ from nova import objects
 from nova.objects import network as network_obj
 from nova import rpc
 from nova import service
-from nova.testing import procs
 from nova.tests import base
 
 HOSTS = ('compute1', 'compute2')
@@ -216,13 +213,7 @@ class TestNovaAllProcess(base.TestCase):
             f.write('[DEFAULT]\nstate_path = %s\n'
                     '[api]\nlisten_port = 0\n' % state)
         self.log_path = os.path.join(self.tmp, 'nova-all.log')
-        with open(self.log_path, 'w') as log:
-            popen = subprocess.Popen(
-                [sys.executable, '-m', 'nova.cmd.all', '--config-file',
-                 conf], stdout=log, stderr=subprocess.STDOUT)
-        record = procs.ProcessRecord.of(popen.pid)
-        self.addCleanup(popen.wait, 30)
-        self.addCleanup(procs.terminate, record, 30)
+        popen = self.start_nova_process('nova.cmd.all', conf, self.log_path)
 
         listening = re.compile(r'listening on (http://\S+)')
         self.assertTrue(wait_until(lambda: listening.search(self._log())),

@@ -14,8 +14,6 @@ with the reason otherwise.
 import os
 import signal
 import statistics
-import subprocess
-import sys
 import time
 import unittest
 
@@ -33,7 +31,6 @@ from nova import objects
 from nova.objects import network as network_obj
 from nova import rpc
 from nova import service
-from nova.testing import procs
 from nova.testing import rabbitmq
 from nova.tests import base
 
@@ -93,13 +90,8 @@ class TestRabbitMQRPC(base.TestCase):
                 'bridges = br-public',
                 '']))
         self.compute_log = os.path.join(self.tmp, 'compute.log')
-        with open(self.compute_log, 'w') as log:
-            popen = subprocess.Popen(
-                [sys.executable, '-m', 'nova.cmd.compute', '--config-file',
-                 conf], stdout=log, stderr=subprocess.STDOUT)
-        record = procs.ProcessRecord.of(popen.pid)
-        self.addCleanup(popen.wait, 30)
-        self.addCleanup(procs.terminate, record, 30)
+        popen = self.start_nova_process('nova.cmd.compute', conf,
+                                        self.compute_log)
         self.assertTrue(wait_until(self._compute_is_up),
                         'compute did not come up:\n' + self._log())
         return popen

@@ -4,12 +4,9 @@ nothing but a state directory, driven by the ``nova`` CLI over HTTP."""
 import io
 import os
 import re
-import subprocess
-import sys
 import time
 
 from nova.cli import shell
-from nova.testing import procs
 from nova.tests import base
 
 WAIT = 60
@@ -35,13 +32,8 @@ class TestEmbeddedDefaultCLI(base.TestCase):
             f.write('[DEFAULT]\nstate_path = %s\n[api]\nlisten_port = 0\n'
                     % state)
         self.log_path = os.path.join(self.tmp, 'nova-all.log')
-        with open(self.log_path, 'w') as log:
-            self.popen = subprocess.Popen(
-                [sys.executable, '-m', 'nova.cmd.all', '--config-file',
-                 conf], stdout=log, stderr=subprocess.STDOUT)
-        record = procs.ProcessRecord.of(self.popen.pid)
-        self.addCleanup(self.popen.wait, 30)
-        self.addCleanup(procs.terminate, record, 30)
+        self.popen = self.start_nova_process('nova.cmd.all', conf,
+                                             self.log_path)
         found = wait_until(lambda: re.search(r'listening on (http://\S+)',
                                              self.log()))
         self.assertTrue(found, self.log())
