@@ -26,6 +26,16 @@ class NovaException(Exception):
         return self.message
 
 
+def message_of(exc: BaseException) -> str:
+    """What an operator should read about ``exc``: a NovaException's
+    message, another exception's text, or at least its class name."""
+    if isinstance(exc, NovaException):
+        message = exc.format_message()
+    else:
+        message = str(exc)
+    return message or type(exc).__name__
+
+
 class Invalid(NovaException):
     msg_fmt = 'Invalid input: %(reason)s'
     code = 400

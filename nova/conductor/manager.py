@@ -32,12 +32,6 @@ LOG = logging.getLogger(__name__)
 EVENT = 'conductor_rebuild_server'
 
 
-def _message(exc):
-    if isinstance(exc, exception.NovaException):
-        return exc.format_message()
-    return str(exc) or type(exc).__name__
-
-
 class _LocalConductor:
     """Lets host-evacuate reuse ``compute.api.API.evacuate`` and hand the
     accepted evacuation to this very conductor, without an RPC round
@@ -91,7 +85,7 @@ class ConductorManager:
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation did not reach a target: %s',
-                          _message(e), instance=instance)
+                          exception.message_of(e), instance=instance)
                 # A target that took the migration (pre-migrating) ends it
                 # itself; one still accepted was never handed over.
                 fresh = objects.Migration.get_by_id(ctxt, migration.id)
@@ -123,10 +117,11 @@ class ConductorManager:
             migration = api.evacuate(ctxt, instance, host=target_host,
                                      on_shared_storage=on_shared_storage)
         except Exception as e:
-            LOG.warning('Not evacuated: %s', _message(e), instance=instance)
+            LOG.warning('Not evacuated: %s', exception.message_of(e),
+                        instance=instance)
             return results.EvacuationResult(
                 instance_uuid=instance.uuid, accepted=False,
-                error=_message(e))
+                error=exception.message_of(e))
         return results.EvacuationResult(
             instance_uuid=instance.uuid, accepted=True,
             migration_uuid=migration.uuid,

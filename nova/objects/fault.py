@@ -21,11 +21,7 @@ _MESSAGE_LEN = 255
 
 
 def _message_of(exc: BaseException) -> str:
-    if hasattr(exc, 'format_message'):
-        message = exc.format_message()
-    else:
-        message = str(exc)
-    return (message or type(exc).__name__)[:_MESSAGE_LEN]
+    return exception.message_of(exc)[:_MESSAGE_LEN]
 
 
 class InstanceFault(base.NovaObject):
