@@ -70,11 +70,19 @@ class InstanceEvents:
     def __init__(self):
         self._lock = threading.Lock()
         self._waiters = {}
+        # Set by cancel_everything: why no wait can succeed any more.
+        self._closed = None
 
     def prepare(self, instance_uuid, keys):
         waiter = _Waiter(keys)
         with self._lock:
-            self._waiters.setdefault(instance_uuid, []).append(waiter)
+            closed = self._closed
+            if closed is None:
+                self._waiters.setdefault(instance_uuid, []).append(waiter)
+        if closed is not None:
+            # An operation that got past its plugging while the service
+            # stopped must not then wait the whole vif_plugging_timeout.
+            waiter.cancel(closed)
         return waiter
 
     def forget(self, instance_uuid, waiter):
@@ -114,9 +122,12 @@ class InstanceEvents:
 
         The operations that waited fail at once and clean up as the
         cleanup contract says, instead of holding the stop for up to
-        ``vif_plugging_timeout``.
+        ``vif_plugging_timeout``. Waits prepared afterwards are cancelled
+        at once: an operation that was between steps when the stop came
+        must not start a fresh wait the stop would then sit behind.
         """
         with self._lock:
+            self._closed = reason
             waiters = [w for ws in self._waiters.values() for w in ws]
             self._waiters.clear()
         for waiter in waiters:

@@ -127,3 +127,17 @@ class TestCancel(base.TestCase):
         self.assertFalse(thread.is_alive())
         self.assertIsInstance(outcome[0], exception.InstanceEventsCancelled)
         self.assertEqual({}, self.virtapi.events._waiters)
+
+    def test_a_wait_prepared_after_the_stop_is_cancelled_at_once(self):
+        # The stop came while the operation was between two steps (its
+        # disks made, its wait not yet prepared): the wait it prepares
+        # next gives up at once instead of holding the stop for the
+        # whole 30 s deadline, which join's 5 s bound would reveal.
+        self.virtapi.events.cancel_everything()
+        thread, outcome = self._wait_in_thread(deadline=30)
+        thread.join(5)
+        self.assertFalse(thread.is_alive())
+        self.assertIsInstance(outcome[0], exception.InstanceEventsCancelled)
+        self.assertIn('stopping', str(outcome[0]))
+        self.assertEqual({}, self.virtapi.events._waiters)
+        self.assertFalse(self.virtapi.events.deliver(_event('p1')))
