@@ -14,6 +14,8 @@ Example::
         ...
 """
 
+import contextlib
+
 from oslo_concurrency import lockutils
 
 _PREFIX = 'instance-'
@@ -28,3 +30,25 @@ class InstanceLocks:
         """Context manager holding the lock named after the instance."""
         return lockutils.lock(_PREFIX + instance_uuid,
                               semaphores=self._semaphores)
+
+    @contextlib.contextmanager
+    def lock_if_free(self, instance_uuid):
+        """Hold the instance's lock if nobody does; yield whether it is held.
+
+        For callers that must not wait behind an operation (a lifecycle
+        event handler runs on the hypervisor's event thread, and a build
+        can hold the lock for ``vif_plugging_timeout``)::
+
+            with locks.lock_if_free(uuid) as held:
+                if not held:
+                    return  # the operation in progress owns the instance
+        """
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(lockutils.lock(
+                    _PREFIX + instance_uuid, semaphores=self._semaphores,
+                    blocking=False))
+                held = True
+            except lockutils.AcquireLockFailedException:
+                held = False
+            yield held

@@ -230,7 +230,8 @@ class ComputeManager:
         LOG.debug('Lifecycle event %s', event.name, instance_uuid=event.uuid)
         try:
             power_sync.sync_power_state(
-                self.compute, nova_context.get_admin_context(), event.uuid)
+                self.compute, self.instance_locks,
+                nova_context.get_admin_context(), event.uuid)
         except Exception:
             # An event handler must not break the driver that called it.
             LOG.exception('Could not handle lifecycle event %s', event.name,

@@ -4,8 +4,12 @@ The driver reports lifecycle events (a guest stopped, started); the
 manager then reads the guest's state from the driver, since events may
 arrive late or out of order, and records it. An instance with an
 operation in progress is left alone: the operation records the power state
-when it ends. The vm_state is never changed here: a guest that stopped by
-itself is reported (``power_state`` shutdown, a warning), not stopped.
+when it ends. The instance lock is only tried, never waited for: the
+handler runs on the hypervisor's event thread, and an operation holding
+the lock (a build waiting for its VIFs) would hold up every other event.
+An event dropped because of that is caught by the periodic power sync.
+The vm_state is never changed here: a guest that stopped by itself is
+reported (``power_state`` shutdown, a warning), not stopped.
 """
 
 from oslo_log import log as logging
@@ -19,11 +23,21 @@ from nova import objects
 LOG = logging.getLogger(__name__)
 
 
-def sync_power_state(compute, context, instance_uuid):
+def sync_power_state(compute, instance_locks, context, instance_uuid):
     """Record the driver's power state of one instance of this host.
 
-    Returns the instance, or None when there was nothing to update.
+    ``instance_locks``: the manager's ``locks.InstanceLocks``. Returns the
+    instance, or None when there was nothing to update.
     """
+    with instance_locks.lock_if_free(instance_uuid) as held:
+        if not held:
+            LOG.debug('An operation holds the instance; it records the '
+                      'power state', instance_uuid=instance_uuid)
+            return None
+        return _sync_locked(compute, context, instance_uuid)
+
+
+def _sync_locked(compute, context, instance_uuid):
     try:
         instance = objects.Instance.get_by_uuid(context, instance_uuid)
     except exception.InstanceNotFound:
@@ -45,6 +59,7 @@ def sync_power_state(compute, context, instance_uuid):
     try:
         instance.save(expected_task_state=[None])
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
+        # Only the API (which does not take the lock) gets here.
         LOG.debug('An operation started meanwhile; not recording the power '
                   'state', instance=instance)
         return None

@@ -46,3 +46,31 @@ class TestInstanceLocks(base.TestCase):
             thread.join(10)
             order.append('holder done')
         self.assertEqual(['thread', 'holder done'], order)
+
+    def test_lock_if_free_does_not_wait_for_a_holder(self):
+        instance_locks = locks.InstanceLocks()
+        outcome = []
+
+        def target():
+            with instance_locks.lock_if_free(UUID_A) as held:
+                outcome.append(held)
+        with instance_locks.lock(UUID_A):
+            thread = threading.Thread(target=target)
+            thread.start()
+            # Answered while the holder still holds the lock.
+            thread.join(10)
+            self.assertEqual([False], outcome)
+        with instance_locks.lock_if_free(UUID_A) as held:
+            self.assertTrue(held)
+            with instance_locks.lock_if_free(UUID_A) as again:
+                # Not re-entrant: the same lock is not taken twice.
+                self.assertFalse(again)
+
+    def test_lock_if_free_releases_when_the_body_raises(self):
+        instance_locks = locks.InstanceLocks()
+        with self.assertRaises(ValueError):
+            with instance_locks.lock_if_free(UUID_A) as held:
+                self.assertTrue(held)
+                raise ValueError('body failed')
+        with instance_locks.lock_if_free(UUID_A) as held:
+            self.assertTrue(held)

@@ -1,3 +1,5 @@
+import threading
+
 from nova.compute import power_state
 from nova.compute import power_sync
 from nova.compute import task_states
@@ -13,14 +15,14 @@ class TestSyncPowerState(fixtures.ComputeTestCase):
         instance = self.active_instance()
         self.driver.simulate_shutdown(instance.uuid)
         self.assertIsNotNone(power_sync.sync_power_state(
-            self.compute, self.context, instance.uuid))
+            self.compute, self.runner.locks, self.context, instance.uuid))
         self.assertEqual((vm_states.ACTIVE, None, power_state.SHUTDOWN),
                          self.states(instance))
 
     def test_unchanged_state_writes_nothing(self):
         instance = self.active_instance()
         self.assertIsNone(power_sync.sync_power_state(
-            self.compute, self.context, instance.uuid))
+            self.compute, self.runner.locks, self.context, instance.uuid))
 
     def test_operation_in_progress_is_left_alone(self):
         instance = self.active_instance()
@@ -28,7 +30,7 @@ class TestSyncPowerState(fixtures.ComputeTestCase):
         instance.save()
         self.driver.simulate_shutdown(instance.uuid)
         self.assertIsNone(power_sync.sync_power_state(
-            self.compute, self.context, instance.uuid))
+            self.compute, self.runner.locks, self.context, instance.uuid))
         self.assertEqual(power_state.RUNNING, self.states(instance)[2])
 
     def test_instance_of_another_host_is_left_alone(self):
@@ -37,9 +39,37 @@ class TestSyncPowerState(fixtures.ComputeTestCase):
         instance.save()
         self.driver.simulate_shutdown(instance.uuid)
         self.assertIsNone(power_sync.sync_power_state(
-            self.compute, self.context, instance.uuid))
+            self.compute, self.runner.locks, self.context, instance.uuid))
         self.assertEqual(power_state.RUNNING, self.states(instance)[2])
 
     def test_unknown_instance(self):
         self.assertIsNone(power_sync.sync_power_state(
-            self.compute, self.context, UNKNOWN))
+            self.compute, self.runner.locks, self.context, UNKNOWN))
+
+    def test_an_operation_holding_the_lock_is_left_alone(self):
+        # The operation has already set task_state back to None but has
+        # not released the lock yet: it, not the event, records the power
+        # state. The handler does not wait for it either.
+        instance = self.active_instance()
+        self.driver.simulate_shutdown(instance.uuid)
+        held, release = threading.Event(), threading.Event()
+
+        def operation():
+            with self.runner.locks.lock(instance.uuid):
+                held.set()
+                release.wait(10)
+        thread = threading.Thread(target=operation)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(release.set)
+        self.assertTrue(held.wait(10))
+
+        self.assertIsNone(power_sync.sync_power_state(
+            self.compute, self.runner.locks, self.context, instance.uuid))
+        self.assertEqual(power_state.RUNNING, self.states(instance)[2])
+
+        release.set()
+        thread.join(10)
+        self.assertIsNotNone(power_sync.sync_power_state(
+            self.compute, self.runner.locks, self.context, instance.uuid))
+        self.assertEqual(power_state.SHUTDOWN, self.states(instance)[2])
