@@ -9,13 +9,14 @@
    its instances before it takes any request; then records in the row,
    for ``nova-compute``, the storage identity of its ``instances_path``
    (``driver.get_storage_identity()``), so other hosts can tell whether
-   they share storage with it even while it is down; then heartbeats once.
+   they share storage with it even while it is down.
    While ``init_host`` raises ``HypervisorUnavailable`` (libvirtd down)
    it is tried again after 1, 2, 4 ... up to 30 s, one log line per
    attempt, with no heartbeat (the service reads as down) and no RPC
    served; ``stop()`` or a stop signal ends the wait;
 3. serves RPC on ``Target(topic=topic, server=host)`` (the manager's public
-   methods, plus ``BaseEndpoint.ping`` in namespace ``baseapi``);
+   methods, plus ``BaseEndpoint.ping`` in namespace ``baseapi``), then
+   heartbeats once: a service reads as up only once it can be called;
 4. heartbeats every ``report_interval`` seconds, but only while the
    driver says its hypervisor answers (``driver.is_hypervisor_available()``):
    a compute host whose libvirtd went away reads as down until it is
@@ -239,12 +240,15 @@ class Service:
         if not self._init_host():
             return False
         self._record_facts()
-        self.heartbeat()
 
         target = messaging.Target(topic=self.topic, server=self.host)
         endpoints = [self.manager, BaseEndpoint(self)] + self.extra_endpoints
         self.rpc_server = rpc.get_server(target, endpoints)
         self.rpc_server.start()
+        # Up only once it serves: RabbitMQ drops a message sent to a
+        # server's topic before its queue is declared, so a caller that
+        # trusted an earlier heartbeat would wait out its timeout.
+        self.heartbeat()
 
         self._heartbeat_stop.clear()
         self._heartbeat_thread = threading.Thread(
