@@ -155,6 +155,12 @@ class NoValidHost(NovaException):
     code = 400
 
 
+class HostClaimBusy(NovaException):
+    msg_fmt = ('Another process kept the claim lease on host %(host)s for '
+               'more than %(seconds)s s')
+    code = 409
+
+
 class HypervisorUnavailable(NovaException):
     msg_fmt = 'Connection to the hypervisor is broken on host: %(host)s'
     code = 503

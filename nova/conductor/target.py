@@ -26,11 +26,15 @@ ranked after every host known to have room: refusing it could leave an
 evacuation with nowhere to go, while ranking it last never prefers a guess
 to a known fit.
 
-Choosing and claiming (writing the migration's ``dest_compute``) happen
-under one lock of this process, so a host-evacuate running many choices at
-once never overbooks a target. Several conductor processes could still
-race: the ``compute_nodes`` rows give capacity, not an atomic claim (that
-would need a compare-and-swap on a per-node allocation in the database).
+Claiming is writing the claim: a new instance's row on the host, or an
+evacuation's ``dest_compute``. Choosing and claiming run under one lock of
+this process, so a host-evacuate running many choices at once never
+overbooks a target. The claim itself is written under the chosen host's
+lease (``nova.objects.host_lease``), which every process shares, after
+reading the host's usage again: nova-api placing new instances and any
+number of conductors choosing evacuation targets never give away the same
+last slot. A host that filled up meanwhile, or whose lease another process
+keeps too long, is left out and the choice is made again.
 
 Among hosts with room the one with the most free memory wins (spreading),
 then the host name, so the choice is deterministic.
@@ -47,6 +51,7 @@ from nova.compute import shared_storage
 from nova.conf import CONF
 from nova import exception
 from nova import objects
+from nova.objects import host_lease
 from nova.virt import hardware
 
 LOG = logging.getLogger(__name__)
@@ -132,9 +137,10 @@ class TargetChooser:
                         {'host': host, 'err': e})
             return None
 
-    def candidates(self, context, instance, on_shared_storage=None
-                   ) -> list[Candidate]:
-        """Up, enabled hosts other than the source, with their usage.
+    def candidates(self, context, instance, on_shared_storage=None,
+                   exclude=()) -> list[Candidate]:
+        """Up, enabled hosts other than the source (and ``exclude``), with
+        their usage.
 
         With an explicit ``on_shared_storage``, hosts whose recorded
         storage identity says the opposite are left out (the target would
@@ -144,7 +150,8 @@ class TargetChooser:
             context, instance.host)
         result = []
         for service in compute_services(context):
-            if service.host == instance.host or service.disabled:
+            if (service.host == instance.host or service.disabled
+                    or service.host in exclude):
                 continue
             if not service.is_up(CONF.service_down_time):
                 continue
@@ -160,10 +167,15 @@ class TargetChooser:
                            exclude_instance=instance.uuid)))
         return result
 
-    def choose(self, context, instance, on_shared_storage=None) -> str:
-        """The best candidate for ``instance``; ``NoValidHost`` if none."""
+    def choose(self, context, instance, on_shared_storage=None,
+               exclude=()) -> str:
+        """The best candidate for ``instance``; ``NoValidHost`` if none.
+
+        ``exclude``: hosts not to consider (already found full or busy).
+        """
         need = Need.of(instance.flavor)
-        candidates = self.candidates(context, instance, on_shared_storage)
+        candidates = self.candidates(context, instance, on_shared_storage,
+                                     exclude)
         roomy = [c for c in candidates if c.fits(need)]
         unknown = [c for c in candidates if c.fits(need) is None]
         if roomy:
@@ -172,10 +184,43 @@ class TargetChooser:
         if unknown:
             unknown.sort(key=lambda c: (c.used.memory_mb, c.host))
             return unknown[0].host
+        left_out = (' (left out: %s)' % ', '.join(sorted(exclude))
+                    if exclude else '')
         raise exception.NoValidHost(
             reason='no up, enabled compute host other than %s has room for '
-                   '%s (%d candidates checked)' % (
-                       instance.host, need, len(candidates)))
+                   '%s (%d candidates checked)%s' % (
+                       instance.host, need, len(candidates), left_out))
+
+    def _claim(self, context, instance, write, on_shared_storage=None):
+        """Choose a host and ``write(host)`` the claim under its lease.
+
+        Returns the host. Under the lease the host's usage is read again:
+        a claim another process wrote since the choice is counted now. A
+        host that no longer fits, or whose lease stays taken, is left out
+        of the next choice; each round leaves one more out, so this ends,
+        at the latest with ``NoValidHost``.
+        """
+        need = Need.of(instance.flavor)
+        left_out = set()
+        while True:
+            host = self.choose(context, instance, on_shared_storage,
+                               exclude=left_out)
+            try:
+                with host_lease.hold(context, host):
+                    fresh = Candidate(
+                        host=host, capacity=self._capacity(context, host),
+                        used=usage(context, host,
+                                   exclude_instance=instance.uuid))
+                    if fresh.fits(need) is not False:
+                        write(host)
+                        return host
+                LOG.info('Host %(host)s filled up since it was chosen '
+                         '(another process claimed it); choosing again',
+                         {'host': host}, instance=instance)
+            except exception.HostClaimBusy as e:
+                LOG.warning('%s; choosing another host', e,
+                            instance=instance)
+            left_out.add(host)
 
     def place_new(self, context, instance) -> str:
         """Choose a host for a new instance and create its row there.
@@ -183,11 +228,13 @@ class TargetChooser:
         Creating the row under the claim lock makes the next choice count
         this instance.
         """
-        with self._claim_lock:
-            host = self.choose(context, instance)
+        def write(host):
             instance.host = host
             instance.node = host
             instance.create()
+
+        with self._claim_lock:
+            host = self._claim(context, instance, write)
         LOG.info('Placed on %s', host, instance=instance)
         return host
 
@@ -199,14 +246,20 @@ class TargetChooser:
         The claim is the migration's ``dest_compute``; ``usage`` counts it,
         so the next choice sees this one.
         """
-        with self._claim_lock:
-            if host is None:
-                host = self.choose(context, instance, on_shared_storage)
-            else:
-                validate_named_target(context, instance, host, force=True)
+        def write(host):
             migration.dest_compute = host
             migration.dest_node = host
             migration.save()
+
+        with self._claim_lock:
+            if host is None:
+                host = self._claim(context, instance, write,
+                                   on_shared_storage)
+            else:
+                # An operator's named target is taken as told (Nova's
+                # force), whatever it holds.
+                validate_named_target(context, instance, host, force=True)
+                write(host)
         LOG.info('Evacuation target is %s', host, instance=instance)
         return host
 

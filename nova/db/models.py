@@ -151,6 +151,15 @@ class Service(TimestampMixin, Base):
     last_seen_up: orm.Mapped[Timestamp | None]
 
 
+class HostClaimLease(Base):
+    """Who may write claims on one compute host right now (host_lease)."""
+    __tablename__ = 'host_claim_leases'
+
+    host: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
+    holder: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    expires_at: orm.Mapped[Timestamp]
+
+
 class ComputeNode(TimestampMixin, Base):
     """Capacity and use of one hypervisor node, reported by its host."""
     __tablename__ = 'compute_nodes'

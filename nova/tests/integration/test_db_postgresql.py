@@ -1,4 +1,5 @@
-"""The schema and the compare-and-swap save against a real PostgreSQL.
+"""The schema, the compare-and-swap save and the host claim lease against
+a real PostgreSQL.
 
 Starts a throwaway cluster (``nova.testing.postgresql``); skipped when the
 PostgreSQL binaries are not installed.
@@ -16,6 +17,7 @@ from nova.db import models
 from nova import objects
 from nova.testing import postgresql
 from nova.tests import base
+from nova.tests.unit.objects import test_host_lease
 from nova.tests.unit.objects import test_instance
 
 _MISSING = postgresql.missing_reason()
@@ -56,6 +58,12 @@ class PostgreSQLTestCase(base.TestCase):
             self.assertEqual(['lost', 'won'],
                              test_instance.race_two_evacuations(self.ctx,
                                                                 uuid))
+
+    def test_host_lease_has_one_holder_at_a_time(self):
+        # On PostgreSQL a losing INSERT aborts its transaction: each
+        # attempt must run in a session of its own.
+        self.assertEqual((1, 20), test_host_lease.race_for_the_lease(
+            self.ctx, 'h1'))
 
     def test_stop_is_idempotent(self):
         pid = self.server.pid

@@ -1,4 +1,5 @@
 import os
+import threading
 
 from nova.compute import operation
 from nova.compute import resources
@@ -157,6 +158,75 @@ class TestClaim(TargetTestCase):
         self.assertEqual('b', self.chooser.place_new(self.ctx, new))
         row = objects.Instance.get_by_uuid(self.ctx, new.uuid)
         self.assertEqual(('b', 'b'), (row.host, row.node))
+
+
+class TestClaimsAcrossProcesses(TargetTestCase):
+    """Two choosers, each with its own in-process lock, as nova-api and a
+    conductor (or two conductors) have: the host lease alone keeps them
+    from giving away one last slot twice."""
+
+    def setUp(self):
+        super().setUp()
+        # Each chooser's first capacity read waits for the other's, so
+        # both have chosen before either writes its claim: the race.
+        self.barrier = threading.Barrier(2, timeout=10)
+        self.first_read = threading.local()
+
+        def capacity(ctx, host):
+            if not getattr(self.first_read, 'done', False):
+                self.first_read.done = True
+                self.barrier.wait()
+            return self.capacities.get(host)
+
+        self.api_chooser = target.TargetChooser(capacity)
+        self.conductor_chooser = target.TargetChooser(capacity)
+
+    def _race(self):
+        migration = objects.Migration(
+            self.ctx, instance_uuid=self.instance.uuid, source_compute='a',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+        new = objects.Instance(self.ctx, display_name='new',
+                               flavor=self.flavor)
+        outcome = {}
+
+        def run(name, func):
+            try:
+                outcome[name] = func()
+            except exception.NoValidHost as e:
+                outcome[name] = e
+        threads = [
+            threading.Thread(target=run, args=('evacuate', lambda: (
+                self.conductor_chooser.choose_and_claim(
+                    self.ctx, self.instance, migration)))),
+            threading.Thread(target=run, args=('boot', lambda: (
+                self.api_chooser.place_new(self.ctx, new))))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        return outcome
+
+    def test_the_last_slot_goes_to_exactly_one(self):
+        dbf.make_service(self.ctx, 'b')
+        self.capacities = {'b': _capacity(512)}
+        outcome = self._race()
+        self.assertEqual(['b'], [v for v in outcome.values() if v == 'b'])
+        [refused] = [v for v in outcome.values() if v != 'b']
+        self.assertIsInstance(refused, exception.NoValidHost)
+        self.assertIn('left out: b', str(refused))
+        # The database agrees: b holds 512 MiB, its capacity.
+        self.assertEqual(512, resources.usage(self.ctx, 'b').memory_mb)
+
+    def test_the_loser_chooses_again_and_gets_the_next_host(self):
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        # Equal room: both choose b (the name breaks the tie).
+        self.capacities = {'b': _capacity(512), 'c': _capacity(512)}
+        outcome = self._race()
+        self.assertEqual({'b', 'c'}, set(outcome.values()))
+        self.assertEqual(512, resources.usage(self.ctx, 'b').memory_mb)
+        self.assertEqual(512, resources.usage(self.ctx, 'c').memory_mb)
 
 
 class TestNeed(base.TestCase):

@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0002'
+HEAD = '0003'
 
 
 class MigrationTestCase(base.TestCase):

@@ -1,0 +1,124 @@
+"""A short lease on one compute host's claims, shared by every process.
+
+Placing an instance on a host is two steps: read what the host already
+holds, then write the claim (a new instance's row on that host, or an
+evacuation's ``dest_compute``). Two processes doing this for one host at
+once could each see the last slot free and both take it. Several
+processes place: nova-api places new instances, nova-conductor chooses
+evacuation targets, and a deployment may run several of each. A lock in
+one process cannot stop the others; this lease can::
+
+    with host_lease.hold(context, 'compute1'):
+        ...  # read the host's usage, write the claim
+
+A lease is the row of ``host_claim_leases`` whose key is the host. It is
+taken by an INSERT (the primary key lets exactly one of two succeed), or,
+when its holder died while holding it, by an UPDATE of the expired row. It
+is given back by a DELETE that names the holder. Each statement is its own
+short transaction, so this works alike on SQLite and PostgreSQL and never
+holds a database lock while the holder reads usage in other sessions.
+
+A claim takes milliseconds. ``LEASE_SECONDS`` only bounds how long a host
+stays blocked after its holder crashed. Every process must use a clock
+that is right to within that bound: a clock far ahead would take over a
+live lease.
+"""
+
+import contextlib
+import datetime
+import random
+import time
+import uuid
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nova.db import api as db_api
+from nova.db import models
+from nova import exception
+from nova.objects import fields
+
+LOG = logging.getLogger(__name__)
+
+LEASE_SECONDS = 30.0
+# How long a claimer waits for another process's claim on the same host.
+DEFAULT_WAIT_SECONDS = 10.0
+_POLL_SECONDS = (0.005, 0.05)
+
+_table = models.HostClaimLease
+
+
+def try_take(context, host: str, holder: str,
+             lease_seconds: float = LEASE_SECONDS) -> bool:
+    """Take the lease on ``host`` for ``holder`` if it is free or expired.
+
+    Returns whether ``holder`` holds it now.
+    """
+    now = fields.utcnow()
+    expires = now + datetime.timedelta(seconds=lease_seconds)
+    try:
+        with db_api.session() as session:
+            session.execute(sa.insert(_table).values(
+                host=host, holder=holder, expires_at=expires))
+        return True
+    except sa_exc.IntegrityError:
+        pass
+    # Held, or left behind by a holder that died: only an expired lease
+    # may be taken over, and of two takers the UPDATE lets one win.
+    with db_api.session() as session:
+        taken = session.execute(
+            sa.update(_table)
+            .where(_table.host == host, _table.expires_at < now)
+            .values(holder=holder, expires_at=expires)
+            .execution_options(synchronize_session=False)).rowcount
+    if taken:
+        LOG.warning('Took over the expired claim lease on host %s', host)
+    return bool(taken)
+
+
+def give_back(context, host: str, holder: str) -> bool:
+    """Release ``holder``'s lease on ``host``; False if it was not held.
+
+    A lease that expired and was taken over by another process is theirs
+    and is left alone.
+    """
+    with db_api.session() as session:
+        deleted = session.execute(
+            sa.delete(_table)
+            .where(_table.host == host, _table.holder == holder)
+            .execution_options(synchronize_session=False)).rowcount
+    if not deleted:
+        LOG.warning('The claim lease on host %s was taken over before it '
+                    'was given back: this claim took longer than %s s',
+                    host, LEASE_SECONDS)
+    return bool(deleted)
+
+
+def holder_of(context, host: str) -> str | None:
+    """Who holds the lease on ``host`` now (expired or not); None if nobody.
+    """
+    with db_api.session(read_only=True) as session:
+        return session.scalars(sa.select(_table.holder).where(
+            _table.host == host)).one_or_none()
+
+
+@contextlib.contextmanager
+def hold(context, host: str, wait: float = DEFAULT_WAIT_SECONDS,
+         lease_seconds: float = LEASE_SECONDS):
+    """Hold the lease on ``host`` for the body; wait up to ``wait`` seconds.
+
+    Raises ``HostClaimBusy`` when another holder keeps it that long; the
+    body then does not run.
+    """
+    holder = str(uuid.uuid4())
+    deadline = time.monotonic() + wait
+    while not try_take(context, host, holder, lease_seconds):
+        if time.monotonic() >= deadline:
+            raise exception.HostClaimBusy(host=host, seconds=wait)
+        # Jittered: two waiters must not poll in lockstep.
+        time.sleep(random.uniform(*_POLL_SECONDS))
+    try:
+        yield holder
+    finally:
+        give_back(context, host, holder)
