@@ -4,6 +4,9 @@
     nova-manage [--config-file F ...] db version
     nova-manage [--config-file F ...] host audit [--host H]
     nova-manage [--config-file F ...] host cleanup [--host H] [--yes]
+    nova-manage [--config-file F ...] network audit [--min-age SECONDS]
+    nova-manage [--config-file F ...] network cleanup [--min-age SECONDS]
+                                                      [--yes]
 
 ``host audit`` lists the orphaned artefacts (domains, VIFs, instance
 directories) of this host: those of instances the database does not place
@@ -13,6 +16,12 @@ dry run that only says what it would remove. Both run on the compute host
 itself, with its nova.conf: they use its ``compute_driver``, libvirt
 ``connection_uri`` and ``instances_path``; ``--host`` names the host in
 the database when it is not ``[DEFAULT] host``.
+
+``network audit`` lists the ports whose instance is gone (never created,
+or deleted) and that are older than ``--min-age`` seconds (default 600);
+they hold a MAC and a fixed IP (``nova.network.audit``). ``network
+cleanup`` releases them, a dry run without ``--yes``. Both need only the
+database.
 
 Exit codes: 0 success, 1 the command failed (the reason is printed on
 stderr), 2 wrong usage.
@@ -32,6 +41,7 @@ from nova import context as nova_context
 from nova.db import api as db_api
 from nova.db import migration
 from nova import exception
+from nova.network import audit as network_audit
 from nova.virt import driver as virt_driver
 
 EXIT_OK = 0
@@ -80,7 +90,38 @@ def build_parser() -> argparse.ArgumentParser:
         action.add_argument('--host', default=None,
                             help='this host\'s name in the database '
                                  '(default: [DEFAULT] host)')
+
+    network = categories.add_parser(
+        'network', help='ports left behind by failed boots and deletes')
+    network_actions = network.add_subparsers(dest='action', required=True,
+                                             metavar='ACTION')
+    network_audit_parser = network_actions.add_parser(
+        'audit', help='list ports whose instance is gone')
+    network_audit_parser.set_defaults(func=network_audit_command)
+    network_cleanup = network_actions.add_parser(
+        'cleanup', help='release ports whose instance is gone (a dry run '
+                        'without --yes)')
+    network_cleanup.add_argument('--yes', action='store_true',
+                                 help='really release them')
+    network_cleanup.set_defaults(func=network_cleanup_command)
+    for action in (network_audit_parser, network_cleanup):
+        action.add_argument(
+            '--min-age', type=_seconds, default=network_audit.DEFAULT_MIN_AGE,
+            metavar='SECONDS',
+            help='only ports older than this; a younger one may belong to '
+                 'a boot in progress (default: %(default)s)')
     return parser
+
+
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('not a number of seconds: %r'
+                                         % text)
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError('must be 0 or more: %r' % text)
+    return value
 
 
 def db_sync(args) -> int:
@@ -151,6 +192,36 @@ def host_cleanup_command(args) -> int:
     print('%d removed, %d kept, %d failed'
           % (len(result.removed), len(result.kept), len(result.errors)))
     return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def _port_audit(args):
+    context = nova_context.get_admin_context()
+    orphans = network_audit.orphaned_ports(context, args.min_age)
+    if orphans:
+        print(audit.format_table(orphans, network_audit.COLUMNS))
+    else:
+        print('No orphaned ports.')
+    return context, orphans
+
+
+def network_audit_command(args) -> int:
+    _port_audit(args)
+    return EXIT_OK
+
+
+def network_cleanup_command(args) -> int:
+    context, orphans = _port_audit(args)
+    if not args.yes:
+        print('Dry run: %d would be released; run again with --yes to '
+              'release them.' % len(orphans))
+        return EXIT_OK
+    released = network_audit.release(context, orphans, args.min_age)
+    for orphan in released:
+        print('Released port %s (%s, %s)' % (
+            orphan.port_id, orphan.mac_address, orphan.ip_address or '-'))
+    print('%d released, %d kept' % (len(released),
+                                    len(orphans) - len(released)))
+    return EXIT_OK
 
 
 def _load_config(args) -> None:

@@ -402,13 +402,16 @@ _COLUMNS = (('KIND', 'kind'), ('INSTANCE', 'instance_uuid'),
             ('REASON', 'reason'))
 
 
-def format_table(orphans) -> str:
-    """A plain text table of orphans, one a line."""
-    rows = [[title for title, _ in _COLUMNS]]
+def format_table(orphans, columns=_COLUMNS) -> str:
+    """A plain text table of orphans, one a line.
+
+    ``columns``: (title, attribute) pairs; the default suits ``Orphan``.
+    """
+    rows = [[title for title, _ in columns]]
     for orphan in orphans:
         rows.append([str(getattr(orphan, attr) or '-')
-                     for _, attr in _COLUMNS])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+                     for _, attr in columns])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     return '\n'.join('  '.join(cell.ljust(width)
                                for cell, width in zip(row, widths)).rstrip()
                      for row in rows)

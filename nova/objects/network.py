@@ -162,6 +162,11 @@ class Port(base.NovaObject):
                                models.Port.network_uuid == network_uuid)
 
     @classmethod
+    def get_all(cls, context) -> list['Port']:
+        return cls._db_get_all(context, order_by=[models.Port.created_at,
+                                                  models.Port.id])
+
+    @classmethod
     def get_by_binding_host(cls, context, host) -> list['Port']:
         """Every port bound to ``host`` (what its network agent watches).
 

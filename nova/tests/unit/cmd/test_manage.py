@@ -1,5 +1,5 @@
 """nova-manage db sync / db version, in process and as a console script;
-nova-manage host audit / cleanup in process."""
+nova-manage host audit / cleanup and network audit / cleanup in process."""
 
 import contextlib
 import io
@@ -13,6 +13,8 @@ from nova.cmd import manage
 from nova.conf import CONF
 from nova.db import api as db_api
 from nova.db import migration
+from nova.network import api as network_api
+from nova import objects
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
@@ -226,3 +228,85 @@ class HostAuditTestCase(base.TestCase):
         self.assertEqual(manage.EXIT_USAGE, self._run('host')[0])
         self.assertEqual(manage.EXIT_USAGE,
                          self._run('host', 'audit', '--yes')[0])
+
+
+class NetworkAuditTestCase(base.TestCase):
+    """nova-manage network audit / cleanup: the database alone."""
+
+    _run = ManageTestCase._run
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(CONF, [], project='nova', default_config_files=[])
+        self.addCleanup(db_api.dispose)
+        self.url = url = 'sqlite:///' + os.path.join(self.tmp,
+                                                     'manage.sqlite')
+        db_api.configure(url)
+        migration.db_sync()
+        ctx = dbf.admin_context()
+        api = network_api.API()
+        api.create_network(ctx, 'public', 'br-public', cidr='10.9.0.0/29')
+        # A boot whose process died between its ports and its row, and
+        # an instance that lives.
+        self.lost = objects.Instance(ctx, display_name='lost')
+        api.allocate_for_instance(ctx, self.lost, ['public'])
+        self.live = dbf.make_instance(ctx, 'compute1')
+        api.allocate_for_instance(ctx, self.live, ['public'])
+        self.lost_port = objects.Port.get_by_instance_uuid(
+            ctx, self.lost.uuid)[0].uuid
+        db_api.dispose()
+        self.conf = os.path.join(self.tmp, 'nova.conf')
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\n[database]\n'
+                    'connection = %s\n' % (self.state_path, url))
+
+    def _ports(self):
+        db_api.configure(self.url)
+        try:
+            return sorted(p.instance_uuid for p in objects.Port.get_all(
+                dbf.admin_context()))
+        finally:
+            db_api.dispose()
+
+    def test_audit_lists_the_orphan_and_changes_nothing(self):
+        before = self._ports()
+        code, out, err = self._run('--config-file', self.conf, 'network',
+                                   'audit', '--min-age', '0')
+        self.assertEqual((0, ''), (code, err))
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith('PORT'))
+        [row] = lines[1:]
+        self.assertIn(self.lost_port, row)
+        self.assertIn('no such instance', row)
+        self.assertEqual(before, self._ports())
+
+    def test_the_default_age_spares_a_boot_in_progress(self):
+        code, out, _err = self._run('--config-file', self.conf, 'network',
+                                    'audit')
+        self.assertEqual((0, 'No orphaned ports.\n'), (code, out))
+
+    def test_cleanup_is_a_dry_run_without_yes(self):
+        before = self._ports()
+        code, out, _err = self._run('--config-file', self.conf, 'network',
+                                    'cleanup', '--min-age', '0')
+        self.assertEqual(0, code)
+        self.assertIn('Dry run: 1 would be released', out)
+        self.assertEqual(before, self._ports())
+
+    def test_cleanup_yes_releases_only_the_orphan(self):
+        code, out, err = self._run('--config-file', self.conf, 'network',
+                                   'cleanup', '--min-age', '0', '--yes')
+        self.assertEqual((0, ''), (code, err))
+        self.assertIn('Released port %s' % self.lost_port, out)
+        self.assertIn('1 released, 0 kept', out)
+        self.assertEqual([self.live.uuid], self._ports())
+
+    def test_bad_age_is_a_usage_error_and_changes_nothing(self):
+        before = self._ports()
+        for bad in ('-5', 'soon', 'nan'):
+            code, _out, err = self._run('--config-file', self.conf,
+                                        'network', 'cleanup', '--yes',
+                                        '--min-age', bad)
+            self.assertEqual(manage.EXIT_USAGE, code, bad)
+            self.assertIn('--min-age', err)
+        self.assertEqual(before, self._ports())
