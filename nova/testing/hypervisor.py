@@ -196,6 +196,23 @@ class LibvirtHost:
         return 'qemu+unix:///system?socket=' + self.socket
 
     @property
+    def admin_uri(self):
+        """libvirtd's admin interface (``virt-admin -c``)."""
+        return ('libvirtd:///system?socket='
+                + os.path.join(self.tree, 'run', 'libvirt',
+                               'libvirt-admin-sock'))
+
+    def client_ids(self):
+        """The clients connected to this libvirtd now, as libvirtd itself
+        lists them (``virt-admin srv-clients-list``): a test counts its
+        own connections without counting every socket of its process."""
+        out, _err = processutils.execute(
+            'virt-admin', '-c', self.admin_uri, 'srv-clients-list',
+            'libvirtd')
+        return [line.split()[0] for line in out.splitlines()
+                if line.strip() and line.split()[0].isdigit()]
+
+    @property
     def ns_pid(self):
         """A PID inside the host's mount namespace (for nsenter -t)."""
         return self._state.processes['holder'].pid
