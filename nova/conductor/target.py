@@ -160,11 +160,15 @@ class TargetChooser:
                 shared = source_identity == service.storage_identity
                 if shared != bool(on_shared_storage):
                     continue
+            # NOTE: usage is read before capacity (keyword arguments are
+            # evaluated in order); TestClaimsAcrossProcesses relies on it
+            # to hold two choosers between their usage read and their
+            # claim.
             result.append(Candidate(
                 host=service.host,
-                capacity=self._capacity(context, service.host),
                 used=usage(context, service.host,
-                           exclude_instance=instance.uuid)))
+                           exclude_instance=instance.uuid),
+                capacity=self._capacity(context, service.host)))
         return result
 
     def choose(self, context, instance, on_shared_storage=None,

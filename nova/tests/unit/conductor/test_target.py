@@ -167,8 +167,9 @@ class TestClaimsAcrossProcesses(TargetTestCase):
 
     def setUp(self):
         super().setUp()
-        # Each chooser's first capacity read waits for the other's, so
-        # both have chosen before either writes its claim: the race.
+        # Each chooser's first capacity read (which comes after its usage
+        # read) waits for the other's, so both have read the host's usage
+        # before either writes its claim: the race, every time.
         self.barrier = threading.Barrier(2, timeout=10)
         self.first_read = threading.local()
 
