@@ -234,14 +234,22 @@ class EvacuateTestCase(base.TestCase):
         return self.wait_for_evacuation(migration)
 
     def events(self, instance):
-        """[(action, event, result, host)] of the instance, oldest first."""
-        found = []
-        for action in reversed(objects.InstanceAction.get_by_instance_uuid(
-                self.ctx, instance.uuid)):
-            for event in action.events:
-                found.append((action.action, event.event, event.result,
-                              event.host))
-        return found
+        """[(action, event, result, host)] of the instance, oldest first,
+        once every event has finished.
+
+        An event finishes when the RPC handler that recorded it returns,
+        a moment after the migration and instance rows show the end that
+        ``wait_for_evacuation`` waits for.
+        """
+        def found():
+            return [(action.action, event.event, event.result, event.host)
+                    for action in reversed(
+                        objects.InstanceAction.get_by_instance_uuid(
+                            self.ctx, instance.uuid))
+                    for event in action.events]
+        self.wait_for(lambda: all(e[2] is not None for e in found()),
+                      'the action events of %s to finish' % instance.uuid)
+        return found()
 
     # -- assertions ----------------------------------------------------------
 

@@ -353,17 +353,27 @@ class ClusterTestCase(base.TestCase):
             self.assertIsNone(view.instance_files, view.text())
         return view
 
-    def action_events(self, uuid, action):
-        """Events of the newest ``action`` of the server."""
+    def action_events(self, uuid, action, timeout=30):
+        """Events of the newest ``action`` of the server, once each has
+        finished: an event ends when the compute's handler returns, a
+        moment after the server's task_state is cleared."""
         actions = self.api.get('/servers/%s/os-instance-actions'
                                % uuid)['instanceActions']
         chosen = [a for a in actions if a['action'] == action]
         self.assertTrue(chosen, 'no %s action in %s' % (action, actions))
         newest = max(chosen, key=lambda a: a['start_time'])
-        detail = self.api.get('/servers/%s/os-instance-actions/%s'
-                              % (uuid, newest['request_id']),
-                              microversion='2.51')['instanceAction']
-        return detail.get('events', [])
+        deadline = time.monotonic() + timeout
+        while True:
+            detail = self.api.get('/servers/%s/os-instance-actions/%s'
+                                  % (uuid, newest['request_id']),
+                                  microversion='2.51')['instanceAction']
+            events = detail.get('events', [])
+            if all(e.get('result') is not None for e in events):
+                return events
+            if time.monotonic() > deadline:
+                self.fail('events of %s still unfinished: %s'
+                          % (newest['request_id'], events))
+            time.sleep(POLL)
 
 
 def _root_taps():
