@@ -72,38 +72,24 @@ def build_parser() -> argparse.ArgumentParser:
         'version', help='print the schema version of the database')
     version.set_defaults(func=db_version)
 
-    host = categories.add_parser(
-        'host', help='orphaned artefacts on this compute host')
-    host_actions = host.add_subparsers(dest='action', required=True,
-                                       metavar='ACTION')
-    host_audit = host_actions.add_parser(
-        'audit', help='list domains, VIFs and instance directories of '
-                      'instances the database does not place here')
-    host_audit.set_defaults(func=host_audit_command)
-    host_cleanup = host_actions.add_parser(
-        'cleanup', help='remove the orphans that are safe to remove '
-                        '(a dry run without --yes)')
-    host_cleanup.add_argument('--yes', action='store_true',
-                              help='really remove them')
-    host_cleanup.set_defaults(func=host_cleanup_command)
+    host_audit, host_cleanup = _audit_and_cleanup(
+        categories, 'host', 'orphaned artefacts on this compute host',
+        audit_help='list domains, VIFs and instance directories of '
+                   'instances the database does not place here',
+        cleanup_help='remove the orphans that are safe to remove',
+        audit_func=host_audit_command, cleanup_func=host_cleanup_command)
     for action in (host_audit, host_cleanup):
         action.add_argument('--host', default=None,
                             help='this host\'s name in the database '
                                  '(default: [DEFAULT] host)')
 
-    network = categories.add_parser(
-        'network', help='ports left behind by failed boots and deletes')
-    network_actions = network.add_subparsers(dest='action', required=True,
-                                             metavar='ACTION')
-    network_audit_parser = network_actions.add_parser(
-        'audit', help='list ports whose instance is gone')
-    network_audit_parser.set_defaults(func=network_audit_command)
-    network_cleanup = network_actions.add_parser(
-        'cleanup', help='release ports whose instance is gone (a dry run '
-                        'without --yes)')
-    network_cleanup.add_argument('--yes', action='store_true',
-                                 help='really release them')
-    network_cleanup.set_defaults(func=network_cleanup_command)
+    network_audit_parser, network_cleanup = _audit_and_cleanup(
+        categories, 'network', 'ports left behind by failed boots and '
+                               'deletes',
+        audit_help='list ports whose instance is gone',
+        cleanup_help='release ports whose instance is gone',
+        audit_func=network_audit_command,
+        cleanup_func=network_cleanup_command)
     for action in (network_audit_parser, network_cleanup):
         action.add_argument(
             '--min-age', type=_seconds, default=network_audit.DEFAULT_MIN_AGE,
@@ -111,6 +97,22 @@ def build_parser() -> argparse.ArgumentParser:
             help='only ports older than this; a younger one may belong to '
                  'a boot in progress (default: %(default)s)')
     return parser
+
+
+def _audit_and_cleanup(categories, name, help, audit_help, cleanup_help,
+                       audit_func, cleanup_func):
+    """A category with ``audit`` and ``cleanup [--yes]``; both parsers."""
+    category = categories.add_parser(name, help=help)
+    actions = category.add_subparsers(dest='action', required=True,
+                                      metavar='ACTION')
+    audit_parser = actions.add_parser('audit', help=audit_help)
+    audit_parser.set_defaults(func=audit_func)
+    cleanup = actions.add_parser(
+        'cleanup', help=cleanup_help + ' (a dry run without --yes)')
+    cleanup.add_argument('--yes', action='store_true',
+                         help='really do it')
+    cleanup.set_defaults(func=cleanup_func)
+    return audit_parser, cleanup
 
 
 def _seconds(text):
