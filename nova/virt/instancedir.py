@@ -126,6 +126,27 @@ class InstanceDir:
         return True
 
 
+def write_atomically(path: str, content: str | bytes,
+                     purpose: str = 'part') -> None:
+    """Replace ``path`` with ``content`` so a reader sees the old file or
+    the whole new one, never a part (disk.info, libvirt.xml).
+
+    Written under a name of its own first (``<path>.<purpose>-<uuid>``, so
+    a file that is there is never truncated, and a leftover says what
+    wrote it), flushed to disk, then renamed over ``path``.
+    """
+    tmp = '%s.%s-%s' % (path, purpose, uuidutils.generate_uuid())
+    mode = 'xb' if isinstance(content, bytes) else 'x'
+    try:
+        with open(tmp, mode) as f:
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        fileutils.delete_if_exists(tmp)
+
+
 def base_dir(instances_path: str) -> str:
     return os.path.join(instances_path, BASE_DIR)
 

@@ -19,7 +19,6 @@ import time
 
 from oslo_log import log as logging
 from oslo_utils import fileutils
-from oslo_utils import uuidutils
 
 from nova.compute import power_state
 from nova import exception
@@ -201,14 +200,7 @@ class LibvirtDriver(driver.ComputeDriver):
         path = idir.file(instancedir.LIBVIRT_XML)
         if record is not None and not os.path.lexists(path):
             record.created_file(instancedir.LIBVIRT_XML)
-        # A name of its own, so a file that is there is never truncated.
-        tmp = '%s.part-%s' % (path, uuidutils.generate_uuid())
-        try:
-            with open(tmp, 'x') as f:
-                f.write(xml)
-            os.replace(tmp, path)
-        finally:
-            fileutils.delete_if_exists(tmp)
+        instancedir.write_atomically(path, xml)
 
     def _get_guest_xml(self, instance, images, network_info) -> str:
         if self._arch is None:

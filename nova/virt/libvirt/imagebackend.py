@@ -16,14 +16,12 @@ Example::
 """
 
 import json
-import os
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
-from oslo_utils import uuidutils
 
 from nova import exception
 from nova.image import qemu_img
+from nova.virt import instancedir
 from nova.virt.libvirt import imagecache
 
 LOG = logging.getLogger(__name__)
@@ -80,15 +78,8 @@ def read_disk_info(path: str) -> dict[str, str]:
 
 def write_disk_info(path: str, disks: dict[str, str]) -> None:
     """Write ``disk.info`` atomically (temporary name, then rename)."""
-    tmp = '%s.part-%s' % (path, uuidutils.generate_uuid())
-    try:
-        with open(tmp, 'x') as f:
-            json.dump(disks, f, indent=2, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.rename(tmp, path)
-    finally:
-        fileutils.delete_if_exists(tmp)
+    instancedir.write_atomically(
+        path, json.dumps(disks, indent=2, sort_keys=True))
 
 
 def existing_format(path: str, disk_info: dict[str, str]) -> str:

@@ -19,11 +19,8 @@ Example::
 """
 
 import dataclasses
-import os
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
-from oslo_utils import uuidutils
 
 from nova.virt import instancedir
 
@@ -55,14 +52,8 @@ class SpawnRecord:
 
     def _restore(self, name: str, content: bytes) -> None:
         self.instance_dir.check_inside()
-        path = self.instance_dir.file(name)
-        tmp = '%s.restore-%s' % (path, uuidutils.generate_uuid())
-        try:
-            with open(tmp, 'xb') as f:
-                f.write(content)
-            os.replace(tmp, path)
-        finally:
-            fileutils.delete_if_exists(tmp)
+        instancedir.write_atomically(self.instance_dir.file(name), content,
+                                     purpose='restore')
         LOG.info('Restored %s as it was before the failed spawn', name,
                  instance_uuid=self.instance_dir.uuid)
 
