@@ -227,7 +227,7 @@ def run(cloud, instances):
     cloud.kill('a')
     del a
 
-    # The seed: the target lacks the port's bridge.
+    # The evacuation-leftovers bug: the target lacks the port's bridge.
     b = cloud.hosts['b'][0]
     b.remove_bridge(BRIDGE)
     failed, failed_s = cloud.evacuate(probe, 'b')
@@ -305,7 +305,8 @@ def main():
     cloud = None
     started = time.perf_counter()
     try:
-        # oslo.messaging needs the global CONF (HOSTS.md).
+        # oslo.messaging needs the global CONF (doc/source/cluster.rst,
+        # nova/rpc.py).
         CONF([], project='nova', default_config_files=[])
         CONF.set_override('state_path', tmp)
         CONF.set_override('host', 'conductor')

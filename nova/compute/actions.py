@@ -3,7 +3,8 @@
 An API request starts an instance action (``objects.InstanceAction``); the
 compute manager records one event per operation in it, named like Nova's
 (``compute_start_instance``), with the error when it fails, and an
-``InstanceFault`` for every failed operation (CLEANUP.md, invariant 5).
+``InstanceFault`` for every failed operation (doc/source/cleanup.rst,
+"Invariants", invariant 5).
 
 Recording never hides the operation's own failure: a failure to write the
 fault is logged and the original exception goes on.

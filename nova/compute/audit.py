@@ -1,11 +1,12 @@
 """Orphaned artefacts on one compute host: list them, remove the safe ones.
 
-CLEANUP.md, invariant 3: no domain, VIF or instance directory exists on a
-host for an instance that the database does not place on that host, once
-the operation that created it has ended. ``audit`` lists such orphans;
-``cleanup`` removes those that are safe to remove (``nova-manage host
-audit`` / ``host cleanup``). It runs on the host itself: it needs that
-host's hypervisor (the virt driver) and its ``instances_path``.
+doc/source/cleanup.rst, "Invariants", invariant 3: no domain, VIF or
+instance directory exists on a host for an instance that the database does
+not place on that host, once the operation that created it has ended.
+``audit`` lists such orphans; ``cleanup`` removes those that are safe to
+remove (``nova-manage host audit`` / ``host cleanup``). It runs on the host
+itself: it needs that host's hypervisor (the virt driver) and its
+``instances_path``.
 
 Each instance with artefacts here that the database does not place here is
 classified:
@@ -16,8 +17,8 @@ classified:
 * ``unplaced``: it exists but is on no host yet;
 * ``unknown``: the database has no such instance.
 
-What may go (CLEANUP.md, "When in doubt, keep the disks and report the
-leftover"):
+What may go (doc/source/cleanup.rst, "Auditing a host": when in doubt,
+keep the disks and report the leftover):
 
 * nothing at all while an operation on the instance is in progress (a
   migration ``accepted`` or ``pre-migrating``, or a task state set);

@@ -1,9 +1,10 @@
 """Delete: destroy the guest and its disks, then the database row.
 
-This is one of the three things allowed to delete disks (CLEANUP.md):
-``driver.destroy(..., destroy_disks=True)``. The row is soft-deleted only
-after the host is clean; a failure leaves the instance ERROR with a fault
-and the row in place, so the delete can be retried.
+This is one of the three things allowed to delete disks
+(doc/source/cleanup.rst, "Who may delete disks"): ``driver.destroy(...,
+destroy_disks=True)``. The row is soft-deleted only after the host is
+clean; a failure leaves the instance ERROR with a fault and the row in
+place, so the delete can be retried.
 """
 
 from nova.compute import operation

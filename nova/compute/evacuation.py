@@ -1,5 +1,6 @@
 """The source side of evacuation: what a host does with instances that were
-evacuated away while it was down (CLEANUP.md, "After an evacuation").
+evacuated away while it was down (doc/source/cleanup.rst, "After an
+evacuation, on the source host").
 
 Run by ``ComputeManager.init_host`` before the host reconciles its own
 instances, so that nothing evacuated away is started again here (no split
@@ -97,7 +98,8 @@ def _clean_up_done(context, host, driver, instance, migration, own_identity,
         source_identity=own_identity,
         target_identity=shared_storage.recorded_identity(context, owner))
     # NOTE: only complete evidence that storage is not shared allows
-    # deleting disks; unknown evidence keeps them (CLEANUP.md).
+    # deleting disks; unknown evidence keeps them (doc/source/cleanup.rst,
+    # "Shared storage is decided from evidence").
     destroy_disks = evidence.shared is False
     LOG.info('Instance was evacuated to %(owner)s; removing it from this '
              'host (%(ev)s; delete disks: %(dd)s)',

@@ -1,7 +1,7 @@
 """Start and stop: power a guest on or off, keeping its disks.
 
 A failed start leaves the instance STOPPED with every disk untouched (the
-driver's ``power_on`` contract, the second seed) so the next start can
+driver's ``power_on`` contract, Nova bug 1660647) so the next start can
 work; a failed stop leaves the vm_state as it was.
 """
 

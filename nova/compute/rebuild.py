@@ -14,9 +14,10 @@ event and hands off here. Two workflows:
   ``instance.host``/``node`` here, together with migration ``done``; a
   failure binds the ports back to the source. When spawn fails the manager's
   ``_rebuild_default_impl`` destroys the guest with
-  ``destroy_disks=not on_shared_storage`` and re-raises (the first seed's
-  fix); the instance goes to ERROR with a fault, keeps its host, and the
-  migration becomes ``failed``. A refusal before anything was touched here
+  ``destroy_disks=not on_shared_storage`` and re-raises (the fix of the
+  evacuation-leftovers bug, doc/source/cleanup.rst, "Background"); the
+  instance goes to ERROR with a fault, keeps its host, and the migration
+  becomes ``failed``. A refusal before anything was touched here
   (wrong target or task state, ``on_shared_storage`` contradicting or not
   checkable against the evidence) ends the evacuation all the same:
   migration ``failed``, a fault, no task state, and the vm_state as it was
@@ -274,11 +275,12 @@ class RebuildWorkflow:
         """Remove a failed earlier attempt's remains of this instance.
 
         Without shared storage this host does not own the instance and its
-        storage is not the owner's, the third case of CLEANUP.md "Who may
-        delete disks". With shared storage the disks are the instance's
-        only copy: only a stray domain and VIFs go. ``shared`` False comes
-        from evidence whenever an instance directory is here
-        (``_decide_shared``), never from the operator's word alone.
+        storage is not the owner's, the third case of
+        doc/source/cleanup.rst, "Who may delete disks". With shared storage
+        the disks are the instance's only copy: only a stray domain and
+        VIFs go. ``shared`` False comes from evidence whenever an instance
+        directory is here (``_decide_shared``), never from the operator's
+        word alone.
         """
         has_domain = self.driver.instance_exists(instance)
         on_disk = (not shared) and self.driver.instance_on_disk(instance)

@@ -11,7 +11,7 @@ down; the target's comes from its driver, live.
 
 An instance directory existing on the target is never evidence: a leftover
 of an earlier failed evacuation would otherwise pass for shared storage
-(the first seed's bug).
+(the evacuation-leftovers bug, doc/source/cleanup.rst, "Background").
 
 Usage on the target of an evacuation::
 
@@ -97,8 +97,8 @@ def decide(evidence: StorageEvidence, requested: bool | None,
     anything a failed attempt leaves was made by that attempt. With a
     directory there, a leftover of an earlier attempt cannot be told from
     the instance's own disks on shared storage; since a wrong "not shared"
-    would delete those (CLEANUP.md: when in doubt, keep the disks), it is
-    refused.
+    would delete those (doc/source/cleanup.rst, "Auditing a host": when
+    in doubt, keep the disks), it is refused.
     """
     found = evidence.shared
     if requested is None:

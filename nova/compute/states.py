@@ -9,10 +9,10 @@ operation started" (a failed stop leaves an active instance active);
 ``KEEP_OR_RECOVER`` keeps it too but turns ERROR into ACTIVE (a successful
 evacuation leaves a stopped instance stopped and a broken one running).
 
-The failure column follows the cleanup contract (CLEANUP.md): a failed start
-leaves the instance STOPPED with its disks, a failed resume leaves it
-SUSPENDED, a failed spawn, hard reboot, rebuild or evacuation leaves it
-ERROR with a fault.
+The failure column follows the cleanup contract (doc/source/cleanup.rst,
+"Operation by operation"): a failed start leaves the instance STOPPED with
+its disks, a failed resume leaves it SUSPENDED, a failed spawn, hard
+reboot, rebuild or evacuation leaves it ERROR with a fault.
 """
 
 import dataclasses

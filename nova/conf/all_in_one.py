@@ -66,7 +66,7 @@ libvirt URI of compute host ``%(name)s``.
 
 The default is libvirt's test driver with a node file of this host, written
 at start when missing. ``qemu+unix:///system?socket=...`` reaches a real
-libvirtd (one per simulated host, see HOSTS.md).
+libvirtd (one per simulated host, see doc/source/cluster.rst).
 
 Related options: ``[libvirt] connection_uri`` (of ``nova-compute``).
 """ % {'name': name}),

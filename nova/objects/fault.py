@@ -1,6 +1,7 @@
 """Instance faults: what failed, where, with the traceback.
 
-Every failed operation leaves one (CLEANUP.md, invariant 5)::
+Every failed operation leaves one (doc/source/cleanup.rst, "Invariants",
+invariant 5)::
 
     except Exception as e:
         objects.InstanceFault.create(ctx, instance.uuid, e, host)

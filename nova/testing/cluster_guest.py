@@ -27,8 +27,8 @@ Nothing is downloaded or compiled: the code is written here byte by byte.
     jmp done            eb fd
 
 A real kernel with an initramfs would take about 8 s to boot under TCG
-here (HOSTS.md) and this machine ships no guest kernel, so the cluster
-does not build one.
+here (doc/source/cluster.rst, "The guests") and this machine ships no
+guest kernel, so the cluster does not build one.
 """
 
 from oslo_concurrency import processutils

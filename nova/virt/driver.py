@@ -1,11 +1,11 @@
 """The contract between the compute manager and a hypervisor.
 
 Every method says what it leaves on the host when it succeeds and when it
-fails, in the terms of the cleanup contract (CLEANUP.md). The artefacts of
-an instance on a host are: the domain (definition and, when running, its
-process), its VIFs, the instance directory ``<instances_path>/<uuid>/`` and
-the disks and metadata files in it. Base images in ``_base/`` are shared and
-never removed by any method here.
+fails, in the terms of the cleanup contract (doc/source/cleanup.rst). The
+artefacts of an instance on a host are: the domain (definition and, when
+running, its process), its VIFs, the instance directory
+``<instances_path>/<uuid>/`` and the disks and metadata files in it. Base
+images in ``_base/`` are shared and never removed by any method here.
 
 Only these may delete an instance's disks: ``destroy``/``cleanup`` with
 ``destroy_disks=True`` (delete, or a host that no longer owns the instance

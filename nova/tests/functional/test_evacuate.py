@@ -18,7 +18,8 @@ from nova.tests.functional import evacuate_harness as harness
 
 
 class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
-    """The first seed, exactly."""
+    """The evacuation-leftovers bug, exactly (doc/source/cleanup.rst,
+    "Background")."""
 
     def test_failed_spawn_leaves_target_clean_and_retry_succeeds(self):
         instance = self.boot('a')

@@ -282,7 +282,7 @@ class TestStartStop(LifecycleTestCase):
         self.assertGuestRunning(instance)
         self.assertEqual(files, self.files(instance))
 
-    def test_second_seed_failed_start_keeps_disks_and_next_start_works(self):
+    def test_bug_1660647_failed_start_keeps_disks_and_next_start_works(self):
         # Nova bug 1660647: boot, stop, a start failing at VIF plugging,
         # then start again.
         for break_plugging in (

@@ -4,8 +4,8 @@
 services (``AllInOne``) in one process: two compute hosts on libvirt's
 test driver, each with its network agent, ``fake://`` RPC and a real
 SQLite database. A boot takes the whole path, and what ``nova list``
-prints for it (the second seed's ``public=172.24.4.8``) is built from the
-instance row as the REST API and the CLI build it.
+prints for it (``public=172.24.4.8`` in the report of Nova bug 1660647)
+is built from the instance row as the REST API and the CLI build it.
 """
 
 import time

@@ -5,9 +5,10 @@ The work is done elsewhere: ``host.py`` (connection, events), ``guest.py``
 ``imagebackend.py``, ``imagecache.py`` (disks and images), ``vif.py``
 (ports), ``instancedir.py`` (paths and the only deletions).
 
-Cleanup contract (CLEANUP.md): ``_create_domain_and_network`` cleans up a
-failed start through ``_cleanup_failed_start``, which deletes disks only
-when ``destroy_disks_on_failures`` is true, and only ``spawn`` sets it. A
+Cleanup contract (doc/source/cleanup.rst, "Operation by operation"):
+``_create_domain_and_network`` cleans up a failed start through
+``_cleanup_failed_start``, which deletes disks only when
+``destroy_disks_on_failures`` is true, and only ``spawn`` sets it. A
 failed spawn removes exactly what its ``SpawnRecord`` says it created;
 nothing else here deletes files except ``cleanup(destroy_disks=True)``.
 """

@@ -95,7 +95,7 @@ class TestLifecycleOverHTTP(CLITestCase):
         self.assertEqual(['SHUTOFF', '-', 'Shutdown'],
                          self.list_row(instance)[2:5])
         self.assertFalse(host.running(instance))
-        # The disks survive a stop (the second seed's expectation).
+        # The disks survive a stop (what Nova bug 1660647 expects).
         self.assertTrue(os.path.exists(os.path.join(
             host.instance_dir(instance), 'disk')))
 
@@ -192,7 +192,7 @@ class TestEvacuateOverHTTP(CLITestCase):
         self.assertIn('| evacuate ', self.nova('instance-action-list',
                                                'vm1'))
 
-    def test_first_seed_over_http_failure_on_the_target_then_retry(self):
+    def test_evacuation_leftovers_over_http_failure_then_retry(self):
         instance = self.boot_via_cli('vm1')
         source = self.fresh(instance).host
         target = sorted(set(self.hosts) - {source})[0]

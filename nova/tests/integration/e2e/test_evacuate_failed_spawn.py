@@ -1,5 +1,6 @@
-"""First seed, end to end: an evacuation whose spawn fails on the target
-must leave the target clean, so that evacuating there again works.
+"""The evacuation-leftovers bug (doc/source/cleanup.rst, "Background"), end
+to end: an evacuation whose spawn fails on the target must leave the
+target clean, so that evacuating there again works.
 
 Host A dies; the instance is evacuated to host B while B cannot plug the
 instance's port: its bridge is missing (each host has its own network

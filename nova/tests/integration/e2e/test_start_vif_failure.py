@@ -1,5 +1,5 @@
-"""Second seed, end to end: a start whose VIF plugging fails must keep the
-instance's local files, so the next start works.
+"""Nova bug 1660647, end to end: a start whose VIF plugging fails must keep
+the instance's local files, so the next start works.
 
 Boot with local disks, stop, make plugging fail on the host, start: the
 start fails, and the instance directory must still hold disk, disk.info

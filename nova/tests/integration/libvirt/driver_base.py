@@ -193,7 +193,7 @@ class DriverTestCase(base.RealHostTestCase):
         return instance, network_info
 
     def stopped(self, image=None, bridge=None, **flavor):
-        """Booted, then powered off: the start of the second seed."""
+        """Booted, then powered off: the start of Nova bug 1660647."""
         instance, network_info = self.booted(image=image, bridge=bridge,
                                              **flavor)
         self.driver.power_off(instance)

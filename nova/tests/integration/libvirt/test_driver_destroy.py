@@ -3,8 +3,8 @@
 With disks (delete): nothing of the instance is left but the shared base
 image. Without disks (a host that keeps the instance's storage, e.g. a
 failed evacuation on shared storage): no domain, no tap, every file as
-it was, and a later spawn reuses the disks (CLEANUP.md, delete and
-evacuate rows).
+it was, and a later spawn reuses the disks (doc/source/cleanup.rst,
+"Operation by operation", delete and evacuate rows).
 """
 
 import os

@@ -3,9 +3,9 @@
 Both go through ``_hard_reboot`` and ``_create_domain_and_network(...,
 destroy_disks_on_failures=False)``: a failed start must leave the
 instance directory and every file in it exactly as they were, no guest
-running and no tap left; the next start must work (CLEANUP.md, start and
-hard reboot rows). ``test_seed_...`` is the second seed (Nova bug
-1660647) step by step.
+running and no tap left; the next start must work
+(doc/source/cleanup.rst, "Operation by operation", start and hard reboot
+rows). ``test_bug_1660647_...`` is Nova bug 1660647 step by step.
 """
 
 import os
@@ -31,7 +31,7 @@ class TestStart(driver_base.DriverTestCase):
         self.assertRunningWithTap(seen, network_info)
         return seen
 
-    def test_seed_start_with_vif_plugging_failure_keeps_local_disks(self):
+    def test_bug_1660647_start_with_vif_plugging_failure_keeps_disks(self):
         # Boot with local disks (a kernel image: kernel and ramdisk are
         # copied into the instance directory too), stop.
         # The kernel writes a banner to the serial port: console.log is

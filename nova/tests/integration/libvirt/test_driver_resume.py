@@ -4,8 +4,9 @@ Resume restores a managed save (``vifs_already_plugged=True``); resume on
 host boot follows a real host failure (``LibvirtHost.crash()``: QEMU and
 the daemons killed) and restart. A failure must keep the instance
 directory and its files as they were (and, for resume, the saved memory),
-run no guest and leave no tap; the next attempt must work (CLEANUP.md,
-resume and resume-on-host-boot rows).
+run no guest and leave no tap; the next attempt must work
+(doc/source/cleanup.rst, "Operation by operation", resume and resume on
+host boot rows).
 """
 
 from nova.compute import instance_events

@@ -5,7 +5,8 @@ network-vif-plugged event that never comes or says failed, QEMU refusing
 a guest larger than the host's memory, a disk qemu-img cannot create. A
 failed spawn must leave the host as it was (no domain, no tap, no
 instance directory; the shared image cache stays), and a retry of the
-same instance must then work (CLEANUP.md, spawn row).
+same instance must then work (doc/source/cleanup.rst, "Operation by
+operation", spawn row).
 """
 
 import os

@@ -55,7 +55,8 @@ class EventingVirtAPI(instance_events.ComputeVirtAPI):
 
 class LeakyDriver(fake.FakeDriver):
     """A driver whose spawn fails and leaves its guest behind, as the
-    libvirt driver of the first seed did. The manager must clean up."""
+    libvirt driver of the evacuation-leftovers bug did. The manager must
+    clean up."""
 
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
@@ -208,7 +209,8 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
                          sha256_tree(self.dir_on(self.a, instance)))
 
     def test_spawn_failure_leaves_nothing_and_a_retry_works(self):
-        # The first seed: B lacks the port's bridge, a real plug failure.
+        # The evacuation-leftovers bug: B lacks the port's bridge, a real
+        # plug failure.
         instance = self.boot_on_a()
         self.b.driver.bridges.discard(BRIDGE)
         with self.assertRaises(exception.VirtualInterfacePlugException):

@@ -26,8 +26,9 @@ class TestTransitionTable(base.TestCase):
                     self.assertIn(target, vm_states.ALL, t.action)
 
     def test_failed_start_leaves_instance_stopped(self):
-        # CLEANUP.md: a failed start keeps the instance STOPPED (and its
-        # disks), so the next start can work.
+        # doc/source/cleanup.rst, "Operation by operation": a failed start
+        # keeps the instance STOPPED (and its disks), so the next start can
+        # work.
         t = states.get('start')
         self.assertEqual(vm_states.STOPPED,
                          t.vm_state_after(False, vm_states.STOPPED))

@@ -1,10 +1,10 @@
 """The driver contract, as tests every virt driver runs.
 
 ``nova/virt/driver.py`` says what each driver method leaves on the host
-when it succeeds and when it fails (CLEANUP.md). ``DriverContractTests``
-checks it against a driver's real state: its domains, its VIFs and the
-files under its ``instances_path``. One subclass per driver mixes it into
-``nova.tests.base.TestCase``::
+when it succeeds and when it fails (doc/source/cleanup.rst).
+``DriverContractTests`` checks it against a driver's real state: its
+domains, its VIFs and the files under its ``instances_path``. One subclass
+per driver mixes it into ``nova.tests.base.TestCase``::
 
     class TestFakeDriverContract(contract.DriverContractTests,
                                  base.TestCase):
@@ -278,7 +278,7 @@ class DriverContractTests(DriverContractHelpers):
         self.assertRunning(instance, network_info)
 
     def test_power_on_failure_keeps_every_file_and_next_power_on_works(self):
-        # The second seed (Nova bug 1660647), step by step.
+        # Nova bug 1660647, step by step.
         instance, network_info = self.booted()
         self.driver.power_off(instance)
         before = self.artefacts(instance).files
@@ -451,7 +451,7 @@ class DriverContractTests(DriverContractHelpers):
 
     def test_instance_directory_is_not_storage_identity(self):
         # A leftover instance directory on a private host is not evidence
-        # of shared storage (the first seed).
+        # of shared storage (the evacuation-leftovers bug).
         instance, network_info = self.booted()
         other, other_settings = self.make_driver()
         os.makedirs(os.path.join(other_settings.instances_path,

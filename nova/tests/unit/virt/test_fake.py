@@ -115,7 +115,7 @@ class TestFakeDriverFailureInjection(FakeDriverHooks,
             self.driver.power_on(self.context, instance, network_info)
             self.assertRunning(instance, network_info)
 
-    def test_power_on_without_disk_fails_as_in_the_second_seed(self):
+    def test_power_on_without_disk_fails_as_in_bug_1660647(self):
         instance, network_info = self.stopped()
         os.unlink(os.path.join(self.settings.instances_path, instance.uuid,
                                'disk'))

@@ -108,7 +108,7 @@ class LibvirtTestCase(base.TestCase):
 
 
 class TestCallSites(base.TestCase):
-    """Only spawn may let a failed start delete disks (the second seed)."""
+    """Only spawn may let a failed start delete disks (Nova bug 1660647)."""
 
     def test_only_spawn_passes_destroy_disks_on_failures_true(self):
         tree = ast.parse(inspect.getsource(libvirt_driver))
@@ -332,7 +332,10 @@ class EventHookVirtAPI(contract.NetworkBackendVirtAPI):
 
 
 class TestSpawnFailureLeavesHostAsBefore(LibvirtTestCase):
-    """Failure anywhere in spawn: the host is as it was (CLEANUP.md)."""
+    """Failure anywhere in spawn: the host is as it was.
+
+    doc/source/cleanup.rst, "Operation by operation", spawn row.
+    """
 
     def assertSpawnFails(self, exc, instance, network_info=None,
                          image=None, host=None):

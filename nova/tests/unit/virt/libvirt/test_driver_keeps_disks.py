@@ -1,4 +1,4 @@
-"""Every caller but spawn keeps the disks when a start fails (second seed).
+"""Every caller but spawn keeps the disks when a start fails (bug 1660647).
 
 power_on (through _hard_reboot), reboot, resume and
 resume_state_on_host_boot: after any failure the instance directory and
@@ -14,7 +14,7 @@ from nova.tests.unit.virt.libvirt import fixtures
 from nova.tests.unit.virt.libvirt import test_driver
 
 
-class TestSecondSeed(test_driver.LibvirtTestCase):
+class TestBug1660647(test_driver.LibvirtTestCase):
     """Nova bug 1660647, its exact steps, on a cirros-*-uec style image."""
 
     def test_boot_stop_start_with_plug_failure_then_start_again(self):
