@@ -327,3 +327,41 @@ class InstanceNotOnThisHost(UnexpectedTaskStateError):
     """The row places the instance elsewhere (an evacuation moved it)."""
     msg_fmt = ('Instance %(instance_uuid)s is on host %(actual)s, not on '
                '%(expected)s; not touching it here.')
+
+
+class InvalidStorageIdentity(Invalid):
+    msg_fmt = 'Storage identity cannot be used: %(reason)s'
+
+
+class StorageUnavailable(NovaException):
+    """This host's instance storage is not there (a mount is missing)."""
+    msg_fmt = '%(reason)s'
+    code = 409
+
+
+class StorageEvidenceStale(Invalid):
+    """This host's storage identity differs from what it recorded."""
+    msg_fmt = ('Host %(host)s reads storage identity %(live)s at '
+               '%(path)s but recorded %(recorded)s; refusing decisions '
+               'that may delete until its next heartbeat records the '
+               'identity it reads.')
+
+
+class InvalidOwnershipStamp(Invalid):
+    msg_fmt = 'Ownership stamp %(path)s cannot be trusted: %(reason)s'
+
+
+class InvalidJournal(Invalid):
+    msg_fmt = ('Spawn journal %(path)s cannot be trusted: %(reason)s; '
+               'kept, nothing of it undone.')
+
+
+class QuarantineUnusable(NovaException):
+    msg_fmt = 'Quarantine directory %(path)s cannot be used: %(reason)s'
+
+
+class UnknownDiskFormat(Invalid):
+    """A disk whose format nothing recorded: never probed."""
+    msg_fmt = ('Disk %(path)s has no recorded format in disk.info '
+               '(%(reason)s); refusing to guess it: a guest could have '
+               'written any header into it.')

@@ -5,11 +5,10 @@
 
 1. makes sure the ``objects.Service`` row exists (created on first start;
    it reads as down until the first heartbeat);
-2. opens the manager (``manager.init_host()``): a compute host reconciles
-   its instances before it takes any request; then records in the row,
-   for ``nova-compute``, the storage identity of its ``instances_path``
-   (``driver.get_storage_identity()``), so other hosts can tell whether
-   they share storage with it even while it is down.
+2. opens the manager (``manager.init_host()``): a compute host records
+   the storage identity of its ``instances_path`` in the row (so other
+   hosts can tell whether they share storage with it even while it is
+   down) and reconciles its instances before it takes any request.
    While ``init_host`` raises ``HypervisorUnavailable`` (libvirtd down)
    it is tried again after 1, 2, 4 ... up to 30 s, one log line per
    attempt, with no heartbeat (the service reads as down) and no RPC
@@ -20,7 +19,10 @@
 4. heartbeats every ``report_interval`` seconds, but only while the
    driver says its hypervisor answers (``driver.is_hypervisor_available()``):
    a compute host whose libvirtd went away reads as down until it is
-   back; and runs the manager's periodic tasks (``nova.periodic``);
+   back. Before each heartbeat the manager's ``update_service_record(row)``
+   (if it has one) refreshes facts kept in the row, written in the same
+   ``UPDATE`` (a compute host's storage identity, read live). Runs the
+   manager's periodic tasks (``nova.periodic``);
 5. starts its companions (objects with ``start()``/``stop()``, such as the
    network agent of a compute host).
 
@@ -57,7 +59,6 @@ BASE_RPC_NAMESPACE = 'baseapi'
 INIT_RETRY_INITIAL = 1.0
 INIT_RETRY_MAX = 30.0
 BASE_RPC_VERSION = '1.0'
-COMPUTE_BINARY = 'nova-compute'
 
 
 def prepare_service(prog, argv=None, default_transport_url=None):
@@ -269,18 +270,6 @@ class Service:
             self._started_companions.append(companion)
         return True
 
-    def _storage_identity(self):
-        driver = getattr(self.manager, 'driver', None)
-        if self.binary != COMPUTE_BINARY or driver is None:
-            return None
-        try:
-            return driver.get_storage_identity()
-        except NotImplementedError:
-            LOG.warning('Driver %s cannot tell its storage identity; other '
-                        'hosts will not consider storage shared with %s',
-                        type(driver).__name__, self.host)
-            return None
-
     def _service_row(self):
         """The service row, created on first start."""
         ctxt = self._context
@@ -299,17 +288,16 @@ class Service:
                 ctxt, self.host, self.binary)
 
     def _record_facts(self):
-        """Write the topic and storage identity as they are now.
+        """Write the topic as it is now.
 
-        NOTE: forced_down is left alone: only the operator clears it.
+        NOTE: forced_down is left alone: only the operator clears it. The
+        storage identity is the manager's to write (``init_host`` and
+        ``update_service_record``), never the service's.
         """
         # Re-read: init_host may have written to the row meanwhile.
         record = objects.Service.get_by_id(self._context,
                                            self.service_ref.id)
         record.topic = self.topic
-        identity = self._storage_identity()
-        if identity is not None:
-            record.storage_identity = identity
         record.save()
         self.service_ref = record
 
@@ -349,6 +337,11 @@ class Service:
         if not self._hypervisor_available():
             return False
         try:
+            update = getattr(self.manager, 'update_service_record', None)
+            if update is not None:
+                # Facts that must stay fresh (a compute host's storage
+                # identity), written in the heartbeat's UPDATE.
+                update(self.service_ref)
             self.service_ref.heartbeat()
         except Exception:
             LOG.exception('Heartbeat of %(binary)s on %(host)s failed',

@@ -27,15 +27,20 @@ keep the disks and report the leftover):
   guest on this hypervisor: reported, kept);
 * its directory (the disks) only when the instance is deleted, or lives
   on another host whose storage is known not to be shared with this one
-  (both storage identities known and different). Storage shared with the
-  owner is reported ``shared, keep``; an unknown instance's or unplaced
-  instance's disks, or disks whose sharing cannot be told, are kept.
+  (both storage identities known and different) and the directory's
+  ownership stamp names this host on this storage. Storage shared with
+  the owner is reported ``shared, keep``; an unknown instance's or
+  unplaced instance's disks, or disks whose sharing or owner cannot be
+  told, are kept. "Removed" means moved to quarantine
+  (``<instances_path>/_quarantine``, purged after ``quarantine_max_age``):
+  the audit's verdict rests on inference, so a wrong one must cost disk
+  space, never data.
 
 Entries of ``instances_path`` that are not instance directories (``_base``,
-``locks``, the storage identity marker, anything whose name is not a
-canonical UUID, symlinks) are never touched; the unexpected ones are
-reported. Directories are removed only through ``InstanceDir`` (validated
-UUID, inside ``instances_path``).
+``locks``, ``_journal``, ``_quarantine``, the storage identity marker,
+anything whose name is not a canonical UUID, symlinks) are never touched;
+the unexpected ones are reported. Quarantined directories and spawn
+journals no process runs are listed too (``QUARANTINED``, ``JOURNAL``).
 
 Example::
 
@@ -55,6 +60,7 @@ from nova.network import model as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir
+from nova.virt import storage_identity
 
 LOG = logging.getLogger(__name__)
 
@@ -70,13 +76,14 @@ DOMAIN = 'domain'
 VIF = 'vif'
 DIRECTORY = 'directory'
 ENTRY = 'entry'
+QUARANTINED = 'quarantined'
+JOURNAL = 'journal'
 
 REMOVE = 'remove'
 KEEP = 'keep'
 
 # Layout entries of instances_path that are expected and never reported.
-_LAYOUT = (instancedir.BASE_DIR, instancedir.LOCKS_DIR,
-           instancedir.STORAGE_IDENTITY_FILE)
+_LAYOUT = instancedir.LAYOUT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,13 +137,6 @@ class _Verdict:
 
 # -- what the database says -------------------------------------------------
 
-def _instance(context, uuid):
-    try:
-        return objects.Instance.get_by_uuid(context, uuid,
-                                            read_deleted='yes')
-    except exception.InstanceNotFound:
-        return None
-
 
 def _describe(migration) -> str:
     return '%s %s -> %s: %s' % (migration.migration_type,
@@ -149,7 +149,8 @@ def _keep_all(status, owner, described, reason) -> _Verdict:
 
 
 def _disks_elsewhere(context, owner, own_identity):
-    """(action, reason) for the directory of an instance on ``owner``."""
+    """(action, reason) for the directory of an instance on ``owner``,
+    from the identities; the stamp is checked by ``_stamp_allows``."""
     if not own_identity:
         return KEEP, ('this host\'s storage identity is unknown: cannot '
                       'tell whether storage is shared')
@@ -162,11 +163,41 @@ def _disks_elsewhere(context, owner, own_identity):
     return REMOVE, 'storage not shared with %s' % owner
 
 
+def _directory_action(driver, host, own_identity, uuid, verdict):
+    """(action, reason) for the instance directory, the verdict's and the
+    stamp's together."""
+    if verdict.disk_action != REMOVE:
+        return verdict.disk_action, verdict.disk_reason
+    action, why = _stamp_allows(driver, host, own_identity, uuid,
+                                verdict.status)
+    if action == REMOVE:
+        return REMOVE, verdict.disk_reason + ': to quarantine'
+    return KEEP, '%s, but %s; kept' % (verdict.disk_reason, why)
+
+
+def _stamp_allows(driver, host, own_identity, uuid, status):
+    """(action, reason): whether the directory's stamp lets it go. An
+    instance that lives elsewhere needs a stamp of this host on this
+    storage (the owner re-stamps a shared directory); a deleted one's
+    directory goes unless its stamp is unreadable."""
+    instance = objects.Instance(uuid=uuid)
+    try:
+        stamp = driver.read_ownership_stamp(instance)
+    except exception.InvalidOwnershipStamp as e:
+        return KEEP, e.format_message()
+    if status == DELETED or (stamp is not None
+                             and stamp.left_by(host, own_identity)):
+        return REMOVE, None
+    if stamp is None:
+        return KEEP, 'no ownership stamp: cannot tell whose it is'
+    return KEEP, 'its stamp says it was %s' % stamp.describe()
+
+
 def classify(context, host: str, own_identity: str | None,
              uuid: str) -> _Verdict | None:
     """The verdict on instance ``uuid``'s artefacts on ``host``; None when
     the database places the instance here (not an orphan)."""
-    instance = _instance(context, uuid)
+    instance = objects.Instance.find(context, uuid)
     if instance is not None and not instance.deleted \
             and instance.host == host:
         return None
@@ -221,11 +252,8 @@ def own_storage_identity(context, host: str, instances_path: str):
     at the root of ``instances_path``; None when missing, malformed, or
     different from what the host's service row recorded (remounted
     storage: sharing cannot be told)."""
-    marker = os.path.join(instances_path, instancedir.STORAGE_IDENTITY_FILE)
-    try:
-        with open(marker) as f:
-            identity = instancedir.validated_uuid(f.read().strip())
-    except (OSError, exception.InvalidUUID):
+    identity = storage_identity.read(instances_path).identity
+    if identity is None:
         return None
     recorded = shared_storage.recorded_identity(context, host)
     if recorded and recorded != identity:
@@ -249,7 +277,7 @@ def _scan_instances_path(instances_path):
         return directories, unexpected
     for entry in sorted(entries, key=lambda e: e.name):
         if entry.name in _LAYOUT or entry.name.startswith(
-                instancedir.STORAGE_IDENTITY_FILE + '.part-'):
+                instancedir.STORAGE_IDENTITY_FILE + '.'):
             continue
         try:
             uuid = instancedir.validated_uuid(entry.name)
@@ -316,8 +344,8 @@ def audit(context, settings, driver) -> AuditReport:
         for port in sorted(ports.get(uuid, ())):
             add(VIF, port, verdict.guest_action, verdict.guest_reason)
         if uuid in directories:
-            add(DIRECTORY, directories[uuid], verdict.disk_action,
-                verdict.disk_reason)
+            add(DIRECTORY, directories[uuid], *_directory_action(
+                driver, host, own_identity, uuid, verdict))
     for port in sorted(stray_ports):
         report.orphans.append(Orphan(
             VIF, port, None, UNKNOWN, None, None, KEEP,
@@ -325,11 +353,46 @@ def audit(context, settings, driver) -> AuditReport:
     for entry, why in unexpected:
         report.orphans.append(Orphan(ENTRY, entry, None, NOT_INSTANCE,
                                      None, None, KEEP, why))
+    _add_quarantine_and_journals(report, driver, path)
     for orphan in report.orphans:
         LOG.info('Orphan %(kind)s %(name)s (%(status)s): %(action)s, '
                  '%(reason)s', dataclasses.asdict(orphan),
                  instance_uuid=orphan.instance_uuid)
     return report
+
+
+def _add_quarantine_and_journals(report, driver, path):
+    """What the quarantine holds, and the spawn journals no process of
+    this host runs: listed, kept (the purge and a restart deal with
+    them)."""
+    try:
+        quarantined, other = instancedir.list_quarantine(path)
+    except exception.QuarantineUnusable as e:
+        quarantined, other = [], []
+        report.orphans.append(Orphan(
+            QUARANTINED, instancedir.quarantine_dir(path), None,
+            NOT_INSTANCE, None, None, KEEP, e.format_message()))
+    for entry in quarantined:
+        report.orphans.append(Orphan(
+            QUARANTINED, entry.path, entry.instance_uuid, 'quarantined',
+            None, None, KEEP, '%d bytes since %s: %s' % (
+                entry.size, entry.quarantined_at.isoformat(),
+                entry.reason or 'no reason recorded')))
+    for entry in other:
+        report.orphans.append(Orphan(
+            ENTRY, entry, None, NOT_INSTANCE, None, None, KEEP,
+            'in the quarantine but not named as quarantined directories '
+            'are'))
+    journals, unreadable = driver.interrupted_attempts()
+    for spawn_journal in journals:
+        report.orphans.append(Orphan(
+            JOURNAL, spawn_journal.path, spawn_journal.idir.uuid,
+            'interrupted', None, spawn_journal.attempt.migration, KEEP,
+            '%s attempt cut short; the next start of nova-compute undoes '
+            'it' % spawn_journal.attempt.operation))
+    for bad in unreadable:
+        report.orphans.append(Orphan(JOURNAL, bad.path, None, NOT_INSTANCE,
+                                     None, None, KEEP, bad.reason))
 
 
 # -- removing what may go ---------------------------------------------------
@@ -355,11 +418,13 @@ def _clean_instance(context, settings, driver, uuid, planned, result):
     if verdict is None or verdict.guest_action != REMOVE:
         result.kept.extend(guest)
         guest = []
-    if verdict is None or verdict.disk_action != REMOVE:
+    if verdict is None or _directory_action(
+            driver, settings.host, own_identity, uuid,
+            verdict)[0] != REMOVE:
         result.kept.extend(disks)
         disks = []
     if guest:
-        instance = _instance(context, uuid) or objects.Instance(
+        instance = objects.Instance.find(context, uuid) or objects.Instance(
             context, uuid=uuid)
         ports = [o.name for o in guest if o.kind == VIF]
         driver.cleanup(context, instance, _network_info(instance, ports),
@@ -368,9 +433,9 @@ def _clean_instance(context, settings, driver, uuid, planned, result):
                  verdict.guest_reason, instance_uuid=uuid)
         result.removed.extend(guest)
     if disks:
-        instancedir.InstanceDir(settings.instances_path, uuid).remove()
-        LOG.info('Removed the orphan instance directory (%s)',
-                 verdict.disk_reason, instance_uuid=uuid)
+        driver.quarantine_instance_files(
+            objects.Instance(context, uuid=uuid),
+            'nova-manage host cleanup: %s' % verdict.disk_reason)
         result.removed.extend(disks)
 
 

@@ -5,14 +5,18 @@ compare-and-swap save that claims it (``task_state`` ``spawning``), so a
 crash during spawn leaves it on this host for ``init_host`` to put in
 ERROR. A failed spawn has already removed what it created (the driver's
 contract); the instance goes to ERROR with a fault and the host is as it
-was. The instance's network_info records the VIFs; they become ``active``
-when their ``network-vif-plugged`` events arrive (``events.py``).
+was. The spawn's attempt is completed only once the instance is recorded
+ACTIVE: a crash before that leaves an open journal, and the restart
+removes what the build made (``recovery.py``). The instance's
+network_info records the VIFs; they become ``active`` when their
+``network-vif-plugged`` events arrive (``events.py``).
 """
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova.compute import operation
+from nova import crashpoint
 
 LOG = logging.getLogger(__name__)
 
@@ -31,9 +35,15 @@ def place(compute, instance, network_info):
 
 
 def spawn(compute, context, instance, image_meta, injected_files,
-          admin_password, block_device_info):
+          admin_password, block_device_info, attempt=None):
+    """The driver's spawn, as ``attempt`` (completed by the caller once
+    the result is recorded); ``StorageUnavailable`` first when this host's
+    instance storage is not there (``storage_report.StorageReporter``)."""
+    compute.check_storage_writable()
     compute.driver.spawn(context, instance, image_meta,
                          injected_files or [], admin_password,
                          network_info=instance.network_info,
-                         block_device_info=block_device_info)
+                         block_device_info=block_device_info,
+                         attempt=attempt)
+    crashpoint.reached('build.before_active')
     instance.launched_at = timeutils.utcnow(with_timezone=True)

@@ -6,9 +6,13 @@ Run by ``ComputeManager.init_host`` before the host reconciles its own
 instances, so that nothing evacuated away is started again here (no split
 brain). For each evacuation whose source is this host:
 
-* ``done``: destroy the local domain and VIFs; delete the local disks only
-  when the evidence says storage is *not* shared with the new owner (unknown
-  evidence keeps them); mark the migration ``completed``;
+* ``done``: destroy the local domain and VIFs; move the local copy of the
+  instance directory aside (quarantine, purged by age) only when the
+  evidence says storage is *not* shared with the new owner *and* the
+  directory's ownership stamp names this host on this storage
+  (``disk_ownership.on_source``: on shared storage the new owner has
+  re-stamped it, so it is never touched); keep it otherwise; mark the
+  migration ``completed``;
 * ``accepted`` / ``pre-migrating`` (still in progress): do not start the
   instance, delete nothing;
 * ``failed``: the instance is still this host's own; nothing to do here.
@@ -19,10 +23,11 @@ started, never deleted (when unsure, keep the disks).
 
 On the *target* side, ``fail_interrupted_evacuations`` ends evacuations to
 this host that a restart cut short (``pre-migrating``: only this host's
-previous process could have been running them): the guest is destroyed as
-after a failed spawn (disks kept unless storage is known not to be
-shared), the migration becomes ``failed`` and the instance ERROR on its
-source, so a new evacuation can start.
+previous process could have been running them). What the dead attempt
+created was undone from its journal already (``recovery.py``); here any
+guest left is destroyed (never a disk), the ports are bound back to the
+source, the migration becomes ``failed`` and the instance ERROR on its
+source with a fault, so a new evacuation can start.
 
 Usage::
 
@@ -38,10 +43,13 @@ import dataclasses
 from oslo_log import log as logging
 
 from nova.compute import actions
+from nova.compute import disk_ownership
+from nova.compute import port_bindings
 from nova.compute import power_state
 from nova.compute import shared_storage
 from nova.compute import task_states
 from nova.compute import vm_states
+from nova import crashpoint
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -53,7 +61,9 @@ LOG = logging.getLogger(__name__)
 class EvacuationCleanup:
     """What ``destroy_evacuated_instances`` found and did, by instance."""
     completed: list[str] = dataclasses.field(default_factory=list)
-    disks_deleted: list[str] = dataclasses.field(default_factory=list)
+    # Instance directories moved to quarantine, and kept (with why).
+    quarantined: list[str] = dataclasses.field(default_factory=list)
+    kept: dict[str, str] = dataclasses.field(default_factory=dict)
     in_progress: list[str] = dataclasses.field(default_factory=list)
     failed: list[str] = dataclasses.field(default_factory=list)
     orphans: list[str] = dataclasses.field(default_factory=list)
@@ -74,13 +84,6 @@ def _evacuations_from(context, host):
                 *migration_obj.IN_PROGRESS])
 
 
-def _get_instance(context, uuid):
-    try:
-        return objects.Instance.get_by_uuid(context, uuid, read_deleted='yes')
-    except exception.InstanceNotFound:
-        return None
-
-
 def _latest_by_instance(migrations):
     """The newest evacuation of each instance (an instance may have failed
     once and succeeded later; the newest one tells where it is)."""
@@ -90,32 +93,49 @@ def _latest_by_instance(migrations):
     return latest
 
 
-def _clean_up_done(context, host, driver, instance, migration, own_identity,
-                   report):
+def _own_identity(context, host, driver):
+    try:
+        return shared_storage.own_identity(context, host, driver)
+    except exception.StorageEvidenceStale as e:
+        LOG.warning('%s', e.format_message())
+        return None
+
+
+def _clean_up_done(context, host, driver, instance, migration, report):
     owner = instance.host or migration.dest_compute
+    own_identity = _own_identity(context, host, driver)
     evidence = shared_storage.StorageEvidence(
         source_host=host, target_host=owner,
         source_identity=own_identity,
         target_identity=shared_storage.recorded_identity(context, owner))
-    # NOTE: only complete evidence that storage is not shared allows
-    # deleting disks; unknown evidence keeps them (doc/source/cleanup.rst,
-    # "Shared storage is decided from evidence").
-    destroy_disks = evidence.shared is False
-    LOG.info('Instance was evacuated to %(owner)s; removing it from this '
-             'host (%(ev)s; delete disks: %(dd)s)',
-             {'owner': owner, 'ev': evidence.describe(),
-              'dd': destroy_disks}, instance=instance)
     driver.destroy(context, instance, instance.network_info,
-                   block_device_info=None, destroy_disks=destroy_disks)
+                   block_device_info=None, destroy_disks=False)
+    crashpoint.reached('source.during_cleanup')
+    exists = driver.instance_dir_exists(instance)
+    try:
+        stamp = driver.read_ownership_stamp(instance) if exists else None
+    except exception.InvalidOwnershipStamp as e:
+        verdict = disk_ownership.Verdict(disk_ownership.KEEP,
+                                         e.format_message())
+    else:
+        verdict = disk_ownership.on_source(
+            host=host, identity=own_identity, shared=evidence.shared,
+            stamp=stamp, directory_exists=exists, owner=owner)
+    LOG.info('Instance was evacuated to %(owner)s; removed its guest here '
+             '(%(ev)s); its directory: %(verdict)s',
+             {'owner': owner, 'ev': evidence.describe(),
+              'verdict': verdict.reason}, instance=instance)
+    if verdict.action == disk_ownership.QUARANTINE:
+        driver.quarantine_instance_files(instance, verdict.reason)
+        report.quarantined.append(instance.uuid)
+    elif exists:
+        report.kept[instance.uuid] = verdict.reason
     migration.status = migration_obj.COMPLETED
     migration.save(expected_status=migration_obj.DONE)
     report.completed.append(instance.uuid)
-    if destroy_disks:
-        report.disks_deleted.append(instance.uuid)
 
 
-def _handle(context, host, driver, instance, migration, own_identity,
-            report):
+def _handle(context, host, driver, instance, migration, report):
     uuid = migration.instance_uuid
     status = migration.status
     if status in migration_obj.IN_PROGRESS:
@@ -137,8 +157,7 @@ def _handle(context, host, driver, instance, migration, own_identity,
                       migration.uuid, instance_uuid=uuid)
             report.errors[uuid] = 'done evacuation did not move instance'
             return
-        _clean_up_done(context, host, driver, instance, migration,
-                       own_identity, report)
+        _clean_up_done(context, host, driver, instance, migration, report)
 
 
 def destroy_evacuated_instances(context, host: str, driver
@@ -150,13 +169,11 @@ def destroy_evacuated_instances(context, host: str, driver
     ``errors``), so one bad instance does not keep the host from starting.
     """
     report = EvacuationCleanup()
-    own_identity = driver.get_storage_identity()
     latest = _latest_by_instance(_evacuations_from(context, host))
     for uuid, migration in latest.items():
-        instance = _get_instance(context, uuid)
+        instance = objects.Instance.find(context, uuid)
         try:
-            _handle(context, host, driver, instance, migration,
-                    own_identity, report)
+            _handle(context, host, driver, instance, migration, report)
         except Exception as e:
             LOG.exception('Cleaning up after evacuation %s failed',
                           migration.uuid, instance_uuid=uuid)
@@ -166,7 +183,7 @@ def destroy_evacuated_instances(context, host: str, driver
     for uuid in driver.list_instance_uuids():
         if uuid in explained:
             continue
-        instance = _get_instance(context, uuid)
+        instance = objects.Instance.find(context, uuid)
         if instance is not None and instance.host == host \
                 and not instance.deleted:
             continue
@@ -181,7 +198,8 @@ def destroy_evacuated_instances(context, host: str, driver
     return report
 
 
-def _end_interrupted(context, host, driver, instance, migration):
+def _end_interrupted(context, host, driver, instance, migration,
+                     network_api):
     if instance is not None and instance.host == host:
         # The instance was saved here but the migration not yet marked:
         # the evacuation succeeded.
@@ -191,19 +209,16 @@ def _end_interrupted(context, host, driver, instance, migration):
         migration.save(expected_status=migration_obj.PRE_MIGRATING)
         return
     if instance is not None:
-        evidence = shared_storage.StorageEvidence(
-            source_host=instance.host, target_host=host,
-            source_identity=shared_storage.recorded_identity(
-                context, instance.host),
-            target_identity=driver.get_storage_identity())
-        destroy_disks = evidence.shared is False
-        LOG.warning('Evacuation %(mig)s to this host was cut short by a '
-                    'restart; removing its guest (%(ev)s; delete disks: '
-                    '%(dd)s)', {'mig': migration.uuid,
-                                'ev': evidence.describe(),
-                                'dd': destroy_disks}, instance=instance)
+        # recovery.py undid what the dead attempt created, from its
+        # journal; a guest it may have left (a crash before its journal
+        # said so) goes too. Never a disk: nothing here can tell a disk
+        # this attempt made from the instance's own on shared storage.
+        LOG.warning('Evacuation %s to this host was cut short by a '
+                    'restart; removing any guest it left here',
+                    migration.uuid, instance=instance)
         driver.destroy(context, instance, instance.network_info,
-                       destroy_disks=destroy_disks)
+                       destroy_disks=False)
+        port_bindings.rebind_to_owner(network_api, host, context, instance)
     migration.status = migration_obj.FAILED
     migration.save(expected_status=migration_obj.PRE_MIGRATING)
     if instance is None or instance.deleted:
@@ -217,7 +232,8 @@ def _end_interrupted(context, host, driver, instance, migration):
                                        task_states.REBUILD_SPAWNING])
 
 
-def fail_interrupted_evacuations(context, host: str, driver) -> list[str]:
+def fail_interrupted_evacuations(context, host: str, driver,
+                                 network_api=None) -> list[str]:
     """End the evacuations to ``host`` a restart cut short; their UUIDs.
 
     Call from ``init_host`` before serving requests, when nothing on this
@@ -231,7 +247,8 @@ def fail_interrupted_evacuations(context, host: str, driver) -> list[str]:
         uuid = migration.instance_uuid
         try:
             _end_interrupted(context, host, driver,
-                             _get_instance(context, uuid), migration)
+                             objects.Instance.find(context, uuid), migration,
+                             network_api or port_bindings.default_api())
             ended.append(uuid)
         except Exception:
             LOG.exception('Could not end interrupted evacuation %s',

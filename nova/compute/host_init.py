@@ -5,16 +5,19 @@ database places on this host (and only those: an instance recorded on
 another host is never started here), with the hypervisor's view:
 
 * left mid-build (vm_state ``building`` or a build task state): ERROR with
-  a fault; whatever spawn left is kept for the operator (when in doubt,
-  keep the disks);
+  a fault; what the dead build created was removed already, from its
+  journal (``recovery.py``), so the instance can be rebuilt;
 * left ``deleting``: the delete is finished;
 * left ``powering-off``: the stop is finished;
 * left in another operation we run (powering-on, rebooting, suspending,
   resuming): task_state cleared and the vm_state set to what the
   hypervisor shows; a fault when that is not what the operation would have
   reached, so a cut-short start is never reported as a success;
-* left ``rebuilding`` (an evacuation or rebuild): not touched here; the
-  evacuation workflow decides;
+* left ``rebuilding`` by a rebuild on this host: ERROR with a fault (the
+  new disks the dead attempt made are gone, from its journal); an
+  evacuation away from this host that is still in progress never gets
+  here (``evacuation.py`` reports it), and one to this host is ended by
+  ``evacuation.fail_interrupted_evacuations``;
 * idle: the power state is recorded; with
   ``resume_guests_state_on_host_boot``, an ACTIVE guest that does not run
   is started with ``driver.resume_state_on_host_boot`` (ERROR with a fault,
@@ -124,8 +127,8 @@ def init_instance(compute, runner, context, instance):
         runner.run(context, instance, power.STOP,
                    lambda: power.stop(compute, instance))
     elif task in REBUILD_TASKS:
-        LOG.info('Rebuild or evacuation in progress; left to it',
-                 instance=instance)
+        _interrupted(compute, runner, context, instance, 'rebuild',
+                     force_error=True)
     elif task is not None:
         _interrupted(compute, runner, context, instance,
                      _TASK_OPERATION.get(task))

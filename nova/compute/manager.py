@@ -26,6 +26,7 @@ event, states) and re-raised; over RPC a cast only logs it.
 import threading
 
 from oslo_log import log as logging
+from oslo_utils import excutils
 
 from nova.compute import actions
 from nova.compute import build
@@ -41,15 +42,18 @@ from nova.compute import power
 from nova.compute import power_sync
 from nova.compute import reboot
 from nova.compute import rebuild
+from nova.compute import recovery
 from nova.compute import resources
-from nova.compute import shared_storage
+from nova.compute import storage_report
 from nova.compute import suspend
+from nova.compute import task_states
 from nova.conf import CONF
 from nova import context as nova_context
 from nova.network import model as network_model
 from nova import objects
 from nova import periodic
 from nova.virt import driver as virt_driver
+from nova.virt import journal
 
 LOG = logging.getLogger(__name__)
 
@@ -64,9 +68,10 @@ class ComputeManager:
                         or instance_events.ComputeVirtAPI())
         self.driver = driver or virt_driver.load_compute_driver(
             self.virtapi, settings, CONF.compute_driver)
+        self.storage = storage_report.StorageReporter(self.host, self.driver)
         self.compute = operation.ComputeHost(
             host=self.host, settings=settings, driver=self.driver,
-            virtapi=self.virtapi)
+            virtapi=self.virtapi, storage=self.storage)
         self.instance_locks = locks.InstanceLocks()
         self.runner = operation.Runner(self.compute, self.instance_locks)
         self._builds = threading.BoundedSemaphore(CONF.max_concurrent_builds)
@@ -78,10 +83,14 @@ class ComputeManager:
         """Connect the driver, then reconcile this host's instances."""
         self.driver.init_host(host=self.host)
         context = nova_context.get_admin_context()
-        # Evacuations first (evacuation.py): an instance evacuated away, or
+        # What the storage is now, recorded before anything compares with
+        # it (storage_report.py).
+        self.storage.record_at_start(context)
+        # Then what the previous process left half done (recovery.py), so
+        # that nothing below sees a partial disk or a dead attempt's guest.
+        recovery.recover_interrupted_attempts(self.compute, context)
+        # Evacuations next (evacuation.py): an instance evacuated away, or
         # being evacuated, must never be started here again.
-        shared_storage.record_own_identity(
-            context, self.host, self.driver.get_storage_identity())
         evacuation.fail_interrupted_evacuations(context, self.host,
                                                 self.driver)
         evacuated = evacuation.destroy_evacuated_instances(
@@ -118,6 +127,18 @@ class ComputeManager:
         periodic_tasks.sync_power_states(self.compute, self.instance_locks,
                                          context)
 
+    @periodic.periodic_task(
+        spacing=periodic_tasks.interval('purge_quarantine_interval'))
+    def _purge_quarantine(self, context):
+        """Periodic: delete quarantined instance directories older than
+        ``quarantine_max_age``."""
+        periodic_tasks.purge_quarantine(self.compute)
+
+    def update_service_record(self, service):
+        """Called by the service before each heartbeat: the storage fields
+        of its row, written with the heartbeat (storage_report.py)."""
+        self.storage.update(service)
+
     def cleanup_host(self):
         self.driver.cleanup_host(host=self.host)
 
@@ -148,13 +169,23 @@ class ComputeManager:
         if network_info is not None:
             network_info = network_model.NetworkInfo.coerce(network_info)
         image_meta = image_meta if image_meta is not None else image
+        attempt = journal.Attempt.new(journal.BUILD)
         with self._builds:
             build.place(self.compute, instance, network_info)
-            self.runner.run(
-                context, instance, build.BUILD,
-                lambda: build.spawn(self.compute, context, instance,
-                                    image_meta, injected_files,
-                                    admin_password, block_device_info))
+            try:
+                self.runner.run(
+                    context, instance, build.BUILD,
+                    lambda: build.spawn(self.compute, context, instance,
+                                        image_meta, injected_files,
+                                        admin_password, block_device_info,
+                                        attempt))
+            except Exception:
+                # Spawn undid its own failure; a build whose result could
+                # not be recorded is undone here (no-op otherwise).
+                with excutils.save_and_reraise_exception():
+                    operation.undo_attempt_quietly(self.compute, context,
+                                                   instance, attempt)
+            self.driver.complete_attempt(instance, attempt)
 
     def start_instance(self, context, instance):
         self.runner.run(context, instance, power.START,
@@ -210,14 +241,42 @@ class ComputeManager:
                               injected_files, admin_password, bdms,
                               recreate=False, on_shared_storage=None,
                               network_info=None, block_device_info=None,
-                              preserve_ephemeral=False, power_on=True):
-        """Spawn the new guest; on an evacuation's failure destroy it with
-        ``destroy_disks=not on_shared_storage`` and re-raise."""
-        rebuild.default_impl(
-            self.driver, context, instance, image_meta, injected_files,
-            admin_password, recreate=recreate,
-            on_shared_storage=on_shared_storage, network_info=network_info,
-            block_device_info=block_device_info, power_on=power_on)
+                              preserve_ephemeral=False, power_on=True,
+                              attempt=None):
+        """The driver sequence of a rebuild (Nova's).
+
+        Same host: power off (when there is a domain) and destroy the old
+        guest and its disks first. Evacuation: its host is dead, touch
+        nothing there. Then task_state ``rebuild_spawning`` and
+        ``driver.spawn`` as ``attempt``. When spawn raises during an
+        evacuation, destroy what is left of the guest here, keeping the
+        disks on shared storage (they are the instance's only copy), and
+        re-raise (the evacuation-leftovers fix, doc/source/cleanup.rst,
+        "Background").
+        """
+        if not recreate:
+            if self.driver.instance_exists(instance):
+                self.driver.power_off(instance,
+                                      timeout=self.settings.shutdown_timeout)
+            self.driver.destroy(context, instance, network_info,
+                                block_device_info=block_device_info,
+                                destroy_disks=True)
+        instance.task_state = task_states.REBUILD_SPAWNING
+        instance.save(expected_task_state=[task_states.REBUILDING])
+        try:
+            self.driver.spawn(context, instance, image_meta, injected_files,
+                              admin_password, network_info=network_info,
+                              block_device_info=block_device_info,
+                              power_on=power_on, attempt=attempt)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                if recreate:
+                    LOG.error('Spawn failed during evacuation; destroying '
+                              'the guest here (destroy_disks=%s)',
+                              not on_shared_storage, instance=instance)
+                    self.driver.destroy(context, instance, network_info,
+                                        block_device_info,
+                                        destroy_disks=not on_shared_storage)
 
     # -- events -------------------------------------------------------------
 

@@ -44,6 +44,14 @@ class ComputeHost:
     settings: object            # nova.conf.host_settings.HostSettings
     driver: object              # nova.virt.driver.ComputeDriver
     virtapi: object             # nova.virt.virtapi.VirtAPI
+    # nova.compute.storage_report.StorageReporter: whether the host's
+    # instance storage is there (None: not checked, as in unit tests of
+    # workflows that never write to it).
+    storage: object = None
+
+    def check_storage_writable(self) -> None:
+        if self.storage is not None:
+            self.storage.check_writable()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,3 +194,18 @@ class Runner:
             LOG.warning('Not recording the failed state: %s', e,
                         instance=instance)
             _reload(instance)
+
+
+def undo_attempt_quietly(compute, context, instance, attempt) -> None:
+    """Undo a spawn ``attempt`` whose result could not be recorded (a
+    spawn that failed has undone itself already: then nothing happens).
+    Logs, never raises: the caller is reporting the original failure."""
+    try:
+        if compute.driver.undo_attempt(context, instance, attempt):
+            LOG.warning('Removed what %s attempt %s created: its result '
+                        'could not be recorded', attempt.operation,
+                        attempt.id, instance=instance)
+    except Exception:
+        LOG.exception('Could not undo %s attempt %s; the next start of '
+                      'the service will', attempt.operation, attempt.id,
+                      instance=instance)

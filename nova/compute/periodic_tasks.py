@@ -5,6 +5,8 @@ service (``nova.service.Service``) finds them with ``periodic.tasks_of``
 and runs each on its own thread. The work lives here:
 
 * ``update_available_resource``: ``nova.compute.resources``.
+* ``purge_quarantine``: delete quarantined instance directories older than
+  ``quarantine_max_age`` (``nova/virt/instancedir.py``).
 * ``sync_power_states``: for every instance the database places on this
   host with no task in progress, record the power state the hypervisor
   reports. It records and logs, nothing more (Nova's semantics, minus its
@@ -28,6 +30,7 @@ from nova.compute import vm_states
 from nova.conf import CONF
 from nova import exception
 from nova import objects
+from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 
@@ -145,3 +148,15 @@ def _report_mismatch(instance, current) -> bool:
                     'not stopping it', instance=instance)
         return True
     return False
+
+
+def purge_quarantine(compute) -> list:
+    """Delete this host's quarantined directories past their age; the
+    ones deleted. An unusable quarantine directory is logged, and
+    nothing is deleted."""
+    try:
+        return instancedir.purge_quarantine(compute.settings.instances_path,
+                                            CONF.quarantine_max_age)
+    except exception.QuarantineUnusable as e:
+        LOG.error('Not purging the quarantine: %s', e.format_message())
+        return []

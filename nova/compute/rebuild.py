@@ -6,30 +6,37 @@ event and hands off here. Two workflows:
 * **evacuate** (``recreate=True``): the instance's host is dead, so nothing
   is powered off or destroyed there. This host claims the migration
   (``accepted`` -> ``pre-migrating``), decides from evidence whether it
-  shares storage with the source (``shared_storage``), removes the leftovers
-  of an earlier failed evacuation of the same instance when storage is not
-  shared, then binds the instance's ports here (so this host's network
-  agent reports them), spawns (reusing the disks on shared storage,
-  building new ones from the image otherwise) and only then moves
-  ``instance.host``/``node`` here, together with migration ``done``; a
-  failure binds the ports back to the source. When spawn fails the manager's
-  ``_rebuild_default_impl`` destroys the guest with
-  ``destroy_disks=not on_shared_storage`` and re-raises (the fix of the
-  evacuation-leftovers bug, doc/source/cleanup.rst, "Background"); the
+  shares storage with the source (``shared_storage``, its own identity
+  read live), checks the instance directory it finds against its
+  ownership stamp (``disk_ownership.on_target``: reuse it, move a leftover
+  of an earlier attempt here aside into quarantine, or refuse), then binds
+  the instance's ports here (so this host's network agent reports them),
+  spawns as an ``evacuation`` attempt (reusing the disks on shared
+  storage, building new ones from the image otherwise) and only then moves
+  ``instance.host``/``node`` here, together with migration ``done``, and
+  completes the attempt; a failure binds the ports back to the source.
+  When spawn fails the manager's ``_rebuild_default_impl`` destroys the
+  guest with ``destroy_disks=not on_shared_storage`` and re-raises (the
+  fix of the evacuation-leftovers bug, doc/source/cleanup.rst,
+  "Background"); the
   instance goes to ERROR with a fault, keeps its host, and the migration
   becomes ``failed``. A refusal before anything was touched here
   (wrong target or task state, ``on_shared_storage`` contradicting or not
-  checkable against the evidence) ends the evacuation all the same:
+  checkable against the evidence, a directory that does not fit its
+  stamp, this host's storage missing or its recorded identity stale) ends
+  the evacuation all the same:
   migration ``failed``, a fault, no task state, and the vm_state as it was
   (nothing happened to the guest). A migration already taken by someone
   else is theirs: its refusal touches nothing.
 
-* **rebuild** (``recreate=False``, same host): power off, destroy (the old
-  disks are replaced on purpose) and spawn from the image; a failure leaves
-  ERROR with a fault and the new disks removed by spawn's own cleanup.
+* **rebuild** (``recreate=False``, same host): power off (when there is a
+  domain: "ERROR with no domain" is what a failed spawn leaves), destroy
+  (the old disks are replaced on purpose) and spawn from the image as a
+  ``rebuild`` attempt; a failure leaves ERROR with a fault and the new
+  disks removed by spawn's own cleanup.
 
-The manager must offer: ``host``, ``driver``, ``settings`` and
-``_rebuild_default_impl`` (below, ``default_impl``), and may offer
+The manager must offer: ``host``, ``driver``, ``settings``, ``compute``
+(``operation.ComputeHost``) and ``_rebuild_default_impl``, and may offer
 ``get_image_meta(context, image_ref)`` and ``network_api``.
 """
 
@@ -39,18 +46,20 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova.compute import actions
+from nova.compute import disk_ownership
 from nova.compute import operation
+from nova.compute import port_bindings
 from nova.compute import shared_storage
 from nova.compute import states
 from nova.compute import task_states
 from nova.compute import vm_states
+from nova import crashpoint
 from nova import exception
 from nova.image import store as image_store
-from nova.network import api as network_api_mod
-from nova.network import model as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir
+from nova.virt import journal
 
 LOG = logging.getLogger(__name__)
 
@@ -81,40 +90,6 @@ class _Refused(Exception):
         self.cause = cause
 
 
-def default_impl(driver, context, instance, image_meta, injected_files,
-                 admin_password, recreate, on_shared_storage,
-                 network_info=None, block_device_info=None, power_on=True):
-    """The driver sequence of a rebuild (Nova's ``_rebuild_default_impl``).
-
-    Same host: power off and destroy the old guest first. Evacuation: its
-    host is dead, touch nothing there. Then task_state ``rebuild_spawning``
-    and ``driver.spawn``. When spawn raises during an evacuation, destroy
-    what is left of the guest here, keeping the disks on shared storage
-    (they are the instance's only copy), and re-raise.
-    """
-    if not recreate:
-        driver.power_off(instance, timeout=driver.settings.shutdown_timeout)
-        driver.destroy(context, instance, network_info,
-                       block_device_info=block_device_info,
-                       destroy_disks=True)
-    instance.task_state = task_states.REBUILD_SPAWNING
-    instance.save(expected_task_state=[task_states.REBUILDING])
-    try:
-        driver.spawn(context, instance, image_meta, injected_files,
-                     admin_password, network_info=network_info,
-                     block_device_info=block_device_info,
-                     power_on=power_on)
-    except Exception:
-        with excutils.save_and_reraise_exception():
-            if recreate:
-                LOG.error('Spawn failed during evacuation; destroying the '
-                          'guest here (destroy_disks=%s)',
-                          not on_shared_storage, instance=instance)
-                driver.destroy(context, instance, network_info,
-                               block_device_info,
-                               destroy_disks=not on_shared_storage)
-
-
 def _image_meta(manager, context, image_ref, required=True):
     """The ``ImageMeta`` spawn builds disks from.
 
@@ -137,73 +112,10 @@ def _image_meta(manager, context, image_ref, required=True):
         return None
 
 
-# -- port bindings of an evacuation -------------------------------------
-#
-# The network agent of a host reports only the ports bound to that host.
-# So the ports move to the target *before* it spawns (its agent then
-# sends the network-vif-plugged events spawn waits for), and go back to
-# the host the database places the instance on when the evacuation fails
-# (the source's agent reports them again once that host plugs them).
-
-
 def _network_api(manager):
     network_api = getattr(manager, 'network_api', None)
     return network_api if network_api is not None else (
-        network_api_mod.API())
-
-
-def _network_info(manager, context, instance):
-    """Bind the instance's ports to this host; its VIFs as this host will
-    plug them (not active yet: the driver waits for their events).
-
-    An instance whose VIFs have no ports in the network backend (tests
-    hand VIFs in directly) keeps its VIFs, made inactive the same way.
-    """
-    bound = _network_api(manager).bind_ports(context, instance,
-                                             manager.host)
-    if bound:
-        return network_model.NetworkInfo(bound)
-    return network_model.NetworkInfo(
-        dataclasses.replace(vif, active=False)
-        for vif in instance.network_info)
-
-
-def _network_info_after_spawn(manager, context, instance, network_info):
-    """The VIFs as the ports are now: active where this host's agent
-    reported them plugged (a later reboot here must not wait for events
-    that will not come again). ``network_info`` when there are no ports,
-    or when they cannot be read (the guest runs: do not fail for this).
-    """
-    try:
-        current = _network_api(manager).get_instance_nw_info(context,
-                                                             instance)
-    except Exception:
-        LOG.exception('Could not read the ports; keeping the VIFs as '
-                      'bound', instance=instance)
-        return network_info
-    return network_model.NetworkInfo(current) if current else network_info
-
-
-def _rebind_ports_to_owner(manager, context, instance):
-    """After a failed evacuation: the ports it bound here go back to the
-    instance's host as the database records it (the source, unless this
-    host took the instance over before the failure). Ports it never
-    moved (a failure before ``_network_info``) are left as they are.
-    Never raises."""
-    try:
-        owner = objects.Instance.get_by_uuid(context, instance.uuid).host
-        moved = any(port.binding_host == manager.host for port in
-                    objects.Port.get_by_instance_uuid(context,
-                                                      instance.uuid))
-        if moved and owner and owner != manager.host:
-            _network_api(manager).bind_ports(context, instance, owner)
-    except exception.InstanceNotFound:
-        pass        # deleted meanwhile: its delete freed the ports
-    except Exception:
-        LOG.exception('Could not bind the ports back to the instance\'s '
-                      'host', instance=instance)
-
-# -- end of port bindings ------------------------------------------------
+        port_bindings.default_api())
 
 
 def _record_failure(context, instance, exc, host, vm_state,
@@ -271,43 +183,55 @@ class RebuildWorkflow:
                           migration.uuid, instance_uuid=migration.
                           instance_uuid)
 
-    def _remove_leftovers(self, context, instance, network_info, shared):
+    def _remove_leftovers(self, context, instance, network_info, verdict):
         """Remove a failed earlier attempt's remains of this instance.
 
-        Without shared storage this host does not own the instance and its
-        storage is not the owner's, the third case of
-        doc/source/cleanup.rst, "Who may delete disks". With shared storage
-        the disks are the instance's only copy: only a stray domain and
-        VIFs go. ``shared`` False comes from evidence whenever an instance
-        directory is here (``_decide_shared``), never from the operator's
-        word alone.
+        A stray domain and VIFs go (they hold no data). The directory goes
+        only when ``verdict`` (``disk_ownership.on_target``) says it is a
+        leftover of an earlier attempt on this very host and storage, and
+        then it is moved aside into quarantine, whole, so that nothing of
+        it is reused by the spawn and a wrong verdict costs disk space,
+        never data (the third case of doc/source/cleanup.rst, "Who may
+        delete disks").
         """
-        has_domain = self.driver.instance_exists(instance)
-        on_disk = (not shared) and self.driver.instance_on_disk(instance)
-        if not (has_domain or on_disk):
-            return
-        LOG.warning('Removing leftovers of an earlier evacuation attempt '
-                    '(domain: %(dom)s, disks: %(disk)s, delete disks: '
-                    '%(dd)s)', {'dom': has_domain, 'disk': on_disk,
-                                'dd': not shared}, instance=instance)
-        self.driver.destroy(context, instance, network_info,
-                            destroy_disks=not shared)
+        if self.driver.instance_exists(instance):
+            LOG.warning('Removing the domain and VIFs an earlier attempt '
+                        'left here', instance=instance)
+            self.driver.destroy(context, instance, network_info,
+                                destroy_disks=False)
+        if verdict.action == disk_ownership.QUARANTINE:
+            self.driver.quarantine_instance_files(instance, verdict.reason)
 
     def _decide_shared(self, context, instance, request):
+        """(shared, the verdict on the instance directory here)."""
+        own = shared_storage.own_identity(context, self.host, self.driver)
         evidence = shared_storage.gather(
             context, source_host=instance.host, target_host=self.host,
-            target_identity=self.driver.get_storage_identity())
+            target_identity=own)
         # Only looked at, never taken as evidence of sharing: it makes an
         # operator's unverifiable on_shared_storage unsafe to trust.
+        exists = self.driver.instance_dir_exists(instance)
         idir = instancedir.InstanceDir(self.manager.settings.instances_path,
                                        instance.uuid)
         shared = shared_storage.decide(
             evidence, request.on_shared_storage,
-            instance_dir=idir.path if idir.exists() else None)
+            instance_dir=idir.path if exists else None)
         LOG.info('Evacuating from %(src)s: %(ev)s', {
             'src': instance.host, 'ev': evidence.describe()},
             instance=instance)
-        return shared
+        verdict = disk_ownership.on_target(
+            instance_launched=(instance.launched_at is not None
+                               and instance.vm_state != vm_states.ERROR),
+            shared=shared, source=instance.host, host=self.host,
+            identity=own,
+            stamp=self.driver.read_ownership_stamp(instance)
+            if exists else None,
+            directory_exists=exists, path=idir.path)
+        LOG.info('Instance directory: %s', verdict.reason,
+                 instance=instance)
+        if verdict.action == disk_ownership.REFUSE:
+            raise exception.InvalidSharedStorage(reason=verdict.reason)
+        return shared, verdict
 
     def _refuse_unclaimed(self, context, instance, request, exc):
         """End an evacuation refused before it was claimed, then raise.
@@ -354,8 +278,8 @@ class RebuildWorkflow:
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation failed: %s', e, instance=instance)
-                # Port bindings: see _rebind_ports_to_owner.
-                _rebind_ports_to_owner(self.manager, context, instance)
+                port_bindings.rebind_to_owner(_network_api(self.manager),
+                                              self.host, context, instance)
                 self._fail_migration(migration)
                 _record_failure(context, instance, e, self.host,
                                 vm_states.ERROR)
@@ -363,30 +287,58 @@ class RebuildWorkflow:
 
     def _evacuate_claimed(self, context, instance, request, migration,
                           original_vm_state):
+        crashpoint.reached('evacuate.after_claim')
         try:
-            shared = self._decide_shared(context, instance, request)
-        except exception.InvalidSharedStorage as e:
+            self.manager.compute.check_storage_writable()
+            shared, verdict = self._decide_shared(context, instance,
+                                                  request)
+        except (exception.InvalidSharedStorage,
+                exception.StorageUnavailable,
+                exception.StorageEvidenceStale,
+                exception.InvalidOwnershipStamp) as e:
             raise _Refused(e)
-        image_meta = _image_meta(self.manager, context, instance.image_ref,
-                                 required=not shared)
+        image_meta = _image_meta(
+            self.manager, context, instance.image_ref,
+            required=verdict.action != disk_ownership.REUSE)
         self._remove_leftovers(context, instance, instance.network_info,
-                               shared)
+                               verdict)
         # Port bindings: only once no leftover VIF of the instance is
         # plugged here, so that this host's agent reports spawn's plug.
-        network_info = _network_info(self.manager, context, instance)
+        network_info = port_bindings.bind_here(
+            _network_api(self.manager), self.host, context, instance)
         power_on = original_vm_state != vm_states.STOPPED
-        self.manager._rebuild_default_impl(
-            context, instance, image_meta, request.injected_files,
-            request.new_pass, request.bdms, recreate=True,
-            on_shared_storage=shared, network_info=network_info,
-            block_device_info=None,
-            preserve_ephemeral=request.preserve_ephemeral,
-            power_on=power_on)
-        self._finish_evacuation(context, instance, migration, request,
-                                original_vm_state, network_info, shared)
+        attempt = journal.Attempt.new(journal.EVACUATION, migration.uuid)
+        try:
+            self.manager._rebuild_default_impl(
+                context, instance, image_meta, request.injected_files,
+                request.new_pass, request.bdms, recreate=True,
+                on_shared_storage=shared, network_info=network_info,
+                block_device_info=None,
+                preserve_ephemeral=request.preserve_ephemeral,
+                power_on=power_on, attempt=attempt)
+            crashpoint.reached('evacuate.before_instance_moves')
+            self._finish_evacuation(context, instance, migration,
+                                    original_vm_state, network_info,
+                                    attempt)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._undo_unless_landed(context, instance, attempt)
 
-    def _finish_evacuation(self, context, instance, migration, request,
-                           original_vm_state, network_info, shared):
+    def _undo_unless_landed(self, context, instance, attempt):
+        """After a failure: undo the attempt (what it made here) unless
+        the instance row already places the instance here, in which case
+        the guest here is the instance's and must stay."""
+        try:
+            landed = objects.Instance.get_by_uuid(
+                context, instance.uuid).host == self.host
+        except exception.InstanceNotFound:
+            landed = False
+        if not landed:
+            operation.undo_attempt_quietly(self.manager.compute, context,
+                                           instance, attempt)
+
+    def _finish_evacuation(self, context, instance, migration,
+                           original_vm_state, network_info, attempt):
         """Move the instance here, then mark the migration done.
 
         In this order: should this host die between the two writes, the
@@ -401,21 +353,21 @@ class RebuildWorkflow:
         instance.vm_state = states.get('evacuate').vm_state_after(
             True, original_vm_state)
         instance.task_state = None
-        # Port bindings: see _network_info_after_spawn.
-        instance.network_info = _network_info_after_spawn(
-            self.manager, context, instance, network_info)
+        instance.network_info = port_bindings.after_spawn(
+            _network_api(self.manager), context, instance, network_info)
         try:
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING])
         except Exception:
             with excutils.save_and_reraise_exception():
                 # Someone else changed the instance meanwhile (reset-state,
-                # delete): it is not ours, so the new guest must go.
+                # delete): it is not ours, so what this attempt made here
+                # goes, and only that (the caller undoes the attempt).
                 LOG.error('Instance changed during evacuation; removing '
-                          'the guest spawned here', instance=instance)
-                self.driver.destroy(context, instance, network_info,
-                                    destroy_disks=not shared)
+                          'what this attempt made here', instance=instance)
+        crashpoint.reached('evacuate.after_instance_moves')
         migration.status = migration_obj.DONE
         migration.save(expected_status=migration_obj.PRE_MIGRATING)
+        self.driver.complete_attempt(instance, attempt)
         LOG.info('Evacuated from %s', migration.source_compute,
                  instance=instance)
 
@@ -435,14 +387,17 @@ class RebuildWorkflow:
                 state=instance.task_state, method='rebuild')
         original_vm_state = instance.vm_state
         image_ref = request.image_ref or instance.image_ref
+        attempt = journal.Attempt.new(journal.REBUILD)
         try:
+            self.manager.compute.check_storage_writable()
             image_meta = _image_meta(self.manager, context, image_ref)
             network_info = instance.network_info
             self.manager._rebuild_default_impl(
                 context, instance, image_meta, request.injected_files,
                 request.new_pass, request.bdms, recreate=False,
                 on_shared_storage=False, network_info=network_info,
-                power_on=original_vm_state != vm_states.STOPPED)
+                power_on=original_vm_state != vm_states.STOPPED,
+                attempt=attempt)
             instance.image_ref = image_ref
             instance.power_state = operation.current_power_state(
                 self.driver, instance)
@@ -453,5 +408,8 @@ class RebuildWorkflow:
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Rebuild failed: %s', e, instance=instance)
+                operation.undo_attempt_quietly(self.manager.compute,
+                                               context, instance, attempt)
                 _record_failure(context, instance, e, self.host,
                                 vm_states.ERROR)
+        self.driver.complete_attempt(instance, attempt)

@@ -5,9 +5,20 @@ same directory. The evidence is the storage identity each compute service
 records in its service row: a UUID the virt driver keeps in a marker file at
 the root of ``instances_path`` (``driver.get_storage_identity()``). Two hosts
 that mount the same directory read the same marker, so their identities are
-equal; separate directories have different markers. The source's identity
-comes from its service row, so the comparison works while the source is
-down; the target's comes from its driver, live.
+equal; separate directories have different markers. The other host's
+identity comes from its service row, as its last heartbeat recorded it
+(``storage_report.py`` writes it from the marker read live, at start and
+with every heartbeat), so the comparison works while that host is down;
+this host's own comes from its driver, read live at the moment of the
+decision (``own_identity``). A marker is never created on the fly, so a
+missing one means *unknown*, and unknown never leads to a deletion. A host
+whose live identity differs from the one it recorded (its storage was
+remounted since its last heartbeat) refuses decisions that may delete
+until its next heartbeat records what it reads.
+
+The identities are half the evidence: a directory's ownership stamp says
+who wrote it on which storage, and a deletion needs both to agree
+(``disk_ownership.py``).
 
 An instance directory existing on the target is never evidence: a leftover
 of an earlier failed evacuation would otherwise pass for shared storage
@@ -19,6 +30,8 @@ Usage on the target of an evacuation::
                                      target_host=self.host,
                                      target_identity=driver_identity)
     on_shared = shared_storage.decide(evidence, requested=on_shared_storage)
+
+where ``driver_identity = own_identity(ctx, self.host, driver)``.
 """
 
 import dataclasses
@@ -71,6 +84,22 @@ def recorded_identity(context, host: str) -> str | None:
     except exception.ServiceNotFound:
         return None
     return service.storage_identity or None
+
+
+def own_identity(context, host: str, driver) -> str | None:
+    """This host's storage identity, read live now; None when unknown.
+
+    ``StorageEvidenceStale`` when it differs from what the host recorded:
+    other hosts may have compared against the recorded one, so no
+    decision that may delete rests on either until they agree again.
+    """
+    status = driver.get_storage_status()
+    recorded = recorded_identity(context, host)
+    if status.identity and recorded and status.identity != recorded:
+        raise exception.StorageEvidenceStale(
+            host=host, live=status.identity, path=status.instances_path,
+            recorded=recorded)
+    return status.identity
 
 
 def gather(context, source_host: str, target_host: str,
@@ -135,29 +164,3 @@ def _missing(evidence: StorageEvidence) -> str:
     return ' and '.join('%s host %s has no storage identity recorded'
                         % (role, host) for role, host, ident in sides
                         if not ident)
-
-
-def record_own_identity(context, host: str, identity: str) -> bool:
-    """Store ``identity`` in ``host``'s compute service row if it differs.
-
-    Returns whether the row changed. Called by the compute manager at
-    ``init_host`` so that others can compare against this host even while
-    it is down.
-    """
-    try:
-        service = objects.Service.get_by_host_and_binary(
-            context, host, COMPUTE_BINARY)
-    except exception.ServiceNotFound:
-        LOG.warning('No compute service row for host %s yet; storage '
-                    'identity %s not recorded', host, identity)
-        return False
-    if service.storage_identity == identity:
-        return False
-    if service.storage_identity:
-        LOG.warning('Storage identity of host %(host)s changes from '
-                    '%(old)s to %(new)s (instances_path remounted?)',
-                    {'host': host, 'old': service.storage_identity,
-                     'new': identity})
-    service.storage_identity = identity
-    service.save()
-    return True

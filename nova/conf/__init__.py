@@ -17,11 +17,12 @@ from nova.conf import image
 from nova.conf import libvirt
 from nova.conf import network
 from nova.conf import service
+from nova.conf import storage
 
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, base, compute, conductor, database, image,
-            libvirt, network, service)
+            libvirt, network, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

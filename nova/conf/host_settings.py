@@ -32,6 +32,7 @@ class HostSettings:
     wait_running_timeout: int = 60
     image_store_path: str = ''
     images_type: str = 'qcow2'
+    instances_path_must_be_mounted: bool = False
 
     @classmethod
     def from_conf(cls, conf):
@@ -50,6 +51,8 @@ class HostSettings:
             wait_running_timeout=conf.libvirt.wait_running_timeout,
             image_store_path=os.path.abspath(conf.image.store_path),
             images_type=conf.libvirt.images_type,
+            instances_path_must_be_mounted=(
+                conf.instances_path_must_be_mounted),
         )
 
     def replace(self, **changes):

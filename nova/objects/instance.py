@@ -89,6 +89,15 @@ class Instance(base.NovaObject):
         return cls._from_db_object(context, db_obj)
 
     @classmethod
+    def find(cls, context, uuid) -> 'Instance | None':
+        """The instance, deleted or not, or None if the database never
+        had it (what the cleanup workflows ask: whose is this?)."""
+        try:
+            return cls.get_by_uuid(context, uuid, read_deleted='yes')
+        except exception.InstanceNotFound:
+            return None
+
+    @classmethod
     def get_all(cls, context, host=None, vm_state=None,
                 include_deleted=False) -> list['Instance']:
         query = cls._query('yes' if include_deleted else 'no')

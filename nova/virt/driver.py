@@ -16,9 +16,21 @@ which removes exactly what that attempt created.
 runs them (``test_fake.py``, ``libvirt/test_contract.py``).
 """
 
+import contextlib
 import importlib
+import os
 
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from nova import crashpoint
 from nova import exception
+from nova.virt import instancedir
+from nova.virt import journal
+from nova.virt import ownership
+from nova.virt import storage_identity
+
+LOG = logging.getLogger(__name__)
 
 
 class ComputeDriver:
@@ -34,6 +46,9 @@ class ComputeDriver:
         self.virtapi = virtapi
         self.settings = settings
         self._event_callback = None
+        # Ids of the spawn attempts this driver runs: an open journal of
+        # this host that is not among them was left by a dead process.
+        self._live_attempts = set()
 
     # -- host ------------------------------------------------------------
 
@@ -75,16 +90,158 @@ class ComputeDriver:
         """Return a ``virt.hardware.HostResources`` of the node."""
         raise NotImplementedError()
 
-    def get_storage_identity(self):
-        """Identity of the storage behind ``instances_path``.
+    # -- instance storage (shared by the drivers that keep instance
+    # directories under instances_path) --------------------------------
 
-        A UUID kept in a marker file at the root of ``instances_path``, made
-        on first use. Two hosts whose identities are equal share their
-        instance storage. The manager records it in the service record, so
+    def get_storage_status(self) -> storage_identity.StorageStatus:
+        """What ``instances_path`` says about its storage, read now.
+
+        Never creates the identity marker. ``identity`` None means
+        unknown (missing, malformed, a symlink ...), and unknown never
+        leads to a deletion; ``unavailable_reason`` means nothing may be
+        written there (``instances_path_must_be_mounted`` and it is not).
+        """
+        return storage_identity.read(
+            self.settings.instances_path,
+            must_be_mounted=self.settings.instances_path_must_be_mounted)
+
+    def get_storage_identity(self) -> str | None:
+        """Identity of the storage behind ``instances_path``, or None.
+
+        Two hosts whose identities are equal share their instance
+        storage. The compute service records it with every heartbeat, so
         the comparison works while the other host is down. An instance
         directory is never evidence of shared storage.
         """
-        raise NotImplementedError()
+        return self.get_storage_status().identity
+
+    def init_storage_identity(self) -> str | None:
+        """Give a new, empty ``instances_path`` an identity (a compute
+        service's first start); None when it holds instances already, or
+        when it must be a mount point and is not (never mark the bare
+        mount point)."""
+        if self.get_storage_status().unavailable_reason:
+            return None
+        return storage_identity.create_if_new(self.settings.instances_path)
+
+    def _instance_dir(self, instance) -> instancedir.InstanceDir:
+        return instancedir.InstanceDir(self.settings.instances_path,
+                                       instance.uuid)
+
+    def instance_dir_exists(self, instance) -> bool:
+        """Whether anything is at the instance's directory path."""
+        return os.path.lexists(self._instance_dir(instance).path)
+
+    def read_ownership_stamp(self, instance) -> ownership.OwnerStamp | None:
+        """Who wrote the instance's directory here; None without one.
+        ``InvalidOwnershipStamp`` when it cannot be trusted."""
+        return ownership.read(self._instance_dir(instance))
+
+    def quarantine_instance_files(self, instance, reason: str) -> str | None:
+        """Move the instance's directory aside instead of deleting it
+        (``instancedir.InstanceDir.quarantine``); its new path, or None
+        when there was none. The domain must be gone already."""
+        dest = self._instance_dir(instance).quarantine(reason)
+        if dest is not None:
+            crashpoint.reached('quarantine.after_rename')
+        return dest
+
+    def _remove_instance_dir(self, instance) -> None:
+        """``destroy_disks=True``: remove the instance's directory if this
+        host wrote it on this storage (or an older release wrote it with
+        no stamp); move it aside when its stamp names another host or
+        storage, since then it is not this host's to delete."""
+        idir = self._instance_dir(instance)
+        if not os.path.lexists(idir.path):
+            return
+        idir.check_inside()
+        try:
+            stamp = ownership.read(idir)
+        except exception.InvalidOwnershipStamp as e:
+            idir.quarantine(e.format_message())
+            return
+        identity = self.get_storage_identity()
+        if stamp is not None and not stamp.left_by(self.settings.host,
+                                                   identity):
+            idir.quarantine('asked to delete it on %s (storage %s), but it '
+                            'was %s' % (self.settings.host, identity,
+                                        stamp.describe()))
+            return
+        idir.remove()
+
+    # -- spawn attempts and their journals ------------------------------
+
+    @contextlib.contextmanager
+    def _spawn_journal(self, instance, attempt, destroy_guest):
+        """The journal of a spawn attempt, with its directory made (or
+        adopted) and stamped; on any failure inside, everything the
+        attempt created is undone (``destroy_guest()`` first, when it got
+        as far as starting one) and the failure re-raised. An attempt the
+        caller did not pass is completed here on success; one it passed
+        is the caller's to complete (``complete_attempt``) once the
+        result is recorded, so that a crash before that is undone at
+        restart."""
+        status = self.get_storage_status()
+        if status.unavailable_reason:
+            raise exception.StorageUnavailable(
+                reason=status.unavailable_reason)
+        own = attempt is None
+        if own:
+            attempt = journal.Attempt.new(journal.BUILD)
+        self._live_attempts.add(attempt.id)
+        spawn_journal = journal.SpawnJournal.begin(
+            self._instance_dir(instance), self.settings.host, attempt)
+        try:
+            spawn_journal.make_dir()
+            crashpoint.reached('spawn.after_mkdir')
+            spawn_journal.write_file(ownership.STAMP, ownership.OwnerStamp.new(
+                instance.uuid, self.settings.host, status.identity,
+                attempt.operation, attempt.id, attempt.migration).to_json())
+            yield spawn_journal
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                LOG.error('Spawn failed; removing what attempt %s created',
+                          attempt.id, instance=instance)
+                try:
+                    spawn_journal.undo(destroy_guest)
+                    self._live_attempts.discard(attempt.id)
+                except Exception:
+                    LOG.exception('Undoing attempt %s failed; its journal '
+                                  'is kept for the next start', attempt.id,
+                                  instance=instance)
+        if own:
+            self.complete_attempt(instance, attempt)
+
+    def interrupted_attempts(self):
+        """(journals, unreadable) of this host's spawn attempts that no
+        process of this host runs any more (a restart cut them short)."""
+        found, unreadable = journal.find(self.settings.instances_path,
+                                         self.settings.host)
+        live = frozenset(self._live_attempts)
+        return [j for j in found if j.attempt.id not in live], unreadable
+
+    def complete_attempt(self, instance, attempt) -> None:
+        """The result of ``attempt`` is recorded: forget its journal."""
+        journal.SpawnJournal(self._instance_dir(instance), self.settings.host,
+                             attempt).complete()
+        self._live_attempts.discard(attempt.id)
+
+    def undo_attempt(self, context, instance, attempt) -> bool:
+        """Undo ``attempt`` from its journal: its guest destroyed (never a
+        disk by that), then exactly the files it created removed and the
+        ones it rewrote put back. False when it has no journal (it was
+        completed or undone already). ``InvalidJournal`` when the journal
+        cannot be trusted: nothing is undone then."""
+        path = journal.SpawnJournal(self._instance_dir(instance),
+                                    self.settings.host, attempt).path
+        if not os.path.exists(path):
+            return False
+        spawn_journal = journal.SpawnJournal.load(
+            self.settings.instances_path, path)
+        spawn_journal.undo(lambda: self.destroy(
+            context, instance, instance.network_info, destroy_disks=False))
+        self._live_attempts.discard(attempt.id)
+        return True
 
     # -- inventory -------------------------------------------------------
 
@@ -111,18 +268,29 @@ class ComputeDriver:
 
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
-              power_on=True):
+              power_on=True, attempt=None):
         """Create and start a guest for ``instance``.
 
         Disks that already exist in the instance directory (an evacuation
-        onto shared storage) are reused, not rebuilt.
+        onto shared storage) are reused, not rebuilt; their formats come
+        from ``disk.info``, never from probing them.
 
         Success: domain defined and running (or defined and stopped when
         ``power_on`` is false), VIFs plugged, instance directory with disks
-        and metadata files. Failure, at any step: the host is as it was
-        before the call. The domain is undefined, the VIFs unplugged, and
-        every file and directory this attempt created removed; files and
-        directories that existed before the call are kept.
+        and metadata files, stamped with this host (``ownership.py``).
+        Failure, at any step: the host is as it was before the call. The
+        domain is undefined, the VIFs unplugged, and every file and
+        directory this attempt created removed; files and directories that
+        existed before the call are kept, the ones it rewrote put back.
+
+        What the attempt creates is journaled on disk first, and every disk
+        gets its final name only once complete, so a crash at any instant
+        can be undone at restart. ``attempt`` (``journal.Attempt``) names
+        the operation the spawn belongs to; when given, the caller calls
+        ``complete_attempt`` once it has recorded the result (or
+        ``undo_attempt`` if it could not). Without one the spawn completes
+        its own. ``StorageUnavailable`` before anything changed when the
+        instance storage is not there.
         """
         raise NotImplementedError()
 
@@ -133,7 +301,9 @@ class ComputeDriver:
         Success: no domain, no VIFs; the instance directory is removed when
         ``destroy_disks`` is true and untouched otherwise. Destroying what
         is already gone succeeds. Never deletes anything outside the
-        instance's own directory under ``instances_path``.
+        instance's own directory under ``instances_path``, and never a
+        directory whose ownership stamp names another host or storage: that
+        one is moved to quarantine instead.
         """
         raise NotImplementedError()
 

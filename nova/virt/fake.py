@@ -44,7 +44,6 @@ from nova.network import model as network_model
 from nova.virt import driver
 from nova.virt import event as virtevent
 from nova.virt import hardware
-from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 
@@ -84,14 +83,6 @@ class FakeDomain:
 class _Failure:
     exc: object
     remaining: int | None
-
-
-@dataclasses.dataclass
-class _SpawnAttempt:
-    """What one spawn created, so its cleanup removes exactly that."""
-    created_dir: bool = False
-    created_files: list = dataclasses.field(default_factory=list)
-    defined: bool = False
 
 
 def _default_exception(step, host):
@@ -202,9 +193,6 @@ class FakeDriver(driver.ComputeDriver):
             local_gb=200, vcpus_used=used, memory_mb_used=512 * used,
             local_gb_used=used, hypervisor_type='fake')
 
-    def get_storage_identity(self):
-        return instancedir.storage_identity(self.settings.instances_path)
-
     # -- inventory -----------------------------------------------------------
 
     def list_instance_uuids(self):
@@ -226,23 +214,19 @@ class FakeDriver(driver.ComputeDriver):
 
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
-              power_on=True):
+              power_on=True, attempt=None):
         network_info = network_model.NetworkInfo.coerce(network_info)
-        idir = self._instance_dir(instance)
         with self._lock:
             if instance.uuid in self._domains:
                 raise exception.InstanceExists(name=instance.uuid)
-        attempt = _SpawnAttempt()
-        try:
-            self._create_image(instance, image_meta, idir, attempt)
+        with self._spawn_journal(instance, attempt,
+                                 lambda: self._forget_guest(instance)
+                                 ) as spawn_journal:
+            self._create_image(instance, image_meta, spawn_journal)
+            spawn_journal.starting_guest()
             self._create_domain_and_network(
-                context, instance, network_info, 'spawn', attempt=attempt,
+                context, instance, network_info, 'spawn', spawning=True,
                 power_on=power_on)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                LOG.error('Spawn failed; removing what this attempt '
-                          'created', instance=instance)
-                self._cleanup_failed_spawn(instance, idir, attempt)
         LOG.info('Spawned guest', instance=instance)
 
     def destroy(self, context, instance, network_info, block_device_info=None,
@@ -267,7 +251,7 @@ class FakeDriver(driver.ComputeDriver):
         if destroy_vifs:
             self._unplug_all(instance)
         if idir is not None:
-            idir.remove()
+            self._remove_instance_dir(instance)
 
     def power_off(self, instance, timeout=0, retry_interval=0):
         self._require_domain(instance)
@@ -348,10 +332,6 @@ class FakeDriver(driver.ComputeDriver):
                 self._vifs.pop(instance.uuid, None)
 
     # -- internals --
-
-    def _instance_dir(self, instance):
-        return instancedir.InstanceDir(self.settings.instances_path,
-                                       instance.uuid)
 
     def _require_domain(self, instance):
         dom = self.domain(instance.uuid)
@@ -442,7 +422,7 @@ class FakeDriver(driver.ComputeDriver):
             raise exception.VirtualInterfaceCreateException()
 
     def _create_domain_and_network(self, context, instance, network_info,
-                                   op, attempt=None, power_on=True):
+                                   op, spawning=False, power_on=True):
         """Plug VIFs, define (spawn only) and start the guest.
 
         The guest starts paused while the network-vif-plugged events of
@@ -455,13 +435,12 @@ class FakeDriver(driver.ComputeDriver):
                     deadline=self.settings.vif_plugging_timeout,
                     error_callback=self._vif_failed_callback):
                 self._plug_vifs(instance, network_info, op + '.plug_vifs')
-                if attempt is not None:
+                if spawning:
                     self._maybe_fail('spawn.define', instance)
                     self._define(instance)
-                    attempt.defined = True
                 if not power_on:
                     return
-                self._maybe_fail('spawn.start' if attempt is not None else op,
+                self._maybe_fail('spawn.start' if spawning else op,
                                  instance)
                 self._set_state(instance.uuid,
                                 power_state.PAUSED if events
@@ -480,38 +459,29 @@ class FakeDriver(driver.ComputeDriver):
                     uuid=instance.uuid,
                     name='instance-%s' % instance.uuid[:8])
 
-    def _create_image(self, instance, image_meta, idir, attempt):
-        """Make the instance directory and disks, reusing existing ones."""
-        # The root is shared by every instance and never removed.
-        attempt.created_dir = idir.create()
+    def _create_image(self, instance, image_meta, spawn_journal):
+        """Make the disk and disk.info, reusing existing ones; each is
+        complete before it has its final name."""
+        idir = spawn_journal.idir
         disk = idir.file(DISK)
         if os.path.exists(disk):
             LOG.info('Reusing existing disk %s', disk, instance=instance)
         else:
-            attempt.created_files.append(disk)
-            with open(disk, 'wb') as f:
+            with open(spawn_journal.creating(DISK), 'wb') as f:
                 f.write(_DISK_HEADER)
                 # Fail half-way, so cleanup has a partial disk to remove.
                 self._maybe_fail('spawn.create_disk', instance)
                 f.write(('%s %s\n' % (instance.uuid,
                                       _image_id(image_meta))).encode())
-        disk_info = idir.file(DISK_INFO)
-        if not os.path.exists(disk_info):
-            attempt.created_files.append(disk_info)
-            with open(disk_info, 'w') as f:
-                json.dump({disk: 'raw'}, f)
+            spawn_journal.commit(DISK)
+        if not os.path.exists(idir.file(DISK_INFO)):
+            spawn_journal.write_file(DISK_INFO, json.dumps({DISK: 'raw'}))
 
-    def _cleanup_failed_spawn(self, instance, idir, attempt):
+    def _forget_guest(self, instance):
+        """A failed spawn's guest: no domain, no VIFs."""
         with self._lock:
-            if attempt.defined:
-                self._domains.pop(instance.uuid, None)
+            self._domains.pop(instance.uuid, None)
             self._vifs.pop(instance.uuid, None)
-        if attempt.created_dir:
-            # Everything in a directory this attempt made is its own.
-            idir.remove()
-            return
-        for file_path in attempt.created_files:
-            idir.remove_file(os.path.basename(file_path))
 
     def _soft_reboot(self, instance):
         """True if the guest rebooted in place; False to fall back to hard."""

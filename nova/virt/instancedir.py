@@ -3,30 +3,49 @@
 Layout (Nova's)::
 
     <instances_path>/
-        .nova-storage-identity   this storage's identity (a UUID)
+        .nova-storage-identity   this storage's identity (a UUID,
+                                 storage_identity.py)
         _base/<sha1 of image id> the image cache (imagecache.py)
         locks/                   lock files of the image cache
+        _journal/                open spawn attempts (journal.py)
+        _quarantine/<uuid>-<UTC time>
+                                 instance directories moved aside instead
+                                 of deleted, purged by age
         <instance uuid>/         one directory per instance:
             disk, disk.eph0, disk.swap, kernel, ramdisk,
-            disk.info, libvirt.xml, console.log
+            disk.info, libvirt.xml, console.log,
+            .nova-owner          who wrote it (ownership.py)
 
 Every path that is removed is built from a validated, canonical UUID and
 checked, after resolving symlinks, to be that instance's own directory
 directly under ``instances_path`` (``InvalidInstancePath`` otherwise).
+
+Deleting is for what an operation knows to be its own: a delete of the
+instance, or what a failed spawn attempt itself created. Where the decision
+rests on inference (a leftover, a source's copy after an evacuation, an
+audit's orphan), the directory is moved aside with ``quarantine`` instead:
+a rename on the same file system, purged by age (``purge_quarantine``), so
+a wrong decision costs disk space, never data.
 
 Example::
 
     idir = InstanceDir(settings.instances_path, instance.uuid)
     idir.file(DISK)          # '<instances_path>/<uuid>/disk'
     idir.remove()            # the whole directory, or refuses
+    idir.quarantine('leftover of an earlier attempt')
 """
 
+import dataclasses
+import datetime
+import json
 import os
+import re
 import shutil
 import uuid as uuid_lib
 
 from oslo_log import log as logging
 from oslo_utils import fileutils
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from nova import exception
@@ -42,9 +61,22 @@ DISK_INFO = 'disk.info'
 LIBVIRT_XML = 'libvirt.xml'
 CONSOLE_LOG = 'console.log'
 
+OWNER_STAMP = '.nova-owner'
+
 BASE_DIR = '_base'
 LOCKS_DIR = 'locks'
+JOURNAL_DIR = '_journal'
+QUARANTINE_DIR = '_quarantine'
 STORAGE_IDENTITY_FILE = '.nova-storage-identity'
+# Entries of instances_path that are not instance directories.
+LAYOUT = (BASE_DIR, LOCKS_DIR, JOURNAL_DIR, QUARANTINE_DIR,
+          STORAGE_IDENTITY_FILE)
+# What a quarantined directory is named: <uuid>-<UTC time>.
+_QUARANTINE_TIME = '%Y%m%dT%H%M%S%fZ'
+_QUARANTINED = re.compile(
+    r'^(?P<uuid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+    r'[0-9a-f]{12})-(?P<at>\d{8}T\d{12}Z)$')
+QUARANTINE_REASON = '.nova-quarantine'
 
 
 def validated_uuid(value) -> str:
@@ -125,24 +157,82 @@ class InstanceDir:
             os.unlink(path)
         return True
 
+    def quarantine(self, reason: str,
+                   now: datetime.datetime | None = None) -> str | None:
+        """Move the whole directory aside, into
+        ``<instances_path>/_quarantine/<uuid>-<UTC time>``; its new path,
+        or None if it was not there.
+
+        One rename on the same file system: the directory is either where
+        it was or in quarantine, whole, whatever instant the process dies.
+        A rename that cannot be done (another file system) raises
+        ``QuarantineUnusable`` and changes nothing.
+        """
+        if not os.path.lexists(self.path):
+            return None
+        self.check_inside()
+        root = _quarantine_root(self.instances_path, create=True)
+        now = now or timeutils.utcnow(with_timezone=True)
+        dest = os.path.join(root, '%s-%s' % (
+            self.uuid, now.strftime(_QUARANTINE_TIME)))
+        size = tree_size(self.path)
+        try:
+            os.rename(self.path, dest)
+        except OSError as e:
+            raise exception.QuarantineUnusable(
+                path=root, reason='cannot move %s there: %s'
+                                  % (self.path, e.strerror or e))
+        fsync_dir(root)
+        fsync_dir(self.instances_path)
+        try:
+            write_atomically(os.path.join(dest, QUARANTINE_REASON),
+                             json.dumps({'reason': reason,
+                                         'from': self.path,
+                                         'at': now.isoformat()}))
+        except OSError:
+            LOG.exception('Could not record why %s was quarantined', dest)
+        LOG.warning('Moved instance directory %(path)s (%(size)d bytes) to '
+                    '%(dest)s instead of deleting it: %(reason)s. Purged '
+                    'after quarantine_max_age; "mv" it back to recover it.',
+                    {'path': self.path, 'size': size, 'dest': dest,
+                     'reason': reason}, instance_uuid=self.uuid)
+        return dest
+
+
+def fsync_dir(path: str) -> None:
+    """Flush a directory, so a rename or creation in it survives a crash."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
 
 def write_atomically(path: str, content: str | bytes,
-                     purpose: str = 'part') -> None:
+                     purpose: str = 'part', tmp_path: str | None = None,
+                     sync_dir: bool = False) -> None:
     """Replace ``path`` with ``content`` so a reader sees the old file or
-    the whole new one, never a part (disk.info, libvirt.xml).
+    the whole new one, never a part (disk.info, libvirt.xml, stamps,
+    journals).
 
-    Written under a name of its own first (``<path>.<purpose>-<uuid>``, so
-    a file that is there is never truncated, and a leftover says what
-    wrote it), flushed to disk, then renamed over ``path``.
+    Written under a name of its own first (``tmp_path``, by default
+    ``<path>.<purpose>-<uuid>``, so a file that is there is never
+    truncated, and a leftover says what wrote it), flushed to disk, then
+    renamed over ``path``; with ``sync_dir`` the rename is flushed too.
     """
-    tmp = '%s.%s-%s' % (path, purpose, uuidutils.generate_uuid())
-    mode = 'xb' if isinstance(content, bytes) else 'x'
+    tmp = tmp_path or '%s.%s-%s' % (path, purpose,
+                                    uuidutils.generate_uuid())
+    mode = 'wb' if isinstance(content, bytes) else 'w'
+    if tmp_path is None:
+        mode = mode.replace('w', 'x')
     try:
         with open(tmp, mode) as f:
             f.write(content)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+        if sync_dir:
+            fsync_dir(os.path.dirname(path) or '.')
     finally:
         fileutils.delete_if_exists(tmp)
 
@@ -155,33 +245,113 @@ def locks_dir(instances_path: str) -> str:
     return os.path.join(instances_path, LOCKS_DIR)
 
 
-def storage_identity(instances_path: str) -> str:
-    """The UUID in the marker file at the root of ``instances_path``.
+def quarantine_dir(instances_path: str) -> str:
+    return os.path.join(instances_path, QUARANTINE_DIR)
 
-    The first caller creates it. The marker appears atomically and complete
-    (written under a temporary name, then hard-linked into place, which
-    fails rather than overwrites if another host won the race), so two
-    hosts that mount the same directory always read the same identity.
+
+def tree_size(path: str) -> int:
+    """Bytes used by the files under ``path`` (symlinks not followed)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+# -- quarantine ------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Quarantined:
+    """One directory in ``<instances_path>/_quarantine``."""
+    path: str
+    instance_uuid: str
+    quarantined_at: datetime.datetime
+    size: int
+    reason: str | None
+
+    def age(self, now: datetime.datetime) -> float:
+        return (now - self.quarantined_at).total_seconds()
+
+
+def _quarantine_root(instances_path: str, create: bool) -> str:
+    """The quarantine directory, refused if it is not a plain directory
+    of ``instances_path`` itself."""
+    root = quarantine_dir(os.path.abspath(instances_path))
+    if create:
+        os.makedirs(root, exist_ok=True)
+    if os.path.islink(root) or (os.path.lexists(root)
+                                and not os.path.isdir(root)):
+        raise exception.QuarantineUnusable(
+            path=root, reason='not a directory of instances_path')
+    real = os.path.realpath(root)
+    if os.path.dirname(real) != os.path.realpath(instances_path):
+        raise exception.QuarantineUnusable(
+            path=root, reason='it resolves outside instances_path')
+    return root
+
+
+def list_quarantine(instances_path: str
+                    ) -> tuple[list[Quarantined], list[str]]:
+    """(quarantined directories, other entries found there).
+
+    ``QuarantineUnusable`` when the quarantine directory cannot be read:
+    nothing can be judged then.
     """
-    fileutils.ensure_tree(instances_path)
-    marker = os.path.join(instances_path, STORAGE_IDENTITY_FILE)
-    if not os.path.exists(marker):
-        tmp = '%s.part-%s' % (marker, uuidutils.generate_uuid())
-        try:
-            with open(tmp, 'x') as f:
-                f.write(uuidutils.generate_uuid() + '\n')
-                f.flush()
-                os.fsync(f.fileno())
-            os.link(tmp, marker)
-        except FileExistsError:
-            pass  # another host or thread created it first
-        finally:
-            fileutils.delete_if_exists(tmp)
-    with open(marker) as f:
-        identity = f.read().strip()
+    root = _quarantine_root(instances_path, create=False)
     try:
-        return validated_uuid(identity)
-    except exception.InvalidUUID:
-        raise exception.InvalidSharedStorage(
-            reason='storage identity marker %s holds %r, not a UUID'
-                   % (marker, identity))
+        names = sorted(os.listdir(root))
+    except FileNotFoundError:
+        return [], []
+    except OSError as e:
+        raise exception.QuarantineUnusable(path=root,
+                                           reason=e.strerror or str(e))
+    found, other = [], []
+    for name in names:
+        path = os.path.join(root, name)
+        match = _QUARANTINED.match(name)
+        if not match or os.path.islink(path) or not os.path.isdir(path):
+            other.append(path)
+            continue
+        at = datetime.datetime.strptime(
+            match.group('at'), _QUARANTINE_TIME).replace(
+                tzinfo=datetime.timezone.utc)
+        reason = None
+        try:
+            with open(os.path.join(path, QUARANTINE_REASON)) as f:
+                reason = json.load(f).get('reason')
+        except (OSError, ValueError, AttributeError):
+            pass
+        found.append(Quarantined(path, match.group('uuid'), at,
+                                 tree_size(path), reason))
+    return found, other
+
+
+def purge_quarantine(instances_path: str, older_than: float,
+                     now: datetime.datetime | None = None,
+                     dry_run: bool = False) -> list[Quarantined]:
+    """Delete quarantined directories older than ``older_than`` seconds;
+    the ones deleted (or that would be, with ``dry_run``). Entries not
+    named as this module names them are never touched."""
+    if older_than is None or older_than < 0:
+        raise exception.InvalidInput(
+            reason='older_than must be a number of seconds >= 0, not %r'
+                   % (older_than,))
+    now = now or timeutils.utcnow(with_timezone=True)
+    found, _other = list_quarantine(instances_path)
+    purged = []
+    for entry in found:
+        if entry.age(now) < older_than:
+            continue
+        if not dry_run:
+            LOG.info('Purging %(path)s (instance %(uuid)s, quarantined '
+                     '%(age)d s ago, %(size)d bytes: %(reason)s)',
+                     {'path': entry.path, 'uuid': entry.instance_uuid,
+                      'age': entry.age(now), 'size': entry.size,
+                      'reason': entry.reason or 'no reason recorded'})
+            shutil.rmtree(entry.path)
+        purged.append(entry)
+    return purged

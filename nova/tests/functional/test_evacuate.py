@@ -9,12 +9,16 @@ reports on each host, the VIFs and the files.
 import os
 import threading
 
+from oslo_utils import uuidutils
+
 from nova import context as nova_context
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
+from nova.virt import instancedir
+from nova.virt import ownership
 
 
 class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
@@ -67,22 +71,63 @@ class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
         self.assertLandedOn('b', instance, self.evacuate(instance,
                                                          host='b'))
 
+    def leftover_on(self, host, instance, stamped_by=None):
+        """The instance's directory on ``host`` as an earlier attempt left
+        it: a disk, a console log, and (with ``stamped_by``) the stamp that
+        attempt wrote."""
+        leftover = host.instance_dir(instance)
+        os.makedirs(leftover)
+        for name in ('disk', 'console.log', 'disk.eph0'):
+            with open(os.path.join(leftover, name), 'w') as f:
+                f.write('left by an earlier attempt')
+        if stamped_by is not None:
+            ownership.write(
+                instancedir.InstanceDir(host.sim.settings.instances_path,
+                                        instance.uuid),
+                ownership.OwnerStamp.new(
+                    instance.uuid, stamped_by,
+                    host.driver.get_storage_identity(), 'evacuation',
+                    uuidutils.generate_uuid()))
+        return leftover, sha256_tree(leftover)
+
     def test_leftover_directory_on_the_target_is_no_evidence(self):
-        # An earlier attempt by an older release left the instance's
-        # directory with a disk on b. Storage is still not shared (the
-        # markers differ): the leftover goes and a new disk is built.
+        # An earlier attempt on b left the instance's directory there.
+        # Storage is still not shared (the markers differ): the leftover
+        # is moved aside whole, and new disks are built.
         instance = self.boot('a')
         self.kill('a')
         b = self.hosts['b']
-        leftover = b.instance_dir(instance)
-        os.makedirs(leftover)
-        for name in ('disk', 'console.log'):
-            with open(os.path.join(leftover, name), 'w') as f:
-                f.write('left by an earlier attempt')
+        leftover, before = self.leftover_on(b, instance, stamped_by='b')
         migration = self.evacuate(instance, host='b')
         self.assertLandedOn('b', instance, migration)
+        now = sha256_tree(leftover)
+        self.assertNotIn('disk.eph0', now)
         with open(os.path.join(leftover, 'disk'), 'rb') as f:
             self.assertNotIn(b'earlier attempt', f.read())
+        [moved] = instancedir.list_quarantine(
+            b.sim.settings.instances_path)[0]
+        kept = sha256_tree(moved.path)
+        kept.pop(instancedir.QUARANTINE_REASON)
+        self.assertEqual(before, kept)
+
+    def test_a_directory_no_attempt_of_the_target_left_is_kept(self):
+        # No stamp (an older release, or copied there by hand): it could
+        # be the instance's own disks on storage the evidence misses.
+        instance = self.boot('a')
+        self.kill('a')
+        b = self.hosts['b']
+        leftover, before = self.leftover_on(b, instance)
+        migration = self.evacuate(instance, host='b')
+        fault = self.assertFailedOnSource(instance, migration,
+                                          vm_state='active')
+        self.assertIn(leftover, fault.message)
+        self.assertIn('no ownership stamp', fault.message)
+        self.assertEqual(before, sha256_tree(leftover))
+        self.assertNoTrace(b, instance, disks_gone=False)
+        # The operator moves it away; the retry works.
+        os.rename(leftover, os.path.join(self.tmp, 'moved-by-operator'))
+        migration = self.evacuate(instance, host='b')
+        self.assertLandedOn('b', instance, migration)
 
     def test_target_chosen_by_the_conductor(self):
         instance = self.boot('a')

@@ -187,7 +187,8 @@ class TestBuild(LifecycleTestCase):
         self.assertEqual(('compute1', 'compute1'), (row.host, row.node))
         self.assertIsNotNone(row.launched_at)
         self.assertGuestRunning(instance)
-        self.assertEqual(['disk', 'disk.info'], sorted(self.files(instance)))
+        self.assertEqual(['.nova-owner', 'disk', 'disk.info'],
+                         sorted(self.files(instance)))
         self.assertEqual(('create', 'compute_build_and_run_instance',
                           'Success'), self.last_event(instance))
         self.assertEqual([], self.faults(instance))

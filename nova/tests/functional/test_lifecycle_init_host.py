@@ -139,14 +139,18 @@ class TestInitHost(test_lifecycle.LifecycleTestCase):
         self.assertInterrupted(instance)
         self.assertEqual(files, self.files(instance))
 
-    def test_rebuilding_instance_is_left_to_the_evacuation(self):
+    def test_a_rebuild_cut_short_is_error_with_a_fault(self):
+        # A rebuild on this host (no evacuation away is in progress):
+        # nothing else will ever end it.
         instance = self.build()
-        self.crashed_during(instance, task_states.REBUILDING)
+        self.crashed_during(instance, task_states.REBUILD_SPAWNING)
 
         self.start_manager()
 
-        self.assertStates(instance, vm_states.ACTIVE,
-                          task_states.REBUILDING, power_state.RUNNING)
+        self.assertStates(instance, vm_states.ERROR, None,
+                          power_state.RUNNING)
+        self.assertInterrupted(instance)
+        self.assertIn('rebuild', self.faults(instance)[0].message)
 
     def test_instance_of_another_host_is_never_started(self):
         # Its domain is here (left by an evacuation away), stopped.

@@ -2,14 +2,18 @@
 
 ``create_for_spawn`` makes what is missing (root disk from the cached
 image, ephemeral and swap disks, kernel and ramdisk copies, ``disk.info``,
-an empty ``console.log``), noting each thing it creates in the
-``SpawnRecord`` before creating it (and saving a ``disk.info`` it rewrites),
-and reuses what is already there (an evacuation onto shared storage). With
-no image (``image_meta`` None: it was deleted) it can only reuse: the root
-disk must be there, and the kernel and ramdisk files are used if they are.
-``load_existing`` finds them again for a
-hard reboot and never creates a disk: a missing disk is ``DiskNotFound``,
-not a blank disk in its place.
+an empty ``console.log``) and reuses what is already there (an evacuation
+onto shared storage). Each thing it makes is recorded in the attempt's
+``SpawnJournal`` before it is made, and written under its ``.part-`` name
+until it is complete: a disk never has its final name while partial, so
+nothing that spawn, start or hard reboot would use is ever half written.
+With no image (``image_meta`` None: it was deleted) it can only reuse: the
+root disk must be there, and the kernel and ramdisk files are used if they
+are. ``load_existing`` finds them again for a hard reboot and never creates
+a disk: a missing disk is ``DiskNotFound``, not a blank disk in its place.
+
+Formats come from ``disk.info`` only (``imagebackend.existing_format``):
+an existing disk it does not list is ``UnknownDiskFormat``, never probed.
 """
 
 import dataclasses
@@ -18,6 +22,7 @@ import shutil
 
 from oslo_log import log as logging
 
+from nova import crashpoint
 from nova import exception
 from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import designer
@@ -31,6 +36,13 @@ LOG = logging.getLogger(__name__)
 class InstanceImages:
     disks: list[designer.GuestDisk]
     kernel_boot: designer.KernelBoot | None = None
+    # disk.info is in the old form (absolute paths): rewrite it by name
+    # once the start that read it succeeded.
+    disk_info_legacy: bool = False
+
+    @property
+    def formats(self) -> dict[str, str]:
+        return {os.path.basename(d.path): d.format for d in self.disks}
 
 
 def _cmdline(image_meta) -> str:
@@ -39,53 +51,60 @@ def _cmdline(image_meta) -> str:
     return designer.DEFAULT_CMDLINE
 
 
-def create_for_spawn(record, instance, image_meta, settings, store,
+def create_for_spawn(journal, instance, image_meta, settings, store,
                      cache) -> InstanceImages:
-    idir = record.instance_dir
-    record.created_dir = idir.create()
+    """Make the missing disks of ``instance`` in the directory the
+    ``journal``'s attempt made or adopted."""
+    idir = journal.idir
     console = idir.file(instancedir.CONSOLE_LOG)
-    if not os.path.exists(console):
-        record.created_file(instancedir.CONSOLE_LOG)
-        open(console, 'a').close()
-    disk_info_path = idir.file(instancedir.DISK_INFO)
-    disk_info = imagebackend.read_disk_info(disk_info_path)
-    known = dict(disk_info)
+    if not os.path.lexists(console):
+        open(journal.creating(instancedir.CONSOLE_LOG), 'a').close()
+        journal.commit(instancedir.CONSOLE_LOG)
+    disk_info = imagebackend.read_disk_info(
+        idir.file(instancedir.DISK_INFO))
+    known = dict(disk_info.formats)
     disks = []
     for spec in blockinfo.disks_for(instance.flavor):
         path = idir.file(spec.name)
-        if os.path.exists(path):
+        if os.path.lexists(path):
             fmt = imagebackend.existing_format(path, disk_info)
-            LOG.info('Reusing existing disk %s', path, instance=instance)
+            LOG.info('Reusing existing disk %s (%s)', path, fmt,
+                     instance=instance)
         else:
             fmt = settings.images_type
-            record.created_file(spec.name)
-            _create_disk(spec, path, fmt, instance, image_meta, store,
+            part = journal.creating(spec.name)
+            _create_disk(spec, part, fmt, instance, image_meta, store,
                          cache)
-        known[path] = fmt
+            if spec.kind == blockinfo.ROOT:
+                crashpoint.reached('spawn.writing_root_disk')
+            journal.commit(spec.name)
+            LOG.info('Created %(kind)s disk %(path)s (%(fmt)s)',
+                     {'kind': spec.kind, 'path': path, 'fmt': fmt},
+                     instance=instance)
+        known[spec.name] = fmt
         disks.append(designer.GuestDisk(spec, path, fmt))
     if image_meta is None:
         kernel_boot = _existing_kernel_boot(idir, None)
     else:
-        kernel_boot = _kernel_boot(record, image_meta, store, cache)
-    if not os.path.lexists(disk_info_path):
-        record.created_file(instancedir.DISK_INFO)
-        imagebackend.write_disk_info(disk_info_path, known)
-    elif known != disk_info:
-        # Shared storage, mounted elsewhere here or written before a disk
-        # was added: rewritten, and put back if the spawn fails.
-        record.replacing_file(instancedir.DISK_INFO)
-        imagebackend.write_disk_info(disk_info_path, known)
+        kernel_boot = _kernel_boot(journal, image_meta, store, cache)
+    if disk_info.legacy or known != disk_info.formats or not \
+            os.path.lexists(idir.file(instancedir.DISK_INFO)):
+        # New, or on shared storage written before a disk was added, or
+        # in the old form: (re)written, and put back if the spawn fails.
+        imagebackend.write_disk_info(idir.file(instancedir.DISK_INFO),
+                                     known, journal=journal)
+    crashpoint.reached('spawn.after_disk_info')
     return InstanceImages(disks, kernel_boot)
 
 
-def _kernel_boot(record, image_meta, store, cache):
+def _kernel_boot(journal, image_meta, store, cache):
     if not image_meta.kernel_id:
         return None
-    kernel = _boot_file(record, instancedir.KERNEL, image_meta.kernel_id,
+    kernel = _boot_file(journal, instancedir.KERNEL, image_meta.kernel_id,
                         store, cache)
     ramdisk = None
     if image_meta.ramdisk_id:
-        ramdisk = _boot_file(record, instancedir.RAMDISK,
+        ramdisk = _boot_file(journal, instancedir.RAMDISK,
                              image_meta.ramdisk_id, store, cache)
     return designer.KernelBoot(kernel, ramdisk, _cmdline(image_meta))
 
@@ -101,6 +120,7 @@ def _existing_kernel_boot(idir, image_meta):
 
 
 def _create_disk(spec, path, fmt, instance, image_meta, store, cache):
+    """Write one disk at ``path`` (its ``.part-`` name)."""
     if spec.kind == blockinfo.ROOT:
         if image_meta is None:
             raise exception.ImageNotFound(image_id=instance.image_ref)
@@ -112,18 +132,15 @@ def _create_disk(spec, path, fmt, instance, image_meta, store, cache):
         imagebackend.create_root_disk(path, fmt, base, spec.size)
     else:
         imagebackend.create_blank_disk(path, fmt, spec.size)
-    LOG.info('Created %(kind)s disk %(path)s (%(fmt)s)',
-             {'kind': spec.kind, 'path': path, 'fmt': fmt},
-             instance=instance)
 
 
-def _boot_file(record, name, image_id, store, cache) -> str:
+def _boot_file(journal, name, image_id, store, cache) -> str:
     """Copy a kernel or ramdisk image into the instance directory."""
-    path = record.instance_dir.file(name)
-    if not os.path.exists(path):
+    path = journal.idir.file(name)
+    if not os.path.lexists(path):
         cached = cache.fetch(store, store.get(image_id))
-        record.created_file(name)
-        shutil.copyfile(cached.path, path)
+        shutil.copyfile(cached.path, journal.creating(name))
+        journal.commit(name)
     return path
 
 
@@ -145,7 +162,8 @@ def load_existing(idir, instance, image_meta, store, cache) -> InstanceImages:
         fmt = imagebackend.existing_format(path, disk_info)
         _ensure_backing(path, fmt, instance, image_meta, store, cache)
         disks.append(designer.GuestDisk(spec, path, fmt))
-    return InstanceImages(disks, _existing_kernel_boot(idir, image_meta))
+    return InstanceImages(disks, _existing_kernel_boot(idir, image_meta),
+                          disk_info_legacy=disk_info.legacy)
 
 
 def _ensure_backing(path, fmt, instance, image_meta, store, cache):

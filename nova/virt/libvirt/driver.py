@@ -22,6 +22,7 @@ from oslo_log import log as logging
 from oslo_utils import fileutils
 
 from nova.compute import power_state
+from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
@@ -31,9 +32,9 @@ from nova.virt import hardware
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import disks
 from nova.virt.libvirt import host as libvirt_host
+from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
 from nova.virt import instancedir
-from nova.virt.libvirt import spawn_record
 from nova.virt.libvirt import vif as libvirt_vif
 
 LOG = logging.getLogger(__name__)
@@ -56,9 +57,9 @@ class LibvirtDriver(driver.ComputeDriver):
         self.image_cache = imagecache.ImageCache(settings.instances_path)
         self._image_store = None
         self._arch = None
-        # Spawn attempts in progress, by instance UUID: what each created.
-        self._spawn_records = {}
-        self._records_lock = threading.Lock()
+        # Spawn attempts in progress, by instance UUID: their journals.
+        self._spawn_journals = {}
+        self._journals_lock = threading.Lock()
 
     # -- host ------------------------------------------------------------
 
@@ -89,9 +90,6 @@ class LibvirtDriver(driver.ComputeDriver):
             vcpus_used=vcpus_used, memory_mb_used=memory_used,
             local_gb_used=total_gb - free_gb,
             hypervisor_type=node.hypervisor_type)
-
-    def get_storage_identity(self):
-        return instancedir.storage_identity(self.settings.instances_path)
 
     def _resolve_image(self, image_meta) -> image_meta_mod.ImageMeta:
         """An ``ImageMeta``, or one looked up in the store by the id or
@@ -127,20 +125,17 @@ class LibvirtDriver(driver.ComputeDriver):
         idir = self._instance_dir(instance)
         return os.path.isfile(idir.file(instancedir.DISK))
 
-    def _instance_dir(self, instance) -> instancedir.InstanceDir:
-        return instancedir.InstanceDir(self.settings.instances_path,
-                                       instance.uuid)
-
     # -- spawn -----------------------------------------------------------
 
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
-              power_on=True):
+              power_on=True, attempt=None):
         """Boot a new guest; on failure remove what this attempt made.
 
         ``image_meta`` None: the image is gone, boot from the disks
         already in the instance directory (shared storage);
         ``ImageNotFound`` before anything changed if there is no root disk.
+        ``attempt`` (``journal.Attempt``): see ``ComputeDriver.spawn``.
         """
         network_info = network_model.NetworkInfo.coerce(network_info)
         idir = self._instance_dir(instance)
@@ -150,58 +145,37 @@ class LibvirtDriver(driver.ComputeDriver):
             # NOTE: None is what an evacuation onto shared storage passes
             # when the image was deleted: only disks already here can boot.
             raise exception.ImageNotFound(image_id=instance.image_ref)
-        record = spawn_record.SpawnRecord(idir)
         if self.host.find_guest(instance.uuid) is not None:
             raise exception.InstanceExists(
                 name=designer.domain_name(instance.uuid))
-        with self._spawn_attempt(context, instance, network_info,
-                                 block_device_info, record):
-            images = disks.create_for_spawn(
-                record, instance, image_meta, self.settings,
-                self.image_store, self.image_cache)
-            xml = self._get_guest_xml(instance, images, network_info)
-            record.reached_domain = True
-            guest = self._create_domain_and_network(
-                context, xml, instance, network_info, block_device_info,
-                power_on=power_on, destroy_disks_on_failures=True)
-            if power_on:
-                self._wait_for_running(instance, guest)
-            # Last, so a failure never changed a libvirt.xml that was
-            # there before (shared storage).
-            self._write_libvirt_xml(record.instance_dir, xml, record)
-        LOG.info('Spawned the guest', instance=instance)
 
-    @contextlib.contextmanager
-    def _spawn_attempt(self, context, instance, network_info,
-                       block_device_info, record):
-        """On any failure inside, undo this attempt, then re-raise."""
-        with self._records_lock:
-            self._spawn_records[instance.uuid] = record
-        try:
-            yield
-        except Exception:
-            LOG.error('Spawn failed; removing what this attempt created',
-                      instance=instance)
+        def destroy_guest():
+            self._cleanup_failed_start(context, instance, network_info,
+                                       block_device_info, None,
+                                       destroy_disks=False)
+
+        with self._spawn_journal(instance, attempt,
+                                 destroy_guest) as spawn_journal:
+            with self._journals_lock:
+                self._spawn_journals[instance.uuid] = spawn_journal
             try:
-                if record.reached_domain:
-                    self._cleanup_failed_start(
-                        context, instance, network_info, block_device_info,
-                        None, destroy_disks=True)
-                else:
-                    record.remove_created()
-            except Exception:
-                LOG.exception('Cleanup of the failed spawn failed',
-                              instance=instance)
-            raise
-        finally:
-            with self._records_lock:
-                self._spawn_records.pop(instance.uuid, None)
-
-    def _write_libvirt_xml(self, idir, xml, record=None):
-        path = idir.file(instancedir.LIBVIRT_XML)
-        if record is not None and not os.path.lexists(path):
-            record.created_file(instancedir.LIBVIRT_XML)
-        instancedir.write_atomically(path, xml)
+                images = disks.create_for_spawn(
+                    spawn_journal, instance, image_meta, self.settings,
+                    self.image_store, self.image_cache)
+                xml = self._get_guest_xml(instance, images, network_info)
+                spawn_journal.starting_guest()
+                guest = self._create_domain_and_network(
+                    context, xml, instance, network_info, block_device_info,
+                    power_on=power_on, destroy_disks_on_failures=True)
+                if power_on:
+                    self._wait_for_running(instance, guest)
+                # Last, so a failure never changed a libvirt.xml that was
+                # there before (shared storage).
+                spawn_journal.write_file(instancedir.LIBVIRT_XML, xml)
+            finally:
+                with self._journals_lock:
+                    self._spawn_journals.pop(instance.uuid, None)
+        LOG.info('Spawned the guest', instance=instance)
 
     def _get_guest_xml(self, instance, images, network_info) -> str:
         if self._arch is None:
@@ -261,11 +235,14 @@ class LibvirtDriver(driver.ComputeDriver):
                         deadline=self.settings.vif_plugging_timeout,
                         error_callback=self._neutron_failed_callback):
                     self.plug_vifs(instance, network_info)
+                    crashpoint.reached('start.after_plug_vifs')
                     guest = self.host.define_guest(xml)
+                    crashpoint.reached('start.after_define')
                     if post_xml_callback is not None:
                         post_xml_callback()
                     if power_on:
                         guest.launch(pause=pause)
+                        crashpoint.reached('start.waiting_for_vif_events')
             except TimeoutError:
                 if self.settings.vif_plugging_is_fatal or guest is None:
                     raise exception.VirtualInterfaceCreateException()
@@ -273,6 +250,8 @@ class LibvirtDriver(driver.ComputeDriver):
                             'starting the guest anyway', instance=instance)
             if pause:
                 guest.resume()
+            if power_on:
+                crashpoint.reached('start.after_resume')
         except Exception as e:
             LOG.error('Failed to start the guest: %s', e, instance=instance)
             try:
@@ -290,7 +269,7 @@ class LibvirtDriver(driver.ComputeDriver):
         """Power off, undefine, unplug; disks only if ``destroy_disks``.
 
         ``destroy_disks`` removes what the spawn attempt in progress
-        created (its SpawnRecord), never anything that was there before.
+        created (its journal), never anything that was there before.
         A definition holding a suspended guest's saved memory is kept (a
         resume that failed before starting can be tried again).
         """
@@ -309,13 +288,13 @@ class LibvirtDriver(driver.ComputeDriver):
         self.unplug_vifs(instance,
                          network_model.NetworkInfo.coerce(network_info))
         if destroy_disks:
-            with self._records_lock:
-                record = self._spawn_records.get(instance.uuid)
-            if record is None:
+            with self._journals_lock:
+                spawn_journal = self._spawn_journals.get(instance.uuid)
+            if spawn_journal is None:
                 LOG.warning('No spawn in progress: no disks to remove',
                             instance=instance)
             else:
-                record.remove_created()
+                spawn_journal.undo()
 
     # -- destroy ---------------------------------------------------------
 
@@ -347,7 +326,7 @@ class LibvirtDriver(driver.ComputeDriver):
             self.unplug_vifs(
                 instance, network_model.NetworkInfo.coerce(network_info))
         if destroy_disks:
-            idir.remove()
+            self._remove_instance_dir(instance)
 
     # -- power -----------------------------------------------------------
 
@@ -424,19 +403,20 @@ class LibvirtDriver(driver.ComputeDriver):
         except (exception.ImageNotFound, exception.InvalidConfiguration):
             return None
 
-    def _xml_from_disks(self, instance, network_info) -> str:
+    def _xml_from_disks(self, instance, network_info):
+        """(the disks as they are, the XML to boot them)."""
         images = disks.load_existing(
             self._instance_dir(instance), instance,
             self._image_meta_or_none(instance), self.image_store,
             self.image_cache)
-        return self._get_guest_xml(instance, images, network_info)
+        return images, self._get_guest_xml(instance, images, network_info)
 
     def _hard_reboot(self, context, instance, network_info,
                      block_device_info=None):
         """Redefine from the disks and start. Never creates or removes a
         disk; a missing one is ``DiskNotFound`` before anything changed."""
         network_info = network_model.NetworkInfo.coerce(network_info)
-        xml = self._xml_from_disks(instance, network_info)
+        images, xml = self._xml_from_disks(instance, network_info)
         guest = self.host.find_guest(instance.uuid)
         if guest is not None:
             if guest.is_active():
@@ -448,7 +428,11 @@ class LibvirtDriver(driver.ComputeDriver):
         self._wait_for_running(instance, guest)
         # Only after success, so a failed start leaves the directory as
         # it was, byte for byte.
-        self._write_libvirt_xml(self._instance_dir(instance), xml)
+        idir = self._instance_dir(instance)
+        instancedir.write_atomically(idir.file(instancedir.LIBVIRT_XML), xml)
+        if images.disk_info_legacy:
+            imagebackend.write_disk_info(idir.file(instancedir.DISK_INFO),
+                                         images.formats)
         LOG.info('Rebooted the guest (hard)', instance=instance)
 
     def suspend(self, context, instance):
@@ -466,7 +450,7 @@ class LibvirtDriver(driver.ComputeDriver):
             # The existing definition: starting it restores saved memory.
             xml = guest.get_xml()
         else:
-            xml = self._xml_from_disks(instance, network_info)
+            _images, xml = self._xml_from_disks(instance, network_info)
         guest = self._create_domain_and_network(
             context, xml, instance, network_info, block_device_info,
             vifs_already_plugged=True, destroy_disks_on_failures=False)

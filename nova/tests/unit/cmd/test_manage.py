@@ -19,6 +19,7 @@ from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import instancedir
+from nova.virt import storage_identity
 
 
 class ManageTestCase(base.TestCase):
@@ -142,7 +143,7 @@ class HostAuditTestCase(base.TestCase):
         db_api.configure(url)
         migration.db_sync()
         ctx = dbf.admin_context()
-        identity = instancedir.storage_identity(self.path)
+        identity = storage_identity.create(self.path)
         dbf.make_service(ctx, 'compute1', identity=identity)
         dbf.make_service(ctx, 'compute3', identity=identity)   # shared
         self.own = dbf.make_instance(ctx, 'compute1')
@@ -212,6 +213,7 @@ class HostAuditTestCase(base.TestCase):
         self.assertIn('Removed domain %s' % self.deleted.uuid, out)
         self.assertIn('2 removed, 1 kept, 0 failed', out)
         self.assertEqual(sorted([self.own.uuid, self.shared.uuid, '_base',
+                                 '_quarantine',
                                  instancedir.STORAGE_IDENTITY_FILE]),
                          self.listing())
         with open(os.path.join(self.path, self.shared.uuid, 'disk')) as f:

@@ -9,6 +9,7 @@ import os
 from nova.compute import locks
 from nova.compute import operation
 from nova.compute import power_state
+from nova.compute import storage_report
 from nova.compute import vm_states
 from nova.conf import host_settings
 from nova import context as nova_context
@@ -35,9 +36,12 @@ class ComputeTestCase(base.TestCase):
         self.virtapi = contract.NetworkBackendVirtAPI()
         self.driver = fake.FakeDriver(self.virtapi, self.settings)
         self.driver.init_host(HOST)
+        # A compute service's first start on an empty instances_path.
+        self.driver.init_storage_identity()
         self.compute = operation.ComputeHost(
             host=HOST, settings=self.settings, driver=self.driver,
-            virtapi=self.virtapi)
+            virtapi=self.virtapi,
+            storage=storage_report.StorageReporter(HOST, self.driver))
         self.runner = operation.Runner(self.compute, locks.InstanceLocks())
 
     def network_info(self, active=True):

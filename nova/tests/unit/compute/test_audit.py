@@ -20,6 +20,7 @@ from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import instancedir
+from nova.virt import storage_identity
 
 HOST = 'compute1'
 
@@ -64,7 +65,7 @@ class AuditTestCase(base.TestCase):
         dbf.make_service(self.ctx, HOST, identity=self.identity)
         other = os.path.join(self.tmp, 'compute2-instances')
         dbf.make_service(self.ctx, 'compute2',
-                         identity=instancedir.storage_identity(other))
+                         identity=storage_identity.create(other))
         dbf.make_service(self.ctx, 'compute3', identity=self.identity)
         dbf.make_service(self.ctx, 'compute4', identity=None)
 
@@ -214,7 +215,8 @@ class TestAudit(AuditTestCase):
         self.migration(evacuated, HOST, 'compute2', migration_obj.DONE)
         report = audit.audit(self.ctx, self.settings, self.driver)
         orphan = self.orphan(report, 'directory', evacuated.uuid)
-        self.assertEqual((audit.REMOVE, 'storage not shared with compute2',
+        self.assertEqual((audit.REMOVE,
+                          'storage not shared with compute2: to quarantine',
                           'evacuation compute1 -> compute2: done'),
                          (orphan.action, orphan.reason, orphan.migration))
 
@@ -282,8 +284,14 @@ class TestCleanup(AuditTestCase):
                          set(self.host.plugged_vifs()))
         for gone in (deleted, moved):
             self.assertFalse(self.has_dir(gone))
+        # Moved aside, not deleted.
+        self.assertEqual({deleted.uuid, moved.uuid}, {
+            q.instance_uuid for q in instancedir.list_quarantine(
+                self.path)[0]})
         # Every file that must stay is byte for byte as it was.
-        self.assertEqual(kept, tree(self.path))
+        self.assertEqual(kept, {
+            name: digest for name, digest in tree(self.path).items()
+            if name.split(os.sep)[0] not in ('_quarantine', '_journal')})
         self.assertEqual(outside_before, tree(outside))
         self.assertEqual(len(report.removable), len(result.removed))
         # A second audit finds only what was kept on purpose.

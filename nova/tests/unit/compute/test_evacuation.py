@@ -13,6 +13,8 @@ from nova.tests.files import sha256_tree
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.virt import fake
 from nova.virt import instancedir
+from nova.virt import ownership
+from nova.virt import storage_identity
 
 
 class EvacuationCleanupTestCase(base.TestCase):
@@ -25,11 +27,12 @@ class EvacuationCleanupTestCase(base.TestCase):
         self.path_b = os.path.join(self.tmp, 'b')
         self.driver = self.make_driver('a', self.path_a)
         self.driver.init_host('a')
+        self.driver.init_storage_identity()
         self.service_a = dbf.make_service(
             self.ctx, 'a', up=False,
             identity=self.driver.get_storage_identity())
         self.service_b = dbf.make_service(
-            self.ctx, 'b', identity=instancedir.storage_identity(self.path_b))
+            self.ctx, 'b', identity=storage_identity.create(self.path_b))
         # The image cache and another instance's files must survive any
         # cleanup.
         os.makedirs(os.path.join(self.path_a, '_base'))
@@ -60,6 +63,10 @@ class EvacuationCleanupTestCase(base.TestCase):
     def instance_dir(self, instance):
         return os.path.join(self.path_a, instance.uuid)
 
+    def quarantined(self):
+        return [(q.instance_uuid, sha256_tree(q.path))
+                for q in instancedir.list_quarantine(self.path_a)[0]]
+
     def migration_status(self, migration):
         return objects.Migration.get_by_id(self.ctx, migration.id).status
 
@@ -74,15 +81,20 @@ class EvacuationCleanupTestCase(base.TestCase):
 
 class TestDone(EvacuationCleanupTestCase):
 
-    def test_not_shared_removes_domain_and_disks_and_completes(self):
+    def test_not_shared_removes_domain_and_moves_disks_aside(self):
         bystander, _ = self.booted_here()
         kept = sha256_tree(self.instance_dir(bystander))
         instance, migration = self.booted_here('b', migration_obj.DONE)
+        before = sha256_tree(self.instance_dir(instance))
         report = self.cleanup()
         self.assertEqual([instance.uuid], report.completed)
-        self.assertEqual([instance.uuid], report.disks_deleted)
+        self.assertEqual([instance.uuid], report.quarantined)
         self.assertIsNone(self.driver.domain(instance.uuid))
         self.assertFalse(os.path.exists(self.instance_dir(instance)))
+        # Moved, not deleted: byte for byte in quarantine.
+        [(uuid, moved)] = self.quarantined()
+        moved.pop(instancedir.QUARANTINE_REASON)
+        self.assertEqual((instance.uuid, before), (uuid, moved))
         self.assertEqual(migration_obj.COMPLETED,
                          self.migration_status(migration))
         self.assertIn(instance.uuid, report.do_not_touch)
@@ -100,11 +112,51 @@ class TestDone(EvacuationCleanupTestCase):
         before = sha256_tree(self.instance_dir(instance))
         report = self.cleanup()
         self.assertEqual([instance.uuid], report.completed)
-        self.assertEqual([], report.disks_deleted)
+        self.assertEqual([], report.quarantined)
         self.assertIsNone(self.driver.domain(instance.uuid))
         self.assertEqual(before, sha256_tree(self.instance_dir(instance)))
         self.assertEqual(migration_obj.COMPLETED,
                          self.migration_status(migration))
+
+    def test_a_directory_the_new_owner_stamped_is_never_touched(self):
+        # The mirror case: b mounted the shared storage late and its row
+        # still says another identity, so the identities say "not
+        # shared"; but b re-stamped the directory when it spawned the
+        # evacuated instance there, so it is b's, and a keeps off it.
+        instance, migration = self.booted_here('b', migration_obj.DONE)
+        idir = instancedir.InstanceDir(self.path_a, instance.uuid)
+        ownership.write(idir, ownership.OwnerStamp.new(
+            instance.uuid, 'b', self.driver.get_storage_identity(),
+            'evacuation', migration.uuid, migration.uuid))
+        before = sha256_tree(idir.path)
+        report = self.cleanup()
+        self.assertEqual([instance.uuid], report.completed)
+        self.assertEqual([], report.quarantined)
+        self.assertIn('the new owner', report.kept[instance.uuid])
+        self.assertEqual(before, sha256_tree(idir.path))
+
+    def test_a_directory_without_stamp_is_kept(self):
+        instance, migration = self.booted_here('b', migration_obj.DONE)
+        os.unlink(os.path.join(self.instance_dir(instance), '.nova-owner'))
+        before = sha256_tree(self.instance_dir(instance))
+        report = self.cleanup()
+        self.assertEqual([], report.quarantined)
+        self.assertIn('no ownership stamp', report.kept[instance.uuid])
+        self.assertEqual(before, sha256_tree(self.instance_dir(instance)))
+
+    def test_a_stamp_naming_another_instance_keeps_everything(self):
+        instance, migration = self.booted_here('b', migration_obj.DONE)
+        other = objects.Instance(self.ctx)
+        with open(os.path.join(self.instance_dir(instance), '.nova-owner'),
+                  'w') as f:
+            f.write(ownership.OwnerStamp.new(
+                other.uuid, 'a', self.driver.get_storage_identity(),
+                'build', other.uuid).to_json())
+        before = sha256_tree(self.instance_dir(instance))
+        report = self.cleanup()
+        self.assertEqual([], report.quarantined)
+        self.assertIn('names instance', report.kept[instance.uuid])
+        self.assertEqual(before, sha256_tree(self.instance_dir(instance)))
 
     def test_unknown_owner_storage_keeps_disks(self):
         self.service_b.storage_identity = None
@@ -112,7 +164,7 @@ class TestDone(EvacuationCleanupTestCase):
         instance, migration = self.booted_here('b', migration_obj.DONE)
         before = sha256_tree(self.instance_dir(instance))
         report = self.cleanup()
-        self.assertEqual([], report.disks_deleted)
+        self.assertEqual([], report.quarantined)
         self.assertEqual(before, sha256_tree(self.instance_dir(instance)))
         self.assertIsNone(self.driver.domain(instance.uuid))
 

@@ -251,7 +251,8 @@ class TestManagerTasks(fixtures.ComputeTestCase):
             on_run=lambda task, error: runs.append((task.name, error)))
         for task in scheduler.tasks:
             scheduler.run_once(task)
-        self.assertEqual([('_sync_power_states', None),
+        self.assertEqual([('_purge_quarantine', None),
+                          ('_sync_power_states', None),
                           ('update_available_resource', None)], runs)
         self.assertEqual(power_state.SHUTDOWN, self.states(instance)[2])
         self.assertEqual(1, len(objects.ComputeNode.get_by_host(

@@ -4,6 +4,8 @@ real SQLite database."""
 
 import os
 
+from oslo_utils import uuidutils
+
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
 from nova.compute import power_state
@@ -19,6 +21,9 @@ from nova.tests.files import sha256_tree
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
 from nova.virt import fake
+from nova.virt import instancedir
+from nova.virt import journal
+from nova.virt import ownership
 
 BRIDGE = 'br-int'
 PORT = '5d0c4b6e-3b8e-4a55-9d0f-0a7f5c1e2b3d'
@@ -60,7 +65,7 @@ class LeakyDriver(fake.FakeDriver):
 
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
-              power_on=True):
+              power_on=True, attempt=None):
         idir = self._instance_dir(instance)
         idir.create()
         disk = idir.file(fake.DISK)
@@ -97,6 +102,13 @@ class RebuildTestCase(base.TestCase):
         driver = (driver_class or fake.FakeDriver)(EventingVirtAPI(),
                                                    settings)
         manager = compute_manager.ComputeManager(settings, driver=driver)
+        # As a service starts: its row first, then init_host, which
+        # records the host's storage identity in it.
+        try:
+            objects.Service.get_by_host_and_binary(self.ctx, host,
+                                                   'nova-compute')
+        except exception.ServiceNotFound:
+            dbf.make_service(self.ctx, host)
         manager.init_host()
         return manager
 
@@ -105,10 +117,11 @@ class RebuildTestCase(base.TestCase):
         self.b = self.make_manager(
             'b', instances_path=self.a.settings.instances_path
             if shared else None, driver_class=target_driver)
-        self.service_a = dbf.make_service(
-            self.ctx, 'a', up=False, identity=self.a.get_storage_identity())
-        self.service_b = dbf.make_service(
-            self.ctx, 'b', identity=self.b.get_storage_identity())
+        self.service_a = objects.Service.get_by_host_and_binary(
+            self.ctx, 'a', 'nova-compute')
+        dbf.set_down(self.service_a)
+        self.service_b = objects.Service.get_by_host_and_binary(
+            self.ctx, 'b', 'nova-compute')
 
     def boot_on_a(self, vm_state=vm_states.ACTIVE):
         instance = dbf.make_instance(
@@ -241,23 +254,70 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         self.assertNothingOn(self.b, instance)
         self.assertEqual('a', self.fresh(instance).host)
 
-    def test_leftover_of_an_earlier_attempt_is_removed_first(self):
-        instance = self.boot_on_a()
-        # An earlier attempt (by an older, buggy release) left a directory
-        # with a disk and a stray file on B.
+    def make_leftover(self, instance, names, stamped_by='b'):
+        """A directory of the instance on B, as an earlier attempt (or an
+        old copy) left it; stamped by ``stamped_by`` on B's storage."""
         leftover = self.dir_on(self.b, instance)
         os.makedirs(leftover)
-        for name in ('disk', 'stray'):
+        for name in names:
             with open(os.path.join(leftover, name), 'w') as f:
                 f.write('leftover')
+        if stamped_by:
+            ownership.write(
+                instancedir.InstanceDir(self.b.settings.instances_path,
+                                        instance.uuid),
+                ownership.OwnerStamp.new(
+                    instance.uuid, stamped_by,
+                    self.b.get_storage_identity(), 'evacuation',
+                    uuidutils.generate_uuid()))
+        return leftover, sha256_tree(leftover)
+
+    def quarantined(self, manager):
+        return instancedir.list_quarantine(manager.settings.instances_path)[0]
+
+    def test_leftover_of_an_earlier_attempt_is_moved_aside_whole(self):
+        instance = self.boot_on_a()
+        # Without a disk: every file of it goes, so the new spawn reuses
+        # nothing of the earlier attempt (its ephemeral disk, kernel ...).
+        leftover, before = self.make_leftover(
+            instance, ('disk.eph0', 'kernel', 'disk.info'))
         bystander = os.path.join(self.b.settings.instances_path, '_base')
         os.makedirs(bystander)
-        self.evacuate(instance)
-        self.assertFalse(os.path.exists(os.path.join(leftover, 'stray')))
-        with open(os.path.join(leftover, 'disk'), 'rb') as f:
-            self.assertNotEqual(b'leftover', f.read())
-        self.assertTrue(os.path.isdir(bystander))
+        ctx, migration = self.evacuate(instance)
+        self.assertEqual(migration_obj.DONE, self.fresh(migration).status)
         self.assertEqual('b', self.fresh(instance).host)
+        now = sha256_tree(leftover)
+        for name in ('disk.eph0', 'kernel'):
+            self.assertNotIn(name, now)
+        self.assertIn('disk', now)
+        [moved] = self.quarantined(self.b)
+        self.assertEqual(instance.uuid, moved.instance_uuid)
+        kept = sha256_tree(moved.path)
+        kept.pop(instancedir.QUARANTINE_REASON)
+        self.assertEqual(before, kept)
+        self.assertIn('leftover of an earlier attempt', moved.reason)
+        self.assertTrue(os.path.isdir(bystander))
+
+    def test_a_directory_no_attempt_here_left_is_refused_and_kept(self):
+        # No stamp, or another host's: it may be the instance's own disks
+        # on storage that is shared after all (a stale identity).
+        for stamped_by in (None, 'a'):
+            instance = self.boot_on_a()
+            leftover, before = self.make_leftover(
+                instance, ('disk', 'disk.info'), stamped_by=stamped_by)
+            with self.assertRaises(exception.InvalidSharedStorage) as cm:
+                self.evacuate(instance)
+            self.assertIn(leftover, str(cm.exception))
+            self.assertIn('kept, nothing touched', str(cm.exception))
+            self.assertEqual(before, sha256_tree(leftover))
+            self.assertEqual([], self.quarantined(self.b))
+            row = self.fresh(instance)
+            self.assertEqual(('a', vm_states.ACTIVE, None),
+                             (row.host, row.vm_state, row.task_state))
+            # The operator moves it away: the retry works.
+            os.rename(leftover, leftover + '.moved-by-operator')
+            self.evacuate(self.fresh(instance))
+            self.assertEqual('b', self.fresh(instance).host)
 
     def test_contradicting_on_shared_storage_is_refused(self):
         instance = self.boot_on_a()
@@ -363,8 +423,11 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         instance.task_state = task_states.REBUILD_SPAWNING
         instance.save()
         self.b.driver.spawn(ctx, instance, self.image, [], None,
-                            network_info=self.network_info)
-        self.b.init_host()
+                            network_info=self.network_info,
+                            attempt=journal.Attempt.new(
+                                journal.EVACUATION, migration.uuid))
+        # The process dies: its journal stays open. A new process starts.
+        self.b = self.make_manager('b')
         self.assertNothingOn(self.b, instance)
         self.assertEqual(migration_obj.FAILED, self.fresh(migration).status)
         row = self.fresh(instance)

@@ -1,11 +1,13 @@
 import os
 
+from nova.compute import instance_events
 from nova.compute import shared_storage
+from nova.conf import host_settings
 from nova import exception
-from nova import objects
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.virt import instancedir
+from nova.virt import fake
+from nova.virt import storage_identity
 
 ID_A = '11111111-1111-4111-8111-111111111111'
 ID_B = '22222222-2222-4222-8222-222222222222'
@@ -95,21 +97,35 @@ class TestEvidenceFromServiceRows(base.TestCase):
         shared = os.path.join(self.tmp, 'shared')
         private = os.path.join(self.tmp, 'private')
         os.makedirs(os.path.join(private, ID_A))
-        a = instancedir.storage_identity(shared)
-        self.assertEqual(a, instancedir.storage_identity(shared))
-        self.assertNotEqual(a, instancedir.storage_identity(private))
+        a = storage_identity.create(shared)
+        self.assertEqual(a, storage_identity.create(shared))
+        self.assertNotEqual(a, storage_identity.create(private))
 
-    def test_record_own_identity_updates_the_row_once(self):
-        dbf.make_service(self.ctx, 'b')
-        self.assertTrue(shared_storage.record_own_identity(
-            self.ctx, 'b', ID_B))
-        self.assertFalse(shared_storage.record_own_identity(
-            self.ctx, 'b', ID_B))
-        row = objects.Service.get_by_host_and_binary(self.ctx, 'b',
-                                                     dbf.COMPUTE)
-        self.assertEqual(ID_B, row.storage_identity)
+    def _driver(self, path):
+        settings = host_settings.HostSettings(host='b', instances_path=path)
+        return fake.FakeDriver(instance_events.ComputeVirtAPI(), settings)
 
-    def test_record_own_identity_without_row_does_nothing(self):
-        self.assertFalse(shared_storage.record_own_identity(
-            self.ctx, 'nobody', ID_B))
-        self.assertEqual([], objects.Service.get_all(self.ctx))
+    def test_own_identity_is_read_live(self):
+        path = os.path.join(self.tmp, 'b')
+        driver = self._driver(path)
+        identity = storage_identity.create(path)
+        dbf.make_service(self.ctx, 'b', identity=identity)
+        self.assertEqual(identity, shared_storage.own_identity(
+            self.ctx, 'b', driver))
+        # The marker goes (the mount went away): unknown at once, with
+        # nothing made up in its place.
+        os.unlink(storage_identity.marker_path(path))
+        self.assertIsNone(shared_storage.own_identity(self.ctx, 'b', driver))
+        self.assertFalse(os.path.exists(storage_identity.marker_path(path)))
+
+    def test_a_live_identity_that_differs_from_the_record_is_refused(self):
+        # Remounted since the last heartbeat: others compared with the
+        # old one, so no decision that may delete rests on either.
+        path = os.path.join(self.tmp, 'b')
+        driver = self._driver(path)
+        storage_identity.create(path)
+        dbf.make_service(self.ctx, 'b', identity=ID_B)
+        with self.assertRaises(exception.StorageEvidenceStale) as cm:
+            shared_storage.own_identity(self.ctx, 'b', driver)
+        self.assertIn(ID_B, str(cm.exception))
+        self.assertIn(path, str(cm.exception))

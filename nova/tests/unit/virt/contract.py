@@ -161,6 +161,8 @@ class DriverContractHelpers:
         self.virtapi = NetworkBackendVirtAPI()
         self.driver, self.settings = self.make_driver()
         self.driver.init_host(self.settings.host)
+        # A compute service's first start on an empty instances_path.
+        self.driver.init_storage_identity()
         self.image_meta = {'id': 'cirros', 'disk_format': 'raw'}
 
     def spawn(self, instance, network_info=None, driver=None):
@@ -445,9 +447,18 @@ class DriverContractTests(DriverContractHelpers):
         same, _ = self.make_driver(
             instances_path=self.settings.instances_path)
         other, _ = self.make_driver()
+        other.init_storage_identity()
         identity = self.driver.get_storage_identity()
         self.assertEqual(identity, same.get_storage_identity())
         self.assertNotEqual(identity, other.get_storage_identity())
+
+    def test_reading_the_storage_identity_never_creates_it(self):
+        other, other_settings = self.make_driver()
+        self.assertIsNone(other.get_storage_identity())
+        status = other.get_storage_status()
+        self.assertIn('no storage identity marker', status.unknown_reason)
+        self.assertFalse(os.path.lexists(os.path.join(
+            other_settings.instances_path, '.nova-storage-identity')))
 
     def test_instance_directory_is_not_storage_identity(self):
         # A leftover instance directory on a private host is not evidence
@@ -456,5 +467,8 @@ class DriverContractTests(DriverContractHelpers):
         other, other_settings = self.make_driver()
         os.makedirs(os.path.join(other_settings.instances_path,
                                  instance.uuid))
-        self.assertNotEqual(self.driver.get_storage_identity(),
-                            other.get_storage_identity())
+        # Nor is a host with instances given an identity on the fly: its
+        # storage is unknown until an operator says what it is.
+        self.assertIsNone(other.init_storage_identity())
+        self.assertIsNone(other.get_storage_identity())
+        self.assertTrue(self.driver.get_storage_identity())

@@ -1,12 +1,13 @@
 """Paths under instances_path, and the only code that deletes there."""
 
+import datetime
 import os
-import threading
 
 from oslo_utils import uuidutils
 
 from nova import exception
 from nova.tests import base
+from nova.tests.files import sha256_tree
 from nova.virt import instancedir
 
 
@@ -74,35 +75,98 @@ class TestInstanceDir(base.TestCase):
         self.assertTrue(idir.remove())
 
 
-class TestStorageIdentity(base.TestCase):
+class TestQuarantine(base.TestCase):
 
-    def test_created_once_and_stable(self):
-        root = os.path.join(self.tmp, 'instances')
-        identity = instancedir.storage_identity(root)
-        self.assertTrue(uuidutils.is_uuid_like(identity))
-        self.assertEqual(identity, instancedir.storage_identity(root))
-        self.assertEqual(['.nova-storage-identity'], os.listdir(root))
+    def setUp(self):
+        super().setUp()
+        self.root = os.path.join(self.tmp, 'instances')
+        os.makedirs(self.root)
+        self.idir = instancedir.InstanceDir(self.root,
+                                            uuidutils.generate_uuid())
+        self.idir.create()
+        with open(self.idir.file('disk'), 'wb') as f:
+            f.write(b'x' * 1000)
+        self.before = sha256_tree(self.idir.path)
+        self.now = datetime.datetime(2026, 12, 1, 12, 0, 0,
+                                     tzinfo=datetime.timezone.utc)
 
-    def test_racing_hosts_agree(self):
-        root = os.path.join(self.tmp, 'shared')
-        found = []
-        threads = [threading.Thread(
-            target=lambda: found.append(instancedir.storage_identity(root)))
-            for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(1, len(set(found)))
-        self.assertEqual(['.nova-storage-identity'], os.listdir(root))
+    def test_moved_aside_whole_and_listed(self):
+        dest = self.idir.quarantine('leftover of attempt X', now=self.now)
+        self.assertFalse(os.path.lexists(self.idir.path))
+        self.assertEqual(os.path.join(
+            self.root, '_quarantine',
+            '%s-20261201T120000000000Z' % self.idir.uuid), dest)
+        moved = sha256_tree(dest)
+        moved.pop(instancedir.QUARANTINE_REASON)
+        self.assertEqual(self.before, moved)
+        found, other = instancedir.list_quarantine(self.root)
+        self.assertEqual([], other)
+        self.assertEqual([(self.idir.uuid, self.now, 'leftover of attempt X')],
+                         [(q.instance_uuid, q.quarantined_at, q.reason)
+                          for q in found])
+        self.assertGreaterEqual(found[0].size, 1000)
 
-    def test_corrupt_marker_is_reported(self):
-        root = os.path.join(self.tmp, 'instances')
-        os.makedirs(root)
-        with open(os.path.join(root, '.nova-storage-identity'), 'w') as f:
-            f.write('garbage')
-        self.assertRaises(exception.InvalidSharedStorage,
-                          instancedir.storage_identity, root)
+    def test_purge_by_age_only(self):
+        self.idir.quarantine('old', now=self.now)
+        later = self.now + datetime.timedelta(hours=1)
+        self.assertEqual([], instancedir.purge_quarantine(
+            self.root, 7200, now=later))
+        self.assertEqual(1, len(instancedir.list_quarantine(self.root)[0]))
+        dry = instancedir.purge_quarantine(self.root, 3600, now=later,
+                                           dry_run=True)
+        self.assertEqual(1, len(dry))
+        self.assertEqual(1, len(instancedir.list_quarantine(self.root)[0]))
+        purged = instancedir.purge_quarantine(self.root, 3600, now=later)
+        self.assertEqual([self.idir.uuid], [q.instance_uuid for q in purged])
+        self.assertEqual([], os.listdir(os.path.join(self.root,
+                                                     '_quarantine')))
+
+    def test_purge_never_touches_what_it_did_not_name(self):
+        qdir = os.path.join(self.root, '_quarantine')
+        os.makedirs(os.path.join(qdir, 'operator-notes'))
+        with open(os.path.join(qdir, 'README'), 'w') as f:
+            f.write('keep')
+        outside = os.path.join(self.tmp, 'outside')
+        os.makedirs(outside)
+        os.symlink(outside, os.path.join(
+            qdir, '%s-20200101T000000000000Z' % self.idir.uuid))
+        self.assertEqual([], instancedir.purge_quarantine(self.root, 0))
+        self.assertEqual(3, len(os.listdir(qdir)))
+        self.assertTrue(os.path.isdir(outside))
+        self.assertEqual(3, len(instancedir.list_quarantine(self.root)[1]))
+
+    def test_bad_ages_are_refused(self):
+        for bad in (-1, None):
+            self.assertRaises(exception.InvalidInput,
+                              instancedir.purge_quarantine, self.root, bad)
+
+    def test_an_unreadable_quarantine_deletes_nothing(self):
+        dest = self.idir.quarantine('x', now=self.now)
+        qdir = os.path.dirname(dest)
+        # Root reads a directory whatever its mode: a quarantine that
+        # is not a directory at all is what root cannot list.
+        os.rename(qdir, qdir + '.moved')
+        with open(qdir, 'w') as f:
+            f.write('not a directory')
+        self.assertRaises(exception.QuarantineUnusable,
+                          instancedir.purge_quarantine, self.root, 0)
+        self.assertRaises(exception.QuarantineUnusable,
+                          instancedir.list_quarantine, self.root)
+        self.assertEqual([os.path.basename(dest)],
+                         os.listdir(qdir + '.moved'))
+
+    def test_a_quarantine_that_is_a_symlink_is_refused(self):
+        elsewhere = os.path.join(self.tmp, 'elsewhere')
+        os.makedirs(elsewhere)
+        os.symlink(elsewhere, os.path.join(self.root, '_quarantine'))
+        self.assertRaises(exception.QuarantineUnusable,
+                          self.idir.quarantine, 'x')
+        self.assertEqual(self.before, sha256_tree(self.idir.path))
+        self.assertEqual([], os.listdir(elsewhere))
+
+    def test_a_missing_directory_is_nothing_to_do(self):
+        self.idir.remove()
+        self.assertIsNone(self.idir.quarantine('x'))
 
 
 class TestWriteAtomically(base.TestCase):

@@ -178,6 +178,9 @@ def make_host(base_dir: str, name: str = 'compute1', *,
     driver = libvirt_driver.LibvirtDriver(virtapi, settings)
     if connect:
         driver.init_host(name)
+        # What a compute service's first start does on an empty
+        # instances_path (ComputeManager.init_host).
+        driver.init_storage_identity()
     return SimulatedHost(name=name, node_path=node_path, settings=settings,
                          virtapi=virtapi, driver=driver)
 

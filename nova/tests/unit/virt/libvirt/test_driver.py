@@ -46,7 +46,10 @@ def host_state(host):
         rel = os.path.relpath(dirpath, root)
         if rel.split(os.sep)[0] in ('_base', 'locks'):
             continue
-        files[rel] = None  # directories count too
+        if rel != '_journal':
+            # Directories count too; the journals' directory is made by
+            # the first attempt and stays, but a journal left in it shows.
+            files[rel] = None
         for name in names:
             with open(os.path.join(dirpath, name), 'rb') as f:
                 files[os.path.join(rel, name)] = hashlib.sha256(
@@ -162,14 +165,14 @@ class TestSpawn(LibvirtTestCase):
         network_info = self.spawn(instance, fixtures.make_network_info())
         idir = self.host.instance_dir(instance.uuid)
         self.assertEqual({'console.log', 'disk', 'disk.info',
-                          'libvirt.xml'}, set(os.listdir(idir)))
+                          'libvirt.xml', '.nova-owner'}, set(os.listdir(idir)))
         disk = os.path.join(idir, 'disk')
         info = qemu_img.info(disk, 'qcow2')
         cache = imagecache.ImageCache(self.host.settings.instances_path)
         self.assertEqual(cache.path_for(self.image.id), info.backing_file)
         self.assertEqual(1 * GiB, info.virtual_size)
         with open(os.path.join(idir, 'disk.info')) as f:
-            self.assertEqual({disk: 'qcow2'}, json.load(f))
+            self.assertEqual({'disk': 'qcow2'}, json.load(f))
         self.assertTrue(self.host.is_running(instance.uuid))
         self.assertEqual({instance.uuid}, self.host.domain_uuids())
         self.assertEqual({network_info[0].id}, self.host.plugged_vifs())
@@ -185,7 +188,8 @@ class TestSpawn(LibvirtTestCase):
         self.spawn(instance, image=uec)
         idir = self.host.instance_dir(instance.uuid)
         self.assertEqual({'console.log', 'disk', 'disk.info', 'kernel',
-                          'ramdisk', 'libvirt.xml'}, set(os.listdir(idir)))
+                          'ramdisk', 'libvirt.xml', '.nova-owner'},
+                         set(os.listdir(idir)))
         with open(os.path.join(idir, 'kernel'), 'rb') as f:
             self.assertEqual(b'fake kernel\n', f.read())
         xml = self.driver.host.get_guest(instance.uuid).get_xml()
@@ -256,7 +260,14 @@ class TestSpawn(LibvirtTestCase):
             'compute2', instances_path=self.host.settings.instances_path)
         self.spawn(instance, network_info, host=other)
         self.assertTrue(other.is_running(instance.uuid))
-        self.assertEqual(files, self.disk_files(instance, other))
+        # Every file as it was but the ownership stamp: the directory is
+        # compute2's now.
+        stamp = files.pop('.nova-owner')
+        after = self.disk_files(instance, other)
+        self.assertNotEqual(stamp, after.pop('.nova-owner'))
+        self.assertEqual(files, after)
+        self.assertEqual('compute2', other.driver.read_ownership_stamp(
+            instance).host)
 
     def _left_on_shared_storage(self, image=None):
         """An instance booted on this host, whose host then failed: its

@@ -27,7 +27,8 @@ class TestBug1660647(test_driver.LibvirtTestCase):
         idir = self.host.instance_dir(instance.uuid)
         before = self.disk_files(instance)
         self.assertEqual({'console.log', 'disk', 'disk.info', 'kernel',
-                          'ramdisk', 'libvirt.xml'}, set(before))
+                          'ramdisk', 'libvirt.xml', '.nova-owner'},
+                         set(before))
         # Start the instance, causing a failure during plug_vifs: the host
         # lost the port's bridge.
         self.host.remove_bridge()

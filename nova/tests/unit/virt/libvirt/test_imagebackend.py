@@ -1,5 +1,6 @@
 """Instance disks made with qemu-img, and disk.info."""
 
+import json
 import os
 
 from nova import exception
@@ -62,12 +63,48 @@ class TestDisks(base.TestCase):
 
     def test_disk_info_round_trip(self):
         path = os.path.join(self.tmp, 'disk.info')
-        self.assertEqual({}, imagebackend.read_disk_info(path))
-        imagebackend.write_disk_info(path, {'/i/u/disk': 'qcow2'})
-        self.assertEqual({'/i/u/disk': 'qcow2'},
+        self.assertEqual({}, imagebackend.read_disk_info(path).formats)
+        imagebackend.write_disk_info(path, {'disk': 'qcow2'})
+        self.assertEqual(imagebackend.DiskInfo({'disk': 'qcow2'}),
                          imagebackend.read_disk_info(path))
         self.assertEqual(['disk.info'], [n for n in os.listdir(self.tmp)
                                          if n.startswith('disk.info')])
+
+    def test_old_absolute_entries_are_read_by_name(self):
+        # Written by an older release, on a host that mounts the shared
+        # storage at another path: the names still match.
+        idir = os.path.join(self.tmp, 'some-uuid')
+        os.makedirs(idir)
+        path = os.path.join(idir, 'disk.info')
+        with open(path, 'w') as f:
+            json.dump({'/mnt/elsewhere/some-uuid/disk': 'raw',
+                       '/mnt/elsewhere/some-uuid/disk.eph0': 'qcow2',
+                       '/var/lib/other-uuid/disk.swap': 'raw'}, f)
+        info = imagebackend.read_disk_info(path)
+        self.assertEqual(imagebackend.DiskInfo(
+            {'disk': 'raw', 'disk.eph0': 'qcow2'}, legacy=True), info)
+
+    def test_a_disk_with_no_recorded_format_is_never_probed(self):
+        info = imagebackend.DiskInfo({'disk': 'raw'})
+        disk = os.path.join(self.tmp, 'disk.eph0')
+        imagebackend.create_blank_disk(disk, 'qcow2', MiB)
+        self.assertRaisesRegex(exception.UnknownDiskFormat,
+                               'refusing to guess',
+                               imagebackend.existing_format, disk, info)
+        self.assertRaisesRegex(
+            exception.UnknownDiskFormat, "says 'vmdk'",
+            imagebackend.existing_format, disk,
+            imagebackend.DiskInfo({'disk.eph0': 'vmdk'}))
+        self.assertEqual('raw', imagebackend.existing_format(
+            os.path.join(self.tmp, 'disk'), info))
+
+    def test_a_disk_info_that_is_not_names_to_formats_is_corrupt(self):
+        path = os.path.join(self.tmp, 'disk.info')
+        for bad in ('[]', '{"disk": 1}', '"raw"'):
+            with open(path, 'w') as f:
+                f.write(bad)
+            self.assertRaises(exception.InternalError,
+                              imagebackend.read_disk_info, path)
 
     def test_corrupt_disk_info_is_reported(self):
         path = os.path.join(self.tmp, 'disk.info')

@@ -1,0 +1,110 @@
+"""Options about the instance storage: its identity, quarantine, and the
+fault injection the crash tests use."""
+
+from oslo_config import cfg
+
+# Where nova/crashpoint.py can kill the process, in the order an operation
+# reaches them.
+CRASH_POINTS = {
+    'spawn.after_mkdir': 'the instance directory was just made',
+    'spawn.writing_root_disk':
+        'the root disk is half written (under its .part- name)',
+    'spawn.after_disk_info': 'disk.info was written',
+    # In _create_domain_and_network: every start of a guest (spawn,
+    # power on, hard reboot, resume) passes these.
+    'start.after_plug_vifs': 'VIFs plugged, the domain not defined yet',
+    'start.after_define': 'the domain was defined, not started',
+    'start.waiting_for_vif_events':
+        'the guest runs paused, waiting for network-vif-plugged',
+    'start.after_resume': 'the guest runs; the start has not returned',
+    'build.before_active': 'spawn returned; the row is not ACTIVE yet',
+    'evacuate.after_claim': 'the target claimed the migration',
+    'evacuate.before_instance_moves':
+        'spawn returned on the target; the row still on the source',
+    'evacuate.after_instance_moves':
+        'the row moved to the target; the migration not done yet',
+    'source.during_cleanup':
+        'the returning source destroyed the domain of an evacuated '
+        'instance; its files not yet moved aside',
+    'quarantine.after_rename':
+        'a directory was moved to quarantine; its reason not recorded',
+    'reaper.during_reap': 'the reaper stopped one orphan domain',
+}
+
+storage_opts = [
+    cfg.BoolOpt('instances_path_must_be_mounted',
+                default=False,
+                help="""
+Whether ``instances_path`` must be a mount point (NFS or another shared or
+remote file system mounted there).
+
+When true and ``instances_path`` is not mounted, the compute service builds
+and evacuates nothing onto it (it would write into the bare mount point,
+hidden once the file system is mounted over it), decides nothing that
+could delete, and disables itself with a reason starting ``AUTO:`` that
+``nova service-list`` shows; it enables itself again once the mount is
+there. Bind mounts count.
+
+Related options: ``instances_path``.
+"""),
+    cfg.IntOpt('quarantine_max_age',
+               default=7 * 24 * 3600,
+               min=0,
+               help="""
+Seconds an instance directory stays in ``<instances_path>/_quarantine``
+before the periodic purge deletes it.
+
+Directories are quarantined, not deleted, wherever a decision to remove
+them rests on inference rather than on "this very attempt created it": the
+leftover of an earlier evacuation attempt, a source's copy after an
+evacuation, an orphan removed by ``nova-manage host cleanup``, a directory
+a crashed attempt created that holds files it did not record. Move one
+back to ``<instances_path>/<uuid>`` to recover it.
+
+Related options: ``purge_quarantine_interval``.
+"""),
+    cfg.IntOpt('purge_quarantine_interval',
+               default=3600,
+               help="""
+Seconds between two runs of the task that deletes quarantined instance
+directories older than ``quarantine_max_age``.
+
+Possible values:
+
+* a positive number of seconds
+* 0: run at the default rate, ``periodic_interval``
+* a negative number: never (``nova-manage host purge-quarantine`` still
+  purges)
+
+Related options: ``quarantine_max_age``, ``periodic_interval``.
+"""),
+]
+
+fault_injection_group = cfg.OptGroup(
+    'fault_injection', title='Fault injection (tests only)',
+    help='Options that make the service fail on purpose, for crash tests. '
+         'Never set them in production.')
+
+fault_injection_opts = [
+    cfg.StrOpt('crash_point',
+               choices=sorted(CRASH_POINTS),
+               help="""
+Name of a crash point (``nova/crashpoint.py`` says where each is). When the
+process reaches it, it kills itself with SIGKILL, as a power cut or an OOM
+kill would: no cleanup, no exception handler, no log flush. Tests use it
+to prove that a restart leaves nothing partial behind.
+
+Possible values: unset (the default: never), or one crash point name.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(storage_opts)
+    conf.register_group(fault_injection_group)
+    conf.register_opts(fault_injection_opts, group=fault_injection_group)
+
+
+def list_opts():
+    return {'DEFAULT': storage_opts,
+            fault_injection_group: fault_injection_opts}

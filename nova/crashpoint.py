@@ -1,0 +1,51 @@
+"""Named points where a test can make the process die as a power cut would.
+
+``reached(name)`` does nothing unless ``[fault_injection] crash_point`` is
+``name``; then the process sends itself SIGKILL: no exception, no
+``finally``, no cleanup, exactly what a kill -9 or an OOM kill leaves.
+Crash tests run a compute service (or one operation of its manager) in a
+process of its own with the option set, wait for it to die, restart the
+host and check what the restart leaves: no orphan, no partial disk ever
+booted, every disk that existed before byte for byte as it was.
+
+``before_kill`` hooks run just before the signal. They exist for the
+libvirt *test* driver only: its domains live in the dying process, while a
+real libvirtd outlives nova-compute, so a test registers a hook that writes
+the test driver's domains into its node file (what libvirtd would still
+hold). Product code registers none.
+
+The points, in the order an operation reaches them:
+"""
+
+import os
+import signal
+
+from oslo_log import log as logging
+
+from nova.conf import CONF
+from nova.conf import storage as storage_conf
+
+LOG = logging.getLogger(__name__)
+
+POINTS = storage_conf.CRASH_POINTS
+__doc__ += ''.join('\n* ``%s``: %s' % item for item in POINTS.items())
+
+_before_kill = []
+
+
+def before_kill(hook) -> None:
+    """Run ``hook()`` just before a crash (tests only, see above)."""
+    _before_kill.append(hook)
+
+
+def reached(name: str) -> None:
+    if name not in POINTS:
+        raise ValueError('unknown crash point %r' % name)
+    wanted = CONF.fault_injection.crash_point
+    if not wanted or wanted != name:
+        return
+    LOG.critical('Crash point %s reached: killing process %d', name,
+                 os.getpid())
+    for hook in _before_kill:
+        hook()
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,190 @@
+"""The on-disk journal of a spawn attempt, and undoing from it."""
+
+import json
+import os
+
+from oslo_utils import uuidutils
+
+from nova import exception
+from nova.tests import base
+from nova.tests.files import sha256_tree
+from nova.virt import instancedir
+from nova.virt import journal
+
+
+class JournalTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.root = os.path.join(self.tmp, 'instances')
+        os.makedirs(self.root)
+        self.idir = instancedir.InstanceDir(self.root,
+                                            uuidutils.generate_uuid())
+
+    def begin(self, operation='build', host='a'):
+        return journal.SpawnJournal.begin(
+            self.idir, host, journal.Attempt.new(operation))
+
+    def make(self, j, name, content=b'data'):
+        part = j.creating(name)
+        with open(part, 'wb') as f:
+            f.write(content)
+        return j.commit(name)
+
+    def reload(self, j):
+        """The journal as a restart reads it."""
+        return journal.SpawnJournal.load(self.root, j.path)
+
+
+class TestJournal(JournalTestCase):
+
+    def test_what_is_about_to_be_made_is_on_disk_first(self):
+        j = self.begin()
+        self.assertTrue(j.make_dir())
+        j.creating('disk')
+        on_disk = self.reload(j)
+        self.assertEqual(['mkdir', 'create'],
+                         [e['kind'] for e in on_disk.entries])
+        # Announced but not written yet: nothing under the final name.
+        self.assertFalse(os.path.exists(self.idir.file('disk')))
+
+    def test_a_file_has_its_final_name_only_once_complete(self):
+        j = self.begin()
+        j.make_dir()
+        part = j.creating('disk')
+        with open(part, 'wb') as f:
+            f.write(b'half')
+        self.assertEqual([os.path.basename(part)],
+                         os.listdir(self.idir.path))
+        j.commit('disk')
+        self.assertEqual(['disk'], os.listdir(self.idir.path))
+
+    def test_undo_after_a_crash_removes_exactly_what_it_made(self):
+        self.idir.create()
+        with open(self.idir.file('disk'), 'wb') as f:
+            f.write(b'the instance\'s own disk')
+        with open(self.idir.file('disk.info'), 'w') as f:
+            f.write('{"disk": "qcow2"}')
+        before = sha256_tree(self.idir.path)
+        j = self.begin(operation='evacuation')
+        self.assertFalse(j.make_dir())
+        self.make(j, 'disk.eph0')
+        j.write_file('disk.info', '{"disk": "qcow2", "disk.eph0": "raw"}')
+        with open(j.creating('console.log'), 'w') as f:
+            f.write('partial')
+        guests = []
+        # The process dies here: a new one reads the journal and undoes.
+        self.reload(j).undo(lambda: guests.append('destroyed'))
+        self.assertEqual(before, sha256_tree(self.idir.path))
+        self.assertEqual([], guests)          # it never started a guest
+        self.assertFalse(os.path.exists(j.path))
+
+    def test_undo_removes_a_directory_it_made(self):
+        j = self.begin()
+        j.make_dir()
+        self.make(j, 'disk')
+        j.write_file(instancedir.OWNER_STAMP, '{}')
+        j.starting_guest()
+        guests = []
+        self.reload(j).undo(lambda: guests.append('destroyed'))
+        self.assertFalse(os.path.lexists(self.idir.path))
+        self.assertEqual(['destroyed'], guests)
+
+    def test_undo_quarantines_a_directory_holding_what_it_did_not_make(self):
+        j = self.begin()
+        j.make_dir()
+        self.make(j, 'disk')
+        with open(self.idir.file('unexpected'), 'w') as f:
+            f.write('not recorded by the attempt')
+        self.reload(j).undo()
+        self.assertFalse(os.path.lexists(self.idir.path))
+        found, _ = instancedir.list_quarantine(self.root)
+        self.assertEqual([self.idir.uuid], [q.instance_uuid for q in found])
+        self.assertEqual(['.nova-quarantine', 'unexpected'],
+                         sorted(os.listdir(found[0].path)))
+
+    def test_complete_forgets_the_journal(self):
+        j = self.begin()
+        j.make_dir()
+        self.make(j, 'disk')
+        j.complete()
+        self.assertFalse(os.path.exists(j.path))
+        self.assertEqual(['disk'], os.listdir(self.idir.path))
+
+    def test_find_lists_a_hosts_open_journals(self):
+        mine = self.begin(host='a')
+        theirs = self.begin(host='b')
+        found, unreadable = journal.find(self.root, 'a')
+        self.assertEqual([mine.path], [j.path for j in found])
+        self.assertEqual([], unreadable)
+        self.assertEqual({mine.path, theirs.path},
+                         {j.path for j in journal.find(self.root)[0]})
+
+
+class TestBadJournals(JournalTestCase):
+
+    def write_journal(self, content, attempt=None):
+        attempt = attempt or uuidutils.generate_uuid()
+        path = os.path.join(journal.journal_dir(self.root),
+                            '%s.%s.json' % (self.idir.uuid, attempt))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w') as f:
+            f.write(content if isinstance(content, str)
+                    else json.dumps(content))
+        return path, attempt
+
+    def valid(self, attempt, **changes):
+        values = {'instance_uuid': self.idir.uuid, 'host': 'a',
+                  'attempt': attempt, 'operation': 'build',
+                  'migration': None, 'state': 'open', 'entries': []}
+        values.update(changes)
+        return values
+
+    def test_truncated_or_garbage_journals_are_reported_and_kept(self):
+        self.idir.create()
+        with open(self.idir.file('disk'), 'wb') as f:
+            f.write(b'keep me')
+        attempt = uuidutils.generate_uuid()
+        full = json.dumps(self.valid(attempt, entries=[
+            {'kind': 'create', 'name': 'disk'}]))
+        paths = []
+        for content in (full[:len(full) // 2], '', '\x00garbage', '[]'):
+            path, _ = self.write_journal(content)
+            paths.append(path)
+        path, _ = self.write_journal(full, attempt)
+        found, unreadable = journal.find(self.root, 'a')
+        self.assertEqual([path], [j.path for j in found])
+        self.assertEqual(sorted(paths), sorted(u.path for u in unreadable))
+        for p in paths:
+            self.assertTrue(os.path.exists(p))
+
+    def test_a_journal_naming_a_path_outside_is_refused(self):
+        self.idir.create()
+        victim = os.path.join(self.tmp, 'victim')
+        with open(victim, 'w') as f:
+            f.write('must stay')
+        for name in ('../../victim', victim, '..', '', None):
+            attempt = uuidutils.generate_uuid()
+            path, _ = self.write_journal(self.valid(attempt, entries=[
+                {'kind': 'create', 'name': name}]), attempt)
+            self.assertRaisesRegex(exception.InvalidJournal,
+                                   'not a file of the instance directory',
+                                   journal.SpawnJournal.load, self.root,
+                                   path)
+            os.unlink(path)
+        self.assertTrue(os.path.exists(victim))
+
+    def test_a_journal_whose_name_does_not_match_is_refused(self):
+        attempt = uuidutils.generate_uuid()
+        path, _ = self.write_journal(self.valid(
+            uuidutils.generate_uuid()), attempt)
+        self.assertRaisesRegex(exception.InvalidJournal, 'name does not',
+                               journal.SpawnJournal.load, self.root, path)
+
+    def test_a_corrupt_saved_content_is_refused(self):
+        attempt = uuidutils.generate_uuid()
+        path, _ = self.write_journal(self.valid(attempt, entries=[
+            {'kind': 'rewrite', 'name': 'disk.info', 'content': '%%%'}]),
+            attempt)
+        self.assertRaisesRegex(exception.InvalidJournal, 'corrupt',
+                               journal.SpawnJournal.load, self.root, path)

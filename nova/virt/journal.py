@@ -1,0 +1,386 @@
+"""The on-disk journal of one spawn attempt: what it is about to create.
+
+A process can die at any instant (kill -9, power loss). What a spawn
+attempt created must still be known afterwards, so before it creates or
+rewrites anything it writes down what it is about to do, flushed to disk,
+in ``<instances_path>/_journal/<instance uuid>.<attempt id>.json``:
+
+* ``mkdir``: it is about to create the instance directory (recorded only
+  when the directory is not there; a directory that is there is
+  ``adopt``-ed and never removed);
+* ``create NAME``: it is about to create file ``NAME`` of the instance
+  directory (its content is written as ``NAME.part-<attempt>`` first and
+  renamed into place once complete, so a partial file never has the
+  final name);
+* ``rewrite NAME``: it is about to replace ``NAME``, whose content before
+  the attempt is saved in the journal;
+* ``guest``: it is about to plug VIFs and define and start a domain.
+
+A successful attempt is completed by whoever knows that its result is
+recorded (the compute manager, once the instance row says so): the
+journal is marked complete and removed. An attempt that fails in a
+living process, or whose journal a restart finds still open, is undone
+from the journal: the guest destroyed (by the caller's ``destroy_guest``),
+each created file and its ``.part-`` file removed, each rewritten file put
+back, and a directory it created removed once empty (moved to quarantine
+when anything it did not record is inside). That is exactly what the
+attempt created, on shared storage as well. A journal that cannot be read
+or that names a path outside its instance directory is kept and reported,
+never guessed at.
+
+The journal lives under ``instances_path`` itself, so it is on the same
+storage as the files it describes: on shared storage each host reads only
+the journals that name it.
+
+Example::
+
+    journal = SpawnJournal.begin(idir, host, Attempt.new('build'))
+    journal.make_dir()                  # records, then creates
+    journal.creating('disk')            # before writing disk.part-<id>
+    ...
+    journal.undo(destroy_guest)         # on failure
+    journal.complete()                  # once the result is recorded
+"""
+
+import base64
+import dataclasses
+import json
+import os
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from nova import exception
+from nova.virt import instancedir
+
+LOG = logging.getLogger(__name__)
+
+BUILD = 'build'
+EVACUATION = 'evacuation'
+REBUILD = 'rebuild'
+OPERATIONS = (BUILD, EVACUATION, REBUILD)
+
+MKDIR = 'mkdir'
+ADOPT = 'adopt'
+CREATE = 'create'
+REWRITE = 'rewrite'
+GUEST = 'guest'
+_KINDS = (MKDIR, ADOPT, CREATE, REWRITE, GUEST)
+
+OPEN = 'open'
+COMPLETE = 'complete'
+UNDONE = 'undone'           # in memory only: the journal is gone then
+_MAX_BYTES = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """One try at creating an instance's guest on a host."""
+    id: str
+    operation: str
+    migration: str | None = None
+
+    @classmethod
+    def new(cls, operation: str, migration: str | None = None) -> 'Attempt':
+        if operation not in OPERATIONS:
+            raise exception.InvalidInput(
+                reason='unknown attempt operation %r' % operation)
+        return cls(uuidutils.generate_uuid(), operation, migration)
+
+
+def journal_dir(instances_path: str) -> str:
+    return os.path.join(instances_path, instancedir.JOURNAL_DIR)
+
+
+def part_name(name: str, attempt_id: str) -> str:
+    """The name a file of the attempt has until it is complete."""
+    return '%s.part-%s' % (name, attempt_id)
+
+
+class SpawnJournal:
+
+    def __init__(self, idir: instancedir.InstanceDir, host: str,
+                 attempt: Attempt, entries=None, state=OPEN, path=None):
+        self.idir = idir
+        self.host = host
+        self.attempt = attempt
+        self.entries = list(entries or [])
+        self.state = state
+        self.path = path or os.path.join(
+            journal_dir(idir.instances_path),
+            '%s.%s.json' % (idir.uuid, attempt.id))
+
+    def __repr__(self):
+        return '<SpawnJournal %s>' % self.path
+
+    # -- writing ------------------------------------------------------------
+
+    @classmethod
+    def begin(cls, idir, host, attempt) -> 'SpawnJournal':
+        journal = cls(idir, host, attempt)
+        os.makedirs(journal_dir(idir.instances_path), exist_ok=True)
+        journal._save()
+        return journal
+
+    def _save(self):
+        content = json.dumps({
+            'instance_uuid': self.idir.uuid, 'host': self.host,
+            'attempt': self.attempt.id,
+            'operation': self.attempt.operation,
+            'migration': self.attempt.migration,
+            'state': self.state, 'entries': self.entries}, indent=1)
+        instancedir.write_atomically(self.path, content, purpose='journal',
+                                     sync_dir=True)
+
+    def _record(self, kind, **values):
+        self.entries.append(dict(kind=kind, **values))
+        self._save()
+
+    def part_path(self, name: str) -> str:
+        return self.idir.file(part_name(name, self.attempt.id))
+
+    @property
+    def created_dir(self) -> bool:
+        return any(e['kind'] == MKDIR for e in self.entries)
+
+    def created(self, name: str) -> bool:
+        return any(e['kind'] == CREATE and e['name'] == name
+                   for e in self.entries)
+
+    def make_dir(self) -> bool:
+        """Create the instance directory, or adopt the one there; True if
+        this attempt created it."""
+        if self.idir.exists():
+            self.idir.check_inside()
+            self._record(ADOPT)
+            return False
+        self._record(MKDIR)
+        if self.idir.create():
+            instancedir.fsync_dir(self.idir.instances_path)
+            return True
+        # Made by someone else between the check and mkdir: not ours.
+        self.entries[-1] = dict(kind=ADOPT)
+        self._save()
+        return False
+
+    def creating(self, name: str) -> str:
+        """Record that ``name`` is about to be created; the path to write
+        it under until it is complete (``commit`` renames it)."""
+        self.idir.file(name)                      # validates the name
+        if not self.created(name):
+            self._record(CREATE, name=name)
+        return self.part_path(name)
+
+    def commit(self, name: str) -> str:
+        """Give a complete ``.part-`` file its final name (flushed first);
+        the final path."""
+        part, final = self.part_path(name), self.idir.file(name)
+        with open(part, 'rb+') as f:
+            os.fsync(f.fileno())
+        os.rename(part, final)
+        instancedir.fsync_dir(self.idir.path)
+        return final
+
+    def rewriting(self, name: str) -> None:
+        """Record the content of ``name`` before the attempt replaces it
+        (once: the first content is the one from before the attempt)."""
+        if self.created(name) or any(
+                e['kind'] == REWRITE and e['name'] == name
+                for e in self.entries):
+            return
+        with open(self.idir.file(name), 'rb') as f:
+            saved = base64.b64encode(f.read()).decode('ascii')
+        self._record(REWRITE, name=name, content=saved)
+
+    def write_file(self, name: str, content: str | bytes) -> None:
+        """Create or replace the small file ``name`` with ``content``,
+        recorded either way (stamps, ``disk.info``, ``libvirt.xml``)."""
+        if os.path.lexists(self.idir.file(name)):
+            self.rewriting(name)
+        else:
+            self.creating(name)
+        instancedir.write_atomically(self.idir.file(name), content,
+                                     tmp_path=self.part_path(name))
+
+    def starting_guest(self) -> None:
+        if not any(e['kind'] == GUEST for e in self.entries):
+            self._record(GUEST)
+
+    @property
+    def started_guest(self) -> bool:
+        return any(e['kind'] == GUEST for e in self.entries)
+
+    def complete(self) -> None:
+        """The attempt's result is recorded: nothing is to be undone."""
+        if self.state != COMPLETE:
+            self.state = COMPLETE
+            self._save()
+        self._forget()
+
+    def _forget(self):
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    # -- undoing ------------------------------------------------------------
+
+    def undo(self, destroy_guest=None) -> None:
+        """Remove what the attempt created and put back what it rewrote;
+        then forget the journal. ``destroy_guest()`` removes the domain
+        and VIFs when the attempt got as far as starting them.
+
+        A failure leaves the journal in place (a later undo tries again).
+        """
+        if self.state == UNDONE:
+            return
+        if self.state == COMPLETE:
+            self._forget()
+            return
+        idir = self.idir
+        if self.started_guest and destroy_guest is not None:
+            destroy_guest()
+        if os.path.lexists(idir.path):
+            idir.check_inside()
+        failures = []
+        for entry in reversed(self.entries):
+            try:
+                self._undo_entry(entry)
+            except Exception as e:
+                # The other steps still run; the journal stays for a
+                # later undo to finish.
+                LOG.exception('Could not undo %s of attempt %s',
+                              entry['kind'], self.attempt.id,
+                              instance_uuid=idir.uuid)
+                failures.append(e)
+        if failures:
+            raise failures[0]
+        if self.created_dir and idir.exists():
+            if not os.listdir(idir.path):
+                os.rmdir(idir.path)
+                LOG.info('Removed the instance directory made by attempt '
+                         '%s', self.attempt.id, instance_uuid=idir.uuid)
+            else:
+                idir.quarantine('attempt %s created the directory, but it '
+                                'holds files the attempt did not record'
+                                % self.attempt.id)
+        self.state = UNDONE
+        self._forget()
+
+    def _undo_entry(self, entry):
+        idir = self.idir
+        kind = entry['kind']
+        if kind == CREATE:
+            for name in (entry['name'],
+                         part_name(entry['name'], self.attempt.id)):
+                if idir.remove_file(name):
+                    LOG.info('Removed %s made by attempt %s', name,
+                             self.attempt.id, instance_uuid=idir.uuid)
+        elif kind == REWRITE:
+            path = idir.file(entry['name'])
+            content = base64.b64decode(entry['content'])
+            try:
+                with open(path, 'rb') as f:
+                    if f.read() == content:
+                        # Never replaced (the rewrite failed, or the
+                        # process died before it): nothing to put back.
+                        idir.remove_file(part_name(entry['name'],
+                                                   self.attempt.id))
+                        return
+            except FileNotFoundError:
+                pass
+            instancedir.write_atomically(
+                path, content, tmp_path=self.part_path(entry['name']))
+            LOG.info('Put back %s as it was before attempt %s',
+                     entry['name'], self.attempt.id,
+                     instance_uuid=idir.uuid)
+
+    # -- reading ------------------------------------------------------------
+
+    @classmethod
+    def load(cls, instances_path: str, path: str) -> 'SpawnJournal':
+        """The journal at ``path``; ``InvalidJournal`` if it cannot be
+        trusted (unreadable, truncated, or naming a path outside its
+        instance directory)."""
+        def invalid(why):
+            return exception.InvalidJournal(path=path, reason=why)
+        try:
+            with open(path, 'rb') as f:
+                content = f.read(_MAX_BYTES + 1)
+        except OSError as e:
+            raise invalid('unreadable: %s' % (e.strerror or e))
+        if len(content) > _MAX_BYTES:
+            raise invalid('larger than %d bytes' % _MAX_BYTES)
+        try:
+            values = json.loads(content.decode('utf-8'))
+            uuid = values['instance_uuid']
+            attempt = Attempt(values['attempt'], values['operation'],
+                              values.get('migration'))
+            host = values['host']
+            state = values['state']
+            entries = values['entries']
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+            raise invalid('not a journal: %s' % (e,))
+        try:
+            idir = instancedir.InstanceDir(instances_path, uuid)
+            instancedir.validated_uuid(attempt.id)
+        except exception.InvalidUUID as e:
+            raise invalid(str(e))
+        if os.path.basename(path) != '%s.%s.json' % (uuid, attempt.id):
+            raise invalid('its name does not match its content')
+        if (attempt.operation not in OPERATIONS or state not in
+                (OPEN, COMPLETE) or not isinstance(host, str)
+                or not isinstance(entries, list)):
+            raise invalid('unexpected operation, state, host or entries')
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get('kind') not in _KINDS:
+                raise invalid('unexpected entry %r' % (entry,))
+            if entry['kind'] in (CREATE, REWRITE):
+                try:
+                    idir.file(entry.get('name'))
+                except (exception.InvalidInstancePath, TypeError):
+                    raise invalid('entry names %r, not a file of the '
+                                  'instance directory' % entry.get('name'))
+            if entry['kind'] == REWRITE:
+                try:
+                    base64.b64decode(entry['content'], validate=True)
+                except (KeyError, ValueError, TypeError):
+                    raise invalid('saved content of %s is corrupt'
+                                  % entry['name'])
+        return cls(idir, host, attempt, entries, state, path=path)
+
+
+@dataclasses.dataclass(frozen=True)
+class UnreadableJournal:
+    path: str
+    reason: str
+
+
+def find(instances_path: str, host: str | None = None):
+    """(journals, unreadable) under ``instances_path``: the journals of
+    ``host`` (every host's when None) and the ones that cannot be read,
+    whoever wrote them. Temporary files of a journal write are ignored."""
+    journals, unreadable = [], []
+    try:
+        names = sorted(os.listdir(journal_dir(instances_path)))
+    except FileNotFoundError:
+        return journals, unreadable
+    for name in names:
+        if not name.endswith('.json'):
+            continue
+        path = os.path.join(journal_dir(instances_path), name)
+        try:
+            journal = SpawnJournal.load(instances_path, path)
+        except exception.InvalidJournal as e:
+            LOG.error('%s', e.format_message())
+            unreadable.append(UnreadableJournal(path, e.format_message()))
+            continue
+        if host is None or journal.host == host:
+            journals.append(journal)
+    return journals, unreadable
+
+
+def find_for(instances_path: str, host: str, instance_uuid: str):
+    """The open journals of ``host`` for one instance."""
+    journals, _ = find(instances_path, host)
+    return [j for j in journals if j.idir.uuid == instance_uuid]

@@ -1,0 +1,215 @@
+"""The identity of the storage behind ``instances_path``: read, never made
+on the fly.
+
+A marker file at the root of ``instances_path`` holds a UUID. Two hosts
+that mount the same directory read the same marker; separate directories
+have different markers. Whether two hosts share storage is decided by
+comparing these identities (``nova/compute/shared_storage.py``).
+
+The marker is evidence only if it was made when the storage was set up:
+a marker written by whoever happens to find none would make an empty
+mount point (NFS not mounted yet) look like a storage of its own, and a
+later comparison would call the real, shared storage "not shared". So
+reading never creates. ``create`` is for setting a host up
+(``nova-manage host init-storage``, or a compute service's very first
+start on an empty ``instances_path``).
+
+A missing, unreadable or malformed marker, or one that is a symlink, gives
+no identity (``StorageStatus.identity`` None) and says why; decisions that
+would delete then keep the data. A host configured with
+``instances_path_must_be_mounted`` whose ``instances_path`` is not a mount
+point is *unavailable*: it must not write into the bare mount point.
+
+Example::
+
+    status = storage_identity.read('/var/lib/nova/instances',
+                                   must_be_mounted=True)
+    if status.unavailable_reason:
+        refuse(status.unavailable_reason)
+    status.identity            # a UUID string, or None (status.unknown_reason)
+"""
+
+import dataclasses
+import errno
+import os
+import re
+import stat
+
+from oslo_log import log as logging
+from oslo_utils import fileutils
+from oslo_utils import uuidutils
+
+from nova import exception
+from nova.virt import instancedir
+
+LOG = logging.getLogger(__name__)
+
+MARKER = instancedir.STORAGE_IDENTITY_FILE
+# A marker holds a UUID and a newline; anything longer is not ours.
+_MAX_MARKER_BYTES = 128
+MOUNTINFO = '/proc/self/mountinfo'
+_OCTAL_ESCAPE = re.compile(r'\\([0-7]{3})')
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageStatus:
+    """What this host's ``instances_path`` says about itself, right now."""
+    instances_path: str
+    identity: str | None
+    # Why ``identity`` is None (missing, malformed, a symlink ...).
+    unknown_reason: str | None = None
+    # Why nothing may be written there (a required mount is missing).
+    unavailable_reason: str | None = None
+
+    def describe(self) -> str:
+        if self.unavailable_reason:
+            return self.unavailable_reason
+        if self.identity:
+            return 'storage identity %s' % self.identity
+        return self.unknown_reason or 'no storage identity'
+
+
+def marker_path(instances_path: str) -> str:
+    return os.path.join(instances_path, MARKER)
+
+
+def _read_marker(instances_path: str) -> tuple[str | None, str | None]:
+    """(identity, None) or (None, why not)."""
+    path = marker_path(instances_path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, 'no storage identity marker at %s' % path
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return None, ('storage identity marker %s is a symlink; not '
+                          'taken as evidence' % path)
+        return None, 'storage identity marker %s unreadable: %s' % (
+            path, e.strerror or e)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, ('storage identity marker %s is not a regular '
+                          'file' % path)
+        content = os.read(fd, _MAX_MARKER_BYTES + 1)
+    except OSError as e:
+        return None, 'storage identity marker %s unreadable: %s' % (
+            path, e.strerror or e)
+    finally:
+        os.close(fd)
+    text = content.decode('utf-8', 'replace').strip()
+    if len(content) > _MAX_MARKER_BYTES:
+        return None, ('storage identity marker %s holds %d bytes or more, '
+                      'not a UUID' % (path, len(content)))
+    try:
+        return instancedir.validated_uuid(text), None
+    except exception.InvalidUUID:
+        return None, ('storage identity marker %s holds %r, not a UUID'
+                      % (path, text[:40]))
+
+
+def _unescape_mountinfo(field: str) -> str:
+    # mountinfo writes space, tab, newline and backslash as \ooo.
+    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mount_points(mountinfo: str = MOUNTINFO) -> set[str]:
+    """Every mount point this process sees (bind mounts included, which
+    ``os.path.ismount`` misses on the same file system)."""
+    points = set()
+    with open(mountinfo) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 4:
+                points.add(_unescape_mountinfo(fields[4]))
+    return points
+
+
+def is_mount_point(path: str, mountinfo: str = MOUNTINFO) -> bool:
+    return os.path.realpath(path) in mount_points(mountinfo)
+
+
+def read(instances_path: str, must_be_mounted: bool = False,
+         mountinfo: str = MOUNTINFO) -> StorageStatus:
+    """The storage status of ``instances_path`` as it is now; never
+    creates or changes anything."""
+    instances_path = os.path.abspath(instances_path)
+    if must_be_mounted and not is_mount_point(instances_path, mountinfo):
+        reason = ('instances_path %s is not a mount point '
+                  '(instances_path_must_be_mounted is set): its storage '
+                  'is not there' % instances_path)
+        return StorageStatus(instances_path, None, unknown_reason=reason,
+                             unavailable_reason=reason)
+    identity, why = _read_marker(instances_path)
+    return StorageStatus(instances_path, identity, unknown_reason=why)
+
+
+def holds_instance_directories(instances_path: str) -> bool:
+    """Whether any entry of ``instances_path`` is named like an instance."""
+    try:
+        names = os.listdir(instances_path)
+    except FileNotFoundError:
+        return False
+    for name in names:
+        try:
+            instancedir.validated_uuid(name)
+        except exception.InvalidUUID:
+            continue
+        return True
+    return False
+
+
+def create(instances_path: str) -> str:
+    """Give the storage at ``instances_path`` an identity; the identity.
+
+    Only for setting a host up. A marker already there is kept (its
+    identity returned); a malformed one is an error, never replaced. The
+    marker appears complete and atomically (written under a temporary
+    name, flushed, then hard-linked into place, which fails rather than
+    overwrites when another host won the race).
+    """
+    fileutils.ensure_tree(instances_path)
+    marker = marker_path(instances_path)
+    if not os.path.lexists(marker):
+        tmp = '%s.part-%s' % (marker, uuidutils.generate_uuid())
+        try:
+            with open(tmp, 'x') as f:
+                f.write(uuidutils.generate_uuid() + '\n')
+                f.flush()
+                os.fsync(f.fileno())
+            os.link(tmp, marker)
+        except FileExistsError:
+            pass  # another host or thread created it first
+        finally:
+            fileutils.delete_if_exists(tmp)
+        instancedir.fsync_dir(instances_path)
+    identity, why = _read_marker(instances_path)
+    if identity is None:
+        raise exception.InvalidStorageIdentity(reason=why)
+    return identity
+
+
+def create_if_new(instances_path: str) -> str | None:
+    """At a compute service's first start: an identity for a new, empty
+    ``instances_path``; None (and a loud log line) when it already holds
+    instance directories, whose storage nobody can vouch for now."""
+    status = read(instances_path)
+    if status.identity:
+        return status.identity
+    if holds_instance_directories(instances_path):
+        LOG.error('%s has instance directories but %s; not creating an '
+                  'identity for storage that may be another host\'s '
+                  '(run "nova-manage host init-storage" once you know '
+                  'which storage this is)', instances_path,
+                  status.unknown_reason)
+        return None
+    if os.path.lexists(marker_path(instances_path)):
+        LOG.error('Not replacing the storage identity marker: %s',
+                  status.unknown_reason)
+        return None
+    identity = create(instances_path)
+    LOG.warning('FIRST START on this storage: created storage identity '
+                '%(id)s at %(marker)s. If instances_path should be a '
+                'shared or remote file system, it was not mounted: stop '
+                'the service, remove the marker and mount it.',
+                {'id': identity, 'marker': marker_path(instances_path)})
+    return identity
