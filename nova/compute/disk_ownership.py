@@ -61,20 +61,23 @@ def _stamp_words(stamp) -> str:
 
 def on_target(*, instance_launched: bool, shared: bool, source: str,
               host: str, identity: str | None, stamp,
-              directory_exists: bool, path: str = '') -> Verdict:
+              directory_exists: bool, path: str = '',
+              source_identity: str | None = None) -> Verdict:
     """What the target ``host`` of an evacuation from ``source`` does
-    with the instance directory it finds (or not) at ``path``."""
+    with the instance directory it finds (or not) at ``path``;
+    ``identity`` is this host's, ``source_identity`` what the source
+    recorded."""
     if not directory_exists:
         if not shared or not instance_launched:
             return Verdict(BUILD, 'no instance directory here; building '
                                   'new disks')
         return Verdict(REFUSE, (
-            'storage of %s and %s looks shared (identity %s), yet the '
-            'instance, which has run before, has no directory at %s: the '
-            'identities cannot be trusted (a marker cloned with the host '
-            'image, or an instances_path restored from another host?); '
-            'refusing rather than rebuilding it from the image and '
-            'abandoning its disks' % (source, host, identity, path)))
+            'Refused: %s and %s have the same storage identity %s (cloned '
+            'markers?), yet the instance, which has run before, has no '
+            'directory at %s; rebuilding it from the image would abandon '
+            'its disks. Give %s an identity of its own (nova-manage host '
+            'init-storage) or evacuate elsewhere.'
+            % (source, host, identity, path, host)))
     if shared:
         if stamp is None:
             return Verdict(REUSE, 'shared storage; the directory has no '
@@ -85,31 +88,32 @@ def on_target(*, instance_launched: bool, shared: bool, source: str,
             return Verdict(REUSE, 'shared storage; the directory was %s'
                                   % stamp.describe())
         return Verdict(REFUSE, (
-            'storage of %s and %s looks shared (identity %s), but the '
-            'instance directory at %s was %s, not by %s on this storage: '
-            'an old copy (restored, or a marker cloned between hosts); '
-            'refusing to boot it' % (source, host, identity, path,
-                                     stamp.describe(), source)))
+            'Refused: the instance directory at %s is an old copy (not '
+            'written by %s on storage %s, though %s and %s look shared): '
+            'it was %s; a restored backup, or markers cloned between '
+            'hosts? Not booting it.' % (path, source, identity, source,
+                                        host, stamp.describe())))
     if stamp is not None and stamp.left_by(host, identity):
         return Verdict(QUARANTINE, (
             'leftover of an earlier attempt on this host (%s); moving it '
             'aside before building new disks' % stamp.describe()))
     if stamp is not None and stamp.storage_identity == identity \
             and identity is not None:
-        why = ('it was %s, on this very storage: storage is evidently '
-               'shared with %s, whose recorded identity is stale (run '
-               '"nova-manage host record-storage-identity %s --from %s" '
-               'or pass on_shared_storage=True)'
-               % (stamp.describe(), stamp.host, source,
-                  path.rsplit('/', 1)[0]))
-    else:
-        why = ('%s: it may be the instance\'s own disks on storage the '
-               'evidence does not show as shared' % _stamp_words(stamp))
+        return Verdict(REFUSE, (
+            'Refused, disks kept: storage of %s and %s is evidently shared '
+            '(%s wrote %s on storage %s, which %s has) but %s recorded '
+            '%s, now stale. Run "nova-manage host record-storage-identity '
+            '%s --from %s", then evacuate again. The directory was %s; '
+            'nothing touched.'
+            % (source, host, stamp.host, path, identity, host, source,
+               source_identity or 'no identity', source,
+               path.rsplit('/', 1)[0], stamp.describe())))
     return Verdict(REFUSE, (
-        'evidence says storage is not shared with %s, but an instance '
-        'directory exists at %s that no earlier attempt of %s on this '
-        'storage left: %s; kept, nothing touched'
-        % (source, path, host, why)))
+        'Refused, kept: an instance directory exists at %s on %s that no '
+        'earlier attempt of %s on this storage left (%s): it may be the '
+        'instance\'s own disks on storage the evidence does not show as '
+        'shared with %s; nothing touched. Move it away to evacuate here.'
+        % (path, host, host, _stamp_words(stamp), source)))
 
 
 def on_source(*, host: str, identity: str | None, shared: bool | None,

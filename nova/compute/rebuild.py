@@ -226,7 +226,8 @@ class RebuildWorkflow:
             identity=own,
             stamp=self.driver.read_ownership_stamp(instance)
             if exists else None,
-            directory_exists=exists, path=idir.path)
+            directory_exists=exists, path=idir.path,
+            source_identity=evidence.source_identity)
         LOG.info('Instance directory: %s', verdict.reason,
                  instance=instance)
         if verdict.action == disk_ownership.REFUSE:

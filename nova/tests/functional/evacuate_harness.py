@@ -69,7 +69,7 @@ class ComputeHost:
         return self.sim.is_running(instance.uuid)
 
 
-def _node_with_domains(node_path, domains, running):
+def node_with_domains(node_path, domains, running):
     """Rewrite a node file so it holds ``domains`` [(xml, state)]."""
     ET.register_namespace('test', TEST_NS)
     tree = ET.parse(node_path)
@@ -90,6 +90,7 @@ class EvacuateTestCase(base.TestCase):
     HOSTS = ('a', 'b', 'c')
     SHARED = ()          # hosts that mount a's instances_path
     BRIDGES = {}         # host -> its bridges, when not just BRIDGE
+    HOST_SETTINGS = {}   # host -> HostSettings fields to override
 
     def setUp(self):
         super().setUp()
@@ -134,7 +135,10 @@ class EvacuateTestCase(base.TestCase):
             return os.path.join(self.tmp, 'shared-instances')
         return os.path.join(self.tmp, name, 'instances')
 
-    def start_compute(self, name, domains=(), running=True, **settings):
+    def start_compute(self, name, domains=(), running=True, vifs=(),
+                      **overrides):
+        settings = dict(self.HOST_SETTINGS.get(name, {}))
+        settings.update(overrides)
         sim = fixtures.make_host(
             self.tmp, name, instances_path=self.instances_path(name),
             image_store_path=self.images.path, connect=False,
@@ -142,7 +146,10 @@ class EvacuateTestCase(base.TestCase):
             vif_plugging_timeout=settings.pop('vif_plugging_timeout', 5),
             **settings)
         if domains:
-            _node_with_domains(sim.node_path, domains, running)
+            node_with_domains(sim.node_path, domains, running)
+        # Taps outlive a dead nova-compute: (instance uuid, port id) the
+        # noop VIF driver's account of them starts with.
+        sim.driver.vif_driver._plugged.update(vifs)
         manager = compute_manager.ComputeManager(sim.settings,
                                                  driver=sim.driver)
         service = self._start_service(name, 'nova-compute', 'compute',

@@ -71,13 +71,14 @@ class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
         self.assertLandedOn('b', instance, self.evacuate(instance,
                                                          host='b'))
 
-    def leftover_on(self, host, instance, stamped_by=None):
+    def leftover_on(self, host, instance, stamped_by=None,
+                    names=('disk', 'console.log', 'disk.eph0')):
         """The instance's directory on ``host`` as an earlier attempt left
-        it: a disk, a console log, and (with ``stamped_by``) the stamp that
+        it: files ``names`` and (with ``stamped_by``) the stamp that
         attempt wrote."""
         leftover = host.instance_dir(instance)
         os.makedirs(leftover)
-        for name in ('disk', 'console.log', 'disk.eph0'):
+        for name in names:
             with open(os.path.join(leftover, name), 'w') as f:
                 f.write('left by an earlier attempt')
         if stamped_by is not None:
@@ -91,18 +92,23 @@ class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
         return leftover, sha256_tree(leftover)
 
     def test_leftover_directory_on_the_target_is_no_evidence(self):
-        # An earlier attempt on b left the instance's directory there.
-        # Storage is still not shared (the markers differ): the leftover
-        # is moved aside whole, and new disks are built.
+        # An earlier attempt on b left the instance's directory there,
+        # with no root disk but an ephemeral one and a kernel. Storage is
+        # still not shared (the markers differ): the leftover is moved
+        # aside whole, so nothing of it is reused, and new disks are
+        # built.
         instance = self.boot('a')
         self.kill('a')
         b = self.hosts['b']
-        leftover, before = self.leftover_on(b, instance, stamped_by='b')
+        leftover, before = self.leftover_on(
+            b, instance, stamped_by='b',
+            names=('disk.eph0', 'kernel', 'console.log'))
         migration = self.evacuate(instance, host='b')
         self.assertLandedOn('b', instance, migration)
         now = sha256_tree(leftover)
         self.assertNotIn('disk.eph0', now)
-        with open(os.path.join(leftover, 'disk'), 'rb') as f:
+        self.assertNotIn('kernel', now)
+        with open(os.path.join(leftover, 'console.log'), 'rb') as f:
             self.assertNotIn(b'earlier attempt', f.read())
         [moved] = instancedir.list_quarantine(
             b.sim.settings.instances_path)[0]

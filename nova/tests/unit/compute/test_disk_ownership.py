@@ -34,7 +34,7 @@ class TestOnTarget(base.TestCase):
         for stamped in (None, stamp('a', Y), stamp('b', Y), stamp('c', Y)):
             verdict = target(False, stamped)
             self.assertEqual(do.REFUSE, verdict.action, stamped)
-            self.assertIn('kept, nothing touched', verdict.reason)
+            self.assertIn('nothing touched', verdict.reason)
 
     def test_not_shared_but_the_source_wrote_it_on_this_storage(self):
         # The boot-order race: a's recorded identity is stale, but a

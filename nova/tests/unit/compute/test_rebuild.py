@@ -308,7 +308,7 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
             with self.assertRaises(exception.InvalidSharedStorage) as cm:
                 self.evacuate(instance)
             self.assertIn(leftover, str(cm.exception))
-            self.assertIn('kept, nothing touched', str(cm.exception))
+            self.assertIn('nothing touched', str(cm.exception))
             self.assertEqual(before, sha256_tree(leftover))
             self.assertEqual([], self.quarantined(self.b))
             row = self.fresh(instance)

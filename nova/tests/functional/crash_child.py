@@ -1,0 +1,121 @@
+"""One compute operation in a process of its own, to be killed with SIGKILL
+at a crash point (``nova/crashpoint.py``).
+
+``python -m nova.tests.functional.crash_child SPEC.json`` builds the
+simulated host the spec describes (the same node file and instances_path
+as the test's in-process host, with the domains and plugged VIFs that host
+held), starts its compute manager (``init_host``, as a service starting
+would), then runs the operation:
+
+* ``build``: ``build_and_run_instance`` of the spec's instance;
+* ``evacuate``: ``rebuild_instance(recreate=True)`` with the spec's
+  migration (this host is the target);
+* ``init_host``: nothing more: the crash point is inside ``init_host``
+  (a returning source's cleanup).
+
+The process sets ``[fault_injection] crash_point`` and is expected to die
+at it; exiting normally means the point was never reached (exit status 3).
+
+Why a hook dumps state before the kill: libvirt's test driver keeps its
+domains in this process, while a real libvirtd (and the taps it made)
+outlives nova-compute. Just before the SIGKILL the hook writes this host's
+domains and plugged VIFs to the spec's ``dump`` file, and the test starts
+the restarted host with them: what a real hypervisor would still hold.
+"""
+
+import json
+import logging
+import os
+import sys
+
+from nova.compute import manager as compute_manager
+from nova.conf import CONF
+from nova import context as nova_context
+from nova import crashpoint
+from nova.db import api as db_api
+from nova.image import store as image_store
+from nova.network import model as network_model
+from nova import objects
+from nova.tests.unit.virt.libvirt import fixtures
+
+EXIT_NOT_REACHED = 3
+
+
+def held_by(sim):
+    """What the simulated hypervisor holds: domains and plugged VIFs."""
+    return {
+        'domains': [[guest.get_xml(), guest.get_power_state()]
+                    for guest in sim.driver.host.list_guests()],
+        'vifs': sorted([uuid, port] for uuid, port in
+                       sim.driver.vif_driver._plugged),
+    }
+
+
+def _dump(sim, path):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(held_by(sim), f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+
+
+def build_host(spec):
+    """The simulated host of ``spec``, not connected yet."""
+    from nova.tests.functional import evacuate_harness
+    sim = fixtures.make_host(
+        spec['base_dir'], spec['host'],
+        instances_path=spec['instances_path'],
+        image_store_path=spec['image_store_path'], connect=False,
+        bridges=tuple(spec['bridges']),
+        vif_plugging_timeout=spec['vif_plugging_timeout'],
+        **spec.get('settings', {}))
+    if spec['domains']:
+        evacuate_harness.node_with_domains(
+            sim.node_path, [tuple(d) for d in spec['domains']], True)
+    sim.driver.vif_driver._plugged.update(tuple(v) for v in spec['vifs'])
+    return sim
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0]) as f:
+        spec = json.load(f)
+    logging.basicConfig(filename=spec['log'], level=logging.INFO,
+                        format='%(asctime)s %(name)s %(levelname)s '
+                               '%(message)s')
+    CONF([], project='nova', default_config_files=[])
+    CONF.set_override('crash_point', spec['crash_point'],
+                      group='fault_injection')
+    db_api.configure(spec['database'])
+    sim = build_host(spec)
+    crashpoint.before_kill(lambda: _dump(sim, spec['dump']))
+    manager = compute_manager.ComputeManager(sim.settings, driver=sim.driver)
+    context = nova_context.get_admin_context()
+    manager.init_host()
+    operation = spec['operation']
+    if operation == 'build':
+        instance = objects.Instance.get_by_uuid(context, spec['instance'])
+        image = image_store.ImageStore(spec['image_store_path']).get(
+            spec['image'])
+        manager.build_and_run_instance(
+            context, instance, image_meta=image,
+            network_info=network_model.NetworkInfo.coerce(
+                spec['network_info']))
+    elif operation == 'evacuate':
+        instance = objects.Instance.get_by_uuid(context, spec['instance'])
+        migration = objects.Migration.get_by_uuid(context,
+                                                  spec['migration'])
+        manager.rebuild_instance(
+            context, instance, orig_image_ref=instance.image_ref,
+            image_ref=instance.image_ref, injected_files=[], new_pass=None,
+            orig_sys_metadata={}, bdms=None, recreate=True,
+            on_shared_storage=None, preserve_ephemeral=False,
+            migration=migration, scheduled_node=None)
+    logging.getLogger(__name__).error('crash point %s was not reached',
+                                      spec['crash_point'])
+    return EXIT_NOT_REACHED
+
+
+if __name__ == '__main__':
+    sys.exit(main())
