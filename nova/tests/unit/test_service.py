@@ -16,6 +16,7 @@ import oslo_messaging as messaging
 import sqlalchemy as sa
 
 from nova.compute import instance_events
+from nova.compute import storage_report
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova.db import api as db_api
@@ -30,6 +31,7 @@ from nova.tests import base
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import fake
 from nova.virt.libvirt import driver as libvirt_driver
+from nova.virt import storage_identity
 
 
 def wait_until(predicate, timeout=10, interval=0.01):
@@ -51,6 +53,7 @@ class Manager:
             host_settings.HostSettings(host=host,
                                        instances_path=instances_path))
         self.host = host
+        self.storage = storage_report.StorageReporter(host, self.driver)
         self.calls = []
         self.row_at_init = None
         self.rows_at_init = []
@@ -62,6 +65,12 @@ class Manager:
             nova_context.get_admin_context(), self.host, 'nova-compute')
         self.rows_at_init.append(self.row_at_init)
         self.driver.init_host(self.host)
+        # What ComputeManager does: the storage identity, recorded at
+        # start and kept fresh with every heartbeat.
+        self.storage.record_at_start(nova_context.get_admin_context())
+
+    def update_service_record(self, row):
+        self.storage.update(row)
 
     def cleanup_host(self):
         self.calls.append('cleanup_host')
@@ -147,8 +156,29 @@ class TestRunningService(_DatabaseAndRPC, base.TestCase):
         self.assertTrue(service.service_is_up(self._row('compute1'), 60))
 
     def test_storage_identity_is_the_drivers(self):
-        self.assertEqual(self.svc.manager.driver.get_storage_identity(),
-                         self._row('compute1').storage_identity)
+        identity = self.svc.manager.driver.get_storage_identity()
+        self.assertTrue(identity)
+        self.assertEqual(identity, self._row('compute1').storage_identity)
+
+    def test_a_remounted_storage_is_recorded_by_the_next_heartbeat(self):
+        path = self.svc.manager.driver.settings.instances_path
+        marker = storage_identity.marker_path(path)
+        before = self._row('compute1').storage_identity
+        with open(marker) as f:
+            original = f.read()
+        self.addCleanup(self._put_back, marker, original, before)
+        new = '7d7d7d7d-7d7d-4d7d-8d7d-7d7d7d7d7d7d'
+        with open(marker + '.new', 'w') as f:
+            f.write(new + '\n')
+        os.rename(marker + '.new', marker)
+        self.assertTrue(wait_until(
+            lambda: self._row('compute1').storage_identity == new))
+
+    def _put_back(self, marker, original, identity):
+        with open(marker + '.old', 'w') as f:
+            f.write(original)
+        os.rename(marker + '.old', marker)
+        wait_until(lambda: self._row('compute1').storage_identity == identity)
 
     def test_heartbeats_keep_coming(self):
         first = self._row('compute1').report_count
