@@ -172,9 +172,12 @@ class ComputeDriver:
     # -- spawn attempts and their journals ------------------------------
 
     @contextlib.contextmanager
-    def _spawn_journal(self, instance, attempt, destroy_guest):
+    def _spawn_journal(self, instance, attempt, destroy_guest,
+                       new_files=(), small_files=()):
         """The journal of a spawn attempt, with its directory made (or
-        adopted) and stamped; on any failure inside, everything the
+        adopted) and stamped; ``new_files`` and ``small_files`` are what
+        it plans to make (``journal.SpawnJournal.begin``, one journal
+        write for all of them). On any failure inside, everything the
         attempt created is undone (``destroy_guest()`` first, when it got
         as far as starting one) and the failure re-raised. An attempt the
         caller did not pass is completed here on success; one it passed
@@ -190,7 +193,9 @@ class ComputeDriver:
             attempt = journal.Attempt.new(journal.BUILD)
         self._live_attempts.add(attempt.id)
         spawn_journal = journal.SpawnJournal.begin(
-            self._instance_dir(instance), self.settings.host, attempt)
+            self._instance_dir(instance), self.settings.host, attempt,
+            new_files=new_files,
+            small_files=(ownership.STAMP,) + tuple(small_files), guest=True)
         try:
             spawn_journal.make_dir()
             crashpoint.reached('spawn.after_mkdir')

@@ -220,10 +220,10 @@ class FakeDriver(driver.ComputeDriver):
             if instance.uuid in self._domains:
                 raise exception.InstanceExists(name=instance.uuid)
         with self._spawn_journal(instance, attempt,
-                                 lambda: self._forget_guest(instance)
+                                 lambda: self._forget_guest(instance),
+                                 new_files=(DISK,), small_files=(DISK_INFO,)
                                  ) as spawn_journal:
             self._create_image(instance, image_meta, spawn_journal)
-            spawn_journal.starting_guest()
             self._create_domain_and_network(
                 context, instance, network_info, 'spawn', spawning=True,
                 power_on=power_on)

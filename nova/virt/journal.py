@@ -116,11 +116,48 @@ class SpawnJournal:
     # -- writing ------------------------------------------------------------
 
     @classmethod
-    def begin(cls, idir, host, attempt) -> 'SpawnJournal':
+    def begin(cls, idir, host, attempt, new_files=(), small_files=(),
+              guest=False) -> 'SpawnJournal':
+        """Start the journal of ``attempt`` with what it is about to do,
+        in one write (each write costs two fsyncs):
+
+        * make the instance directory, if it is not there;
+        * create each of ``new_files`` that is not there (disks, kernel
+          and ramdisk: one that is there is reused, never rewritten);
+        * write each of ``small_files`` (stamps, ``disk.info``,
+          ``libvirt.xml``): created if missing, else rewritten, its
+          content saved here first;
+        * with ``guest``, plug VIFs and define and start a domain.
+
+        Anything the attempt does later that is not planned here is
+        recorded before it is done, as it comes (``creating``).
+        """
         journal = cls(idir, host, attempt)
+        if idir.exists():
+            idir.check_inside()
+            journal.entries.append(dict(kind=ADOPT))
+        else:
+            journal.entries.append(dict(kind=MKDIR))
+        for name in new_files:
+            if not os.path.lexists(idir.file(name)):
+                journal.entries.append(dict(kind=CREATE, name=name))
+        for name in small_files:
+            journal.entries.append(journal._write_entry(name))
+        if guest:
+            journal.entries.append(dict(kind=GUEST))
         os.makedirs(journal_dir(idir.instances_path), exist_ok=True)
         journal._save()
         return journal
+
+    def _write_entry(self, name):
+        """The entry for writing ``name``: CREATE, or REWRITE with what
+        is there now."""
+        path = self.idir.file(name)
+        if not os.path.lexists(path):
+            return dict(kind=CREATE, name=name)
+        with open(path, 'rb') as f:
+            saved = base64.b64encode(f.read()).decode('ascii')
+        return dict(kind=REWRITE, name=name, content=saved)
 
     def _save(self):
         content = json.dumps({
@@ -148,18 +185,16 @@ class SpawnJournal:
                    for e in self.entries)
 
     def make_dir(self) -> bool:
-        """Create the instance directory, or adopt the one there; True if
-        this attempt created it."""
-        if self.idir.exists():
+        """Create the instance directory ``begin`` planned to make (or
+        adopt the one there); True if this attempt created it."""
+        if not self.created_dir:
             self.idir.check_inside()
-            self._record(ADOPT)
             return False
-        self._record(MKDIR)
         if self.idir.create():
-            instancedir.fsync_dir(self.idir.instances_path)
             return True
-        # Made by someone else between the check and mkdir: not ours.
-        self.entries[-1] = dict(kind=ADOPT)
+        # Made by someone else since ``begin``: not ours.
+        self.entries = [dict(kind=ADOPT) if e['kind'] == MKDIR else e
+                        for e in self.entries]
         self._save()
         return False
 
@@ -177,8 +212,10 @@ class SpawnJournal:
         part, final = self.part_path(name), self.idir.file(name)
         with open(part, 'rb+') as f:
             os.fsync(f.fileno())
+        # The rename is flushed with the directory when the attempt
+        # completes; until then a crash may lose it, and the file is
+        # then a .part- file the restart removes: never a partial disk.
         os.rename(part, final)
-        instancedir.fsync_dir(self.idir.path)
         return final
 
     def rewriting(self, name: str) -> None:
@@ -188,9 +225,8 @@ class SpawnJournal:
                 e['kind'] == REWRITE and e['name'] == name
                 for e in self.entries):
             return
-        with open(self.idir.file(name), 'rb') as f:
-            saved = base64.b64encode(f.read()).decode('ascii')
-        self._record(REWRITE, name=name, content=saved)
+        self.entries.append(self._write_entry(name))
+        self._save()
 
     def write_file(self, name: str, content: str | bytes) -> None:
         """Create or replace the small file ``name`` with ``content``,
@@ -211,10 +247,18 @@ class SpawnJournal:
         return any(e['kind'] == GUEST for e in self.entries)
 
     def complete(self) -> None:
-        """The attempt's result is recorded: nothing is to be undone."""
-        if self.state != COMPLETE:
-            self.state = COMPLETE
-            self._save()
+        """The attempt's result is recorded: nothing is to be undone.
+
+        The instance directory is flushed first (the renames of its
+        complete files with it); then the journal goes. A crash before
+        the journal's removal reaches the disk leaves an open journal of
+        an attempt whose result is recorded: the restart completes it.
+        """
+        if self.state == COMPLETE:
+            return
+        if self.idir.exists():
+            instancedir.fsync_dir(self.idir.path)
+        self.state = COMPLETE
         self._forget()
 
     def _forget(self):

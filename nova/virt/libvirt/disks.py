@@ -51,6 +51,18 @@ def _cmdline(image_meta) -> str:
     return designer.DEFAULT_CMDLINE
 
 
+def planned_files(instance, image_meta) -> tuple[str, ...]:
+    """The files a spawn makes when they are missing: the disks of the
+    flavor, the kernel and ramdisk of the image, the console log."""
+    names = [spec.name for spec in blockinfo.disks_for(instance.flavor)]
+    if image_meta is not None and image_meta.kernel_id:
+        names.append(instancedir.KERNEL)
+        if image_meta.ramdisk_id:
+            names.append(instancedir.RAMDISK)
+    names.append(instancedir.CONSOLE_LOG)
+    return tuple(names)
+
+
 def create_for_spawn(journal, instance, image_meta, settings, store,
                      cache) -> InstanceImages:
     """Make the missing disks of ``instance`` in the directory the

@@ -154,8 +154,11 @@ class LibvirtDriver(driver.ComputeDriver):
                                        block_device_info, None,
                                        destroy_disks=False)
 
-        with self._spawn_journal(instance, attempt,
-                                 destroy_guest) as spawn_journal:
+        with self._spawn_journal(
+                instance, attempt, destroy_guest,
+                new_files=disks.planned_files(instance, image_meta),
+                small_files=(instancedir.DISK_INFO,
+                             instancedir.LIBVIRT_XML)) as spawn_journal:
             with self._journals_lock:
                 self._spawn_journals[instance.uuid] = spawn_journal
             try:
@@ -163,7 +166,6 @@ class LibvirtDriver(driver.ComputeDriver):
                     spawn_journal, instance, image_meta, self.settings,
                     self.image_store, self.image_cache)
                 xml = self._get_guest_xml(instance, images, network_info)
-                spawn_journal.starting_guest()
                 guest = self._create_domain_and_network(
                     context, xml, instance, network_info, block_device_info,
                     power_on=power_on, destroy_disks_on_failures=True)
