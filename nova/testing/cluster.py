@@ -8,6 +8,11 @@ one directory shared by a group of hosts, standing in for NFS) and its
 own nova-compute running inside the host. ``down()`` stops everything by
 PID and removes every file, namespace and device it made. ``fail(host)``
 and ``revive(host)`` kill a host as a power loss would and boot it again.
+``restart_compute(host, crash_point=...)`` runs a host's nova-compute
+once with ``[fault_injection] crash_point`` set; the owner notices when a
+nova-compute exits, reaps it and records how (``wait_for_compute_exit``).
+``mount_shared(host, group)`` mounts another storage over a host's
+``instances_path`` while it runs, as a late NFS mount.
 
 The process that calls ``up()`` owns the cluster (the hosts' namespace
 holders stop their hosts by themselves if it dies). ``tools/cluster``
@@ -118,6 +123,8 @@ class Cluster:
         self.api = None
         self.conductor = None
         self._lock = threading.RLock()
+        self._stop_watching = threading.Event()
+        self._watcher = None
 
     # -- bringing it up --------------------------------------------------
 
@@ -278,6 +285,7 @@ class Cluster:
         for name, host in self.hosts.items():
             self._wait_up(host.compute, name, 'nova-compute')
         self.record.timings['services'] = round(time.monotonic() - t, 2)
+        self._start_watching()
 
     def _wait_up(self, proc, host, binary, newer_than=None):
         try:
@@ -311,20 +319,137 @@ class Cluster:
             host.fail()
             self.save()
 
-    def revive(self, name, wait=True):
+    def revive(self, name, wait=True, crash_point=None, options=None):
         """Host ``name`` boots again; with ``wait``, until its
-        nova-compute has run ``init_host`` and heartbeats."""
+        nova-compute has run ``init_host`` and heartbeats (or, with a
+        ``crash_point``, until it died there if that comes first).
+        ``crash_point`` and ``options`` hold for this nova-compute run
+        only (``cluster_config.compute_overrides``). Returns the
+        ``last_exit`` entry when it died, else None."""
+        overrides = cluster_config.compute_overrides(crash_point, options)
         with self._lock:
             host = self.host(name)
             began = cluster_services.utcnow()
             t = time.monotonic()
-            host.revive()
+            host.revive(overrides)
             self.save()
+            died = None
             if wait:
-                self._wait_up(host.compute, name, 'nova-compute',
-                              newer_than=began)
+                died = self._wait_started(host, began)
             LOG.info('Host %s revived in %.1f s', name,
                      time.monotonic() - t)
+            return died
+
+    def restart_compute(self, name, wait=True, crash_point=None,
+                        options=None):
+        """Stop host ``name``'s nova-compute (SIGTERM) and start it again,
+        with ``crash_point`` and ``options`` for this run only (none: its
+        plain nova.conf). The hypervisor and the guests keep running.
+        ``wait`` as for ``revive``; the ``last_exit`` entry when it died,
+        else None."""
+        overrides = cluster_config.compute_overrides(crash_point, options)
+        with self._lock:
+            host = self.host(name)
+            if host.entry.state == 'failed':
+                raise ClusterError('host %s failed; revive it' % name)
+            host.stop_compute()
+            self.save()
+            began = cluster_services.utcnow()
+            host.start_compute(overrides)
+            self.save()
+            if wait:
+                return self._wait_started(host, began)
+            return None
+
+    def _wait_started(self, host, began):
+        """Until the new nova-compute heartbeats after ``began``; when it
+        runs with a crash point and dies first, its ``last_exit``."""
+        crash_point = host.entry.compute_overrides.get(
+            'fault_injection', {}).get('crash_point')
+        client = self.api_client()
+
+        def up_or_dead():
+            if not host.compute.alive():
+                return True
+            return client.service_is_up(host.name, 'nova-compute',
+                                        newer_than=began)
+        try:
+            cluster_services.wait_until(up_or_dead, SERVICE_TIMEOUT,
+                                        'nova-compute on %s up'
+                                        % host.name)
+        except ClusterError as e:
+            raise host.compute.failure(str(e))
+        died = host.note_compute_exit()
+        if died is None and not host.compute.alive():
+            died = host.entry.last_exit
+        if died is not None:
+            self.save()
+            if not crash_point:
+                raise host.compute.failure('exited before it was up')
+        return died
+
+    def wait_for_compute_exit(self, name, timeout=SERVICE_TIMEOUT):
+        """Until host ``name``'s nova-compute has exited (reaped); its
+        ``last_exit`` entry: ``returncode`` -9 and ``cause`` ``crash
+        point`` when it killed itself at its crash point."""
+        host = self.host(name)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if host.compute is None or host.compute.popen.poll() \
+                        is not None:
+                    if host.note_compute_exit() is not None:
+                        self.save()
+                    return host.entry.last_exit
+            if time.monotonic() > deadline:
+                raise ClusterError('nova-compute of %s still runs after %s '
+                                   's' % (name, timeout))
+            time.sleep(cluster_services.POLL)
+
+    def mount_shared(self, name, group):
+        """Mount storage group ``group`` (``shared1``, or a host's name:
+        the storage that host uses) over host ``name``'s instances_path,
+        inside that host only, as an NFS share appearing after the host
+        booted (``ClusterHost.mount_storage``). Undone by
+        ``unmount_shared`` or ``down``."""
+        group = self.spec.resolve_storage_group(group)
+        with self._lock:
+            self.host(name).mount_storage(self.layout.storage(group), group)
+            self.save()
+
+    def unmount_shared(self, name):
+        """Undo the newest ``mount_shared`` of host ``name``; the mount
+        record it undid."""
+        with self._lock:
+            mount = self.host(name).unmount_storage()
+            self.save()
+            return mount
+
+    # -- noticing exits ----------------------------------------------------
+
+    def _start_watching(self):
+        self._stop_watching.clear()
+        thread = threading.Thread(target=self._watch, daemon=True,
+                                  name='cluster-watch')
+        thread.start()
+        self._watcher = thread
+
+    def _watch(self):
+        """Reap every nova-compute that exits on its own (a crash point,
+        a crash) as soon as it does, and record how it ended."""
+        while not self._stop_watching.wait(cluster_services.POLL):
+            # Never wait behind a long revive: try again next round.
+            if not self._lock.acquire(timeout=cluster_services.POLL):
+                continue
+            try:
+                noticed = [host.note_compute_exit()
+                           for host in self.hosts.values()]
+                if any(noticed):
+                    self.save()
+            except Exception:
+                LOG.exception('Watching the nova-compute processes failed')
+            finally:
+                self._lock.release()
 
     def set_api_reachable(self, name, reachable):
         """Let host ``name`` reach nova-api, or not: without it, its
@@ -357,13 +482,17 @@ class Cluster:
                     LOG.exception('Cluster down: %s failed', what)
                     errors.append('%s: %s' % (what, e))
 
+            self._stop_watching.set()
+            if self._watcher is not None:
+                self._watcher.join(timeout=5)
+                self._watcher = None
             if self.record is not None:
                 self.record.state = 'stopping'
                 self.save()
             joins = []
             for host in self.hosts.values():
                 if host.compute is not None:
-                    joins.append(_in_thread(host.compute.stop))
+                    joins.append(_in_thread(host.stop_compute))
             for proc in (self.api, self.conductor):
                 if proc is not None:
                     joins.append(_in_thread(proc.stop))

@@ -3,15 +3,21 @@
     tools/cluster up N [--shared-storage HOST,HOST ...] [--dir DIR]
     tools/cluster status [--json]
     tools/cluster fail HOST
-    tools/cluster revive HOST
+    tools/cluster revive HOST [--crash-point NAME] [--no-wait]
+    tools/cluster restart-compute HOST [--crash-point NAME] [--no-wait]
+    tools/cluster wait-exit HOST [--timeout S]
+    tools/cluster mount-shared HOST GROUP
+    tools/cluster unmount-shared HOST
     tools/cluster down
 
 ``up`` starts a supervisor process that owns the cluster (its hosts'
 namespaces stop themselves if it dies) and returns once every service
-answers; ``fail``, ``revive`` and ``down`` are requests to it over a Unix
-socket (``DIR/control.sock``), one line of JSON each way. ``status`` reads
-``DIR/cluster.json`` and asks each piece itself. ``down`` also works when
-the supervisor has died: it stops what the record names, by PID.
+answers; ``fail``, ``revive``, ``restart-compute``, ``wait-exit``,
+``mount-shared``, ``unmount-shared`` and ``down`` are requests to it over
+a Unix socket (``DIR/control.sock``), one line of JSON each way.
+``status`` reads ``DIR/cluster.json`` and asks each piece itself.
+``down`` also works when the supervisor has died: it stops what the
+record names, by PID.
 
 The directory is ``--dir``, else ``$NOVA_CLUSTER_DIR``, else
 ``/tmp/nova-cluster``.
@@ -60,6 +66,18 @@ def _load(base_dir):
     return cluster_record.ClusterRecord.load(path)
 
 
+def describe_exit(last_exit):
+    """``last_exit`` of a host entry, in words."""
+    if not last_exit:
+        return 'never ended (it was never started)'
+    how = ('killed by %s' % last_exit['signal'] if last_exit['signal']
+           else 'exited with status %d' % last_exit['returncode'])
+    text = '(pid %d) %s: %s' % (last_exit['pid'], how, last_exit['cause'])
+    if last_exit.get('crash_point'):
+        text += ' %s' % last_exit['crash_point']
+    return text
+
+
 def request(base_dir, command, timeout=REQUEST_TIMEOUT, **arguments):
     """Send one request to the supervisor; its JSON answer."""
     path = cluster_config.Layout(base_dir).control_socket
@@ -88,12 +106,37 @@ class Supervisor:
     def handle(self, message):
         command = message.get('command')
         host = message.get('host')
+        cluster = self.cluster
         if command == 'fail':
-            self.cluster.fail(host)
+            cluster.fail(host)
             return 'host %s failed' % host
-        if command == 'revive':
-            self.cluster.revive(host)
-            return 'host %s revived' % host
+        if command in ('revive', 'restart-compute'):
+            start = (cluster.revive if command == 'revive'
+                     else cluster.restart_compute)
+            died = start(host, wait=message.get('wait', True),
+                         crash_point=message.get('crash_point'))
+            done = ('host %s revived' % host if command == 'revive'
+                    else 'nova-compute of %s restarted' % host)
+            if message.get('crash_point'):
+                done += ' with crash point %s' % message['crash_point']
+            if died is not None:
+                done += '; it ended before it was up: %s' % describe_exit(
+                    died)
+            return done
+        if command == 'wait-exit':
+            died = cluster.wait_for_compute_exit(
+                host, timeout=message.get('wait_timeout',
+                                          REQUEST_TIMEOUT - 10))
+            return 'nova-compute of %s %s' % (host, describe_exit(died))
+        if command == 'mount-shared':
+            cluster.mount_shared(host, message['group'])
+            entry = cluster.record.host(host)
+            return 'host %s now has %s at %s' % (host, entry.storage_dir,
+                                                 entry.instances_path)
+        if command == 'unmount-shared':
+            mount = cluster.unmount_shared(host)
+            return 'host %s: unmounted %s; it has %s again' % (
+                host, mount['source'], mount['covers'])
         if command == 'down':
             self.stopping.set()
             return 'stopping'
@@ -118,9 +161,16 @@ class Supervisor:
                 except socket.timeout:
                     continue
                 conn.settimeout(REQUEST_TIMEOUT)
+                message = {}
                 try:
                     line = conn.makefile('rb').readline()
                     message = json.loads(line or b'{}')
+                    if message.get('command') == 'wait-exit':
+                        # It may wait long: other requests go on meanwhile.
+                        threading.Thread(target=self._serve_one,
+                                         args=(conn, message),
+                                         daemon=True).start()
+                        continue
                     answer = {'ok': True, 'message': self.handle(message)}
                 except Exception as e:
                     py_logging.exception('request failed')
@@ -139,6 +189,14 @@ class Supervisor:
                 final = {'ok': False, 'error': str(e)}
             for conn in down_requests:
                 self._answer(conn, final)
+
+    def _serve_one(self, conn, message):
+        try:
+            answer = {'ok': True, 'message': self.handle(message)}
+        except Exception as e:
+            py_logging.exception('request failed')
+            answer = {'ok': False, 'error': str(e)}
+        self._answer(conn, answer)
 
     @staticmethod
     def _answer(conn, answer):
@@ -247,7 +305,18 @@ def _host_request(args, command):
     if record is None or not record.owner.alive():
         print('no running cluster in %s' % base_dir, file=sys.stderr)
         return 1
-    answer = request(base_dir, command, host=args.host)
+    arguments = {'host': args.host}
+    if getattr(args, 'crash_point', None):
+        arguments['crash_point'] = args.crash_point
+    if getattr(args, 'no_wait', False):
+        arguments['wait'] = False
+    if getattr(args, 'group', None):
+        arguments['group'] = args.group
+    timeout = REQUEST_TIMEOUT
+    if getattr(args, 'timeout', None) is not None:
+        arguments['wait_timeout'] = args.timeout
+        timeout = args.timeout + 10
+    answer = request(base_dir, command, timeout=timeout, **arguments)
     if not answer.get('ok'):
         print('%s failed: %s' % (command, answer.get('error')),
               file=sys.stderr)
@@ -306,10 +375,37 @@ def _parser():
     status = commands.add_parser('status', help='every piece, its PID and '
                                  'whether it answers')
     status.add_argument('--json', action='store_true')
-    for name, text in (('fail', 'kill a host as a power loss would'),
-                       ('revive', 'boot a failed host again')):
+    from nova.conf import storage as storage_conf
+    for name, text in (
+            ('fail', 'kill a host as a power loss would'),
+            ('revive', 'boot a failed host again'),
+            ('restart-compute', 'stop a host\'s nova-compute and start it '
+                                'again (the guests keep running)'),
+            ('wait-exit', 'wait until a host\'s nova-compute has exited '
+                          'and say how'),
+            ('mount-shared', 'mount a storage group over a host\'s '
+                             'instances_path, as a late NFS mount'),
+            ('unmount-shared', 'undo the newest mount-shared of a host')):
         sub = commands.add_parser(name, help=text)
         sub.add_argument('host', metavar='HOST')
+        if name in ('revive', 'restart-compute'):
+            sub.add_argument(
+                '--crash-point', metavar='NAME',
+                choices=sorted(storage_conf.CRASH_POINTS),
+                help='this nova-compute run SIGKILLs itself there '
+                     '([fault_injection] crash_point): one of %s'
+                     % ', '.join(storage_conf.CRASH_POINTS))
+            sub.add_argument('--no-wait', action='store_true',
+                             help='return once it is started, not once '
+                                  'it heartbeats (or died at its crash '
+                                  'point)')
+        elif name == 'wait-exit':
+            sub.add_argument('--timeout', type=float, default=120.0,
+                             help='seconds to wait at most (default 120)')
+        elif name == 'mount-shared':
+            sub.add_argument('group', metavar='GROUP',
+                             help='a storage group (shared1, ...) or a host '
+                                  'whose storage to mount')
     commands.add_parser('down', help='stop everything, remove every file')
     return parser
 
@@ -323,7 +419,8 @@ def main(argv=None):
             return _up(args)
         if args.command == 'status':
             return _status(args)
-        if args.command in ('fail', 'revive'):
+        if args.command in ('fail', 'revive', 'restart-compute',
+                            'wait-exit', 'mount-shared', 'unmount-shared'):
             return _host_request(args, args.command)
         return _down(args)
     except (cluster_mod.ClusterError, cluster_config.SpecError) as e:

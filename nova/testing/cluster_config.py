@@ -12,6 +12,8 @@ Example::
     spec.storage_group('compute3')        # 'shared1'
     text = host_conf(spec, Layout(spec.base_dir), ports, 'compute1',
                      libvirt_uri='qemu+unix:///system?socket=...')
+    # one run of nova-compute that SIGKILLs itself at a crash point
+    extra = override_conf(compute_overrides('spawn.writing_root_disk'))
 """
 
 import dataclasses
@@ -102,6 +104,25 @@ class ClusterSpec:
                 return 'shared%d' % index
         return host
 
+    def storage_groups(self) -> list:
+        """Every storage group of the cluster, each once, in host order."""
+        groups = []
+        for host in self.host_names():
+            group = self.storage_group(host)
+            if group not in groups:
+                groups.append(group)
+        return groups
+
+    def resolve_storage_group(self, name: str) -> str:
+        """A storage group named directly (``shared1``, ``compute2``) or
+        by a host using it; SpecError if there is no such group."""
+        if name in self.host_names():
+            return self.storage_group(name)
+        if name in self.storage_groups():
+            return name
+        raise SpecError('no storage group %r (groups: %s)'
+                        % (name, ', '.join(self.storage_groups())))
+
     @property
     def tag(self) -> str:
         """Short, stable id of this cluster (network namespace names)."""
@@ -191,6 +212,11 @@ class Layout:
     def conf(self, name):
         return os.path.join(self.etc, name + '.conf')
 
+    def override_conf(self, host):
+        """The second ``--config-file`` of ``host``'s nova-compute, when
+        it runs with extra options (``compute_overrides``)."""
+        return os.path.join(self.etc, host + '.override.conf')
+
     def log(self, name):
         return os.path.join(self.logs, name + '.log')
 
@@ -205,6 +231,30 @@ def _render(sections) -> str:
             lines.append('%s = %s' % (key, value))
         lines.append('')
     return '\n'.join(lines)
+
+
+def compute_overrides(crash_point: str | None = None,
+                      options: dict | None = None) -> dict:
+    """The extra options of one nova-compute run, as {section: {option:
+    value}}: ``options`` plus ``[fault_injection] crash_point`` (a name
+    of ``nova.conf.storage.CRASH_POINTS``; SpecError for any other)."""
+    overrides = {section: dict(values)
+                 for section, values in (options or {}).items()}
+    if crash_point:
+        # Imported here: the rest of this module is plain values.
+        from nova.conf import storage as storage_conf
+        if crash_point not in storage_conf.CRASH_POINTS:
+            raise SpecError('unknown crash point %r (known: %s)' % (
+                crash_point, ', '.join(storage_conf.CRASH_POINTS)))
+        overrides.setdefault('fault_injection', {})['crash_point'] = \
+            crash_point
+    return overrides
+
+
+def override_conf(overrides: dict) -> str:
+    """The override file of a nova-compute run (read after the host's
+    nova.conf, so its options win)."""
+    return _render(overrides)
 
 
 def database_url(ports: Ports) -> str:

@@ -17,14 +17,23 @@ A ``ClusterHost`` is what a physical compute node is in a deployment:
 virtlogd are killed (SIGKILL) and its taps vanish; disks, libvirt's
 persistent definitions and the bridge configuration stay. ``revive()``
 boots it again: libvirtd, then nova-compute, whose ``init_host`` runs.
+
+``start_compute(overrides)`` runs nova-compute with extra options for that
+run only (a crash point); ``note_compute_exit()`` reaps it once it exited
+and records how in ``entry.last_exit``. ``mount_storage()`` mounts other
+storage over ``instances_path`` inside the host, recorded in
+``entry.mounts`` and undone by ``unmount_storage()`` and ``stop()``.
 """
 
 import os
+import re
+import signal
 import time
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
 
+from nova.testing import cluster_config
 from nova.testing import cluster_net
 from nova.testing import cluster_record
 from nova.testing import cluster_services
@@ -65,6 +74,8 @@ class ClusterHost:
         self.hypervisor = hypervisor.LibvirtHost(
             name, layout.hosts, instances_path=self.storage_dir)
         self.compute = None
+        self._exit_noted = False
+        self._log_offset = 0
         self.entry = cluster_record.HostEntry(
             name=name, libvirt_uri=self.hypervisor.uri,
             instances_path=layout.instances_path,
@@ -89,17 +100,95 @@ class ClusterHost:
             self.forwarder.add(self.netns.path, port)
         self._record_processes()
 
-    def start_compute(self):
-        """Start nova-compute inside the host (returns at once)."""
+    def start_compute(self, overrides=None):
+        """Start nova-compute inside the host (returns at once).
+
+        ``overrides`` ({section: {option: value}}, see
+        ``cluster_config.compute_overrides``) go to the host's override
+        file, read after its nova.conf: they hold for this run only.
+        """
         if self.compute is not None and self.compute.alive():
             raise cluster_services.ClusterError(
                 'nova-compute of %s already runs' % self.name)
+        override_file = self.layout.override_conf(self.name)
+        config = ['--config-file', self.entry.config_file]
+        if overrides:
+            _write(override_file, cluster_config.override_conf(overrides))
+            config += ['--config-file', override_file]
+        elif os.path.exists(override_file):
+            os.unlink(override_file)
         argv = self.ns_command(cluster_services.venv_bin('nova-compute'),
-                               '--config-file', self.entry.config_file)
+                               *config)
+        self._log_offset = _size(self.entry.log_file)
         self.compute = cluster_services.ServiceProcess.start(
             'nova-compute on %s' % self.name, argv, self.entry.log_file)
+        self._exit_noted = False
+        self.entry.compute_overrides = dict(overrides or {})
+        self.entry.override_file = override_file if overrides else ''
         self._record_processes()
         self.entry.state = 'up'
+        if overrides:
+            LOG.info('Started nova-compute of %s with %s', self.name,
+                     overrides)
+
+    def stop_compute(self):
+        """Stop the host's nova-compute (SIGTERM, then SIGKILL), reaped;
+        the rest of the host keeps running."""
+        if self.compute is None:
+            return
+        # One that already died is recorded as what it was, not stopped.
+        if self.note_compute_exit() is None and not self._exit_noted:
+            self.compute.stop()
+            self.note_compute_exit(cause='stopped')
+
+    def note_compute_exit(self, cause=None):
+        """Record how nova-compute ended once it has (it is reaped here);
+        the ``last_exit`` entry when this call noticed it, else None.
+
+        ``cause`` is what the harness did to it; by default a SIGKILL
+        whose log says it reached its ``crash_point`` is a ``crash
+        point``, anything else ``exited``.
+        """
+        compute = self.compute
+        if compute is None or self._exit_noted:
+            return None
+        returncode = compute.popen.poll()
+        if returncode is None:
+            return None
+        self._exit_noted = True
+        crash_point = self.entry.compute_overrides.get(
+            'fault_injection', {}).get('crash_point')
+        reached = bool(crash_point) and self._log_says_reached(
+            crash_point, compute.popen.pid)
+        if cause is None:
+            cause = ('crash point' if reached and
+                     returncode == -signal.SIGKILL else 'exited')
+        self.entry.last_exit = {
+            'pid': compute.record.pid,
+            'start_time': compute.record.start_time,
+            'returncode': returncode,
+            'signal': (signal.Signals(-returncode).name
+                       if returncode < 0 else None),
+            'cause': cause,
+            'crash_point': crash_point if reached else None,
+        }
+        self._record_processes()
+        if self.entry.state == 'up':
+            self.entry.state = 'compute-exited'
+        LOG.info('nova-compute of %s (%d) ended: %s', self.name,
+                 compute.record.pid, self.entry.last_exit)
+        return self.entry.last_exit
+
+    def _log_says_reached(self, crash_point, pid):
+        # nova/crashpoint.py logs this line (flushed) just before the kill.
+        line = 'Crash point %s reached: killing process %d' % (
+            crash_point, pid)
+        try:
+            with open(self.entry.log_file, 'rb') as f:
+                f.seek(self._log_offset)
+                return line.encode() in f.read()
+        except OSError:
+            return False
 
     def fail(self):
         """The host dies: every process of it killed, its taps gone."""
@@ -108,6 +197,7 @@ class ClusterHost:
         if self.compute is not None:
             # crash() killed it (it is in the mount namespace); reap it.
             self.compute.kill()
+            self.note_compute_exit(cause='host failed')
         removed = self.netns.delete_taps()
         self.entry.state = 'failed'
         self._record_processes()
@@ -115,22 +205,107 @@ class ClusterHost:
                  {'name': self.name, 'taps': removed,
                   's': time.monotonic() - began})
 
-    def revive(self):
+    def revive(self, overrides=None):
         """The host boots again: libvirtd, then nova-compute."""
         self.hypervisor.restart()
-        self.start_compute()
+        self.start_compute(overrides)
 
     def stop(self):
-        """Stop everything of the host and remove its namespaces."""
+        """Stop everything of the host and remove its namespaces; the
+        mounts it recorded are undone once nothing in the host uses them,
+        before its namespace ends."""
+        errors = []
+
+        def unmount():
+            try:
+                self.unmount_all()
+            except Exception as e:
+                LOG.exception('Host %s: undoing its mounts failed',
+                              self.name)
+                errors.append(e)
+
         try:
-            if self.compute is not None:
-                self.compute.stop()
+            self.stop_compute()
         finally:
             self.forwarder.remove(self.netns.path)
-            self.hypervisor.stop()
+            self.hypervisor.stop(before_release=unmount)
             self.netns.delete()
             self.entry.state = 'stopped'
             self.entry.processes = {}
+        if errors:
+            # The namespace is gone, and every mount made in it with it.
+            self.entry.mounts = []
+            raise errors[0]
+
+    # -- storage mounted later ---------------------------------------------
+
+    def mount_storage(self, storage_dir, group):
+        """Bind-mount ``storage_dir`` over the host's ``instances_path``,
+        in the host's mount namespace only, as an NFS share mounted after
+        the host booted: every process of the host (nova-compute
+        included) sees the new storage from then on. Recorded in
+        ``entry.mounts`` with the mount's id, to be undone by exactly that
+        (``unmount_storage``, ``stop``)."""
+        target = self.layout.instances_path
+        if os.path.realpath(storage_dir) == os.path.realpath(
+                self.storage_dir):
+            raise cluster_services.ClusterError(
+                '%s already has %s at %s' % (self.name, storage_dir, target))
+        if not os.path.isdir(storage_dir):
+            raise cluster_services.ClusterError(
+                'no storage directory %s' % storage_dir)
+        self.ns_run('mount', '--bind', storage_dir, target)
+        mount_id = self._top_mount_id(target)
+        self.entry.mounts.append({
+            'source': storage_dir, 'target': target,
+            'storage_group': group, 'mount_id': mount_id,
+            'covers': self.storage_dir,
+            'covers_group': self.entry.storage_group})
+        self.storage_dir = self.entry.storage_dir = storage_dir
+        self.entry.storage_group = group
+        LOG.info('Host %s: mounted %s over %s (mount id %s)', self.name,
+                 storage_dir, target, mount_id)
+
+    def unmount_storage(self):
+        """Undo the newest recorded mount: the host sees the storage it
+        covered again. ClusterError if there is none, or if the mount on
+        top of instances_path is not the recorded one (then nothing is
+        unmounted: it is not ours to guess)."""
+        if not self.entry.mounts:
+            raise cluster_services.ClusterError(
+                '%s has no mount of its own over %s'
+                % (self.name, self.layout.instances_path))
+        mount = self.entry.mounts[-1]
+        found = self._top_mount_id(mount['target'])
+        if found != mount['mount_id']:
+            raise cluster_services.ClusterError(
+                '%s: the mount on %s is %s, not the recorded %s; not '
+                'unmounting it' % (self.name, mount['target'], found,
+                                   mount['mount_id']))
+        self.ns_run('umount', mount['target'])
+        self.entry.mounts.pop()
+        self.storage_dir = self.entry.storage_dir = mount['covers']
+        self.entry.storage_group = mount['covers_group']
+        LOG.info('Host %s: unmounted %s from %s', self.name,
+                 mount['source'], mount['target'])
+        return mount
+
+    def unmount_all(self):
+        while self.entry.mounts:
+            self.unmount_storage()
+
+    def _top_mount_id(self, target):
+        """The id of the mount on top of ``target`` in the host's mount
+        namespace, or None (its mountinfo, read from outside)."""
+        found = None
+        path = '/proc/%d/mountinfo' % self.hypervisor.ns_pid
+        with open(path) as f:
+            for line in f:
+                fields = line.split()
+                # Later lines are mounted later: the last one is on top.
+                if len(fields) > 4 and _unescape(fields[4]) == target:
+                    found = int(fields[0])
+        return found
 
     # -- looking inside ----------------------------------------------------
 
@@ -153,3 +328,21 @@ class ClusterHost:
         if self.compute is not None and self.compute.alive():
             records['nova-compute'] = self.compute.record
         self.entry.processes = records
+
+
+def _write(path, text):
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _unescape(field):
+    # mountinfo writes space, tab, newline and backslash as \ooo.
+    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)),
+                  field)

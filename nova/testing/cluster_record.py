@@ -33,12 +33,28 @@ Format (``format`` 1)::
                 "log_file": "<base>/logs/nova-compute-compute1.log",
                 "tree": "<base>/hosts/compute1",
                 "processes": {"holder": {..}, "virtlogd": {..},
-                              "libvirtd": {..}, "nova-compute": {..}}}],
+                              "libvirtd": {..}, "nova-compute": {..}},
+                "compute_overrides": {"fault_injection":
+                                      {"crash_point": "..."}},
+                "override_file": "<base>/etc/compute1.override.conf",
+                "last_exit": {"pid": .., "start_time": ..,
+                              "returncode": -9, "signal": "SIGKILL",
+                              "cause": "crash point", "crash_point": "..."},
+                "mounts": [{"source": "<base>/storage/compute2",
+                            "target": "<base>/instances",
+                            "storage_group": "compute2",
+                            "mount_id": 1234,
+                            "covers": "<base>/storage/compute1",
+                            "covers_group": "compute1"}]}],
      "timings": {"up": 12.3}}
 
 ``instances_path`` is the path as the host's own processes see it (every
 host uses the same one, each with its own storage mounted there);
-``storage_dir`` is where those files are seen from outside the hosts.
+``storage_dir`` is where those files are seen from outside the hosts
+(after ``mount-shared``, the mounted storage's). ``last_exit.cause`` is
+``crash point`` (it died by SIGKILL and its log says it reached
+``crash_point``), ``stopped`` (the harness stopped it), ``host failed``
+(``fail``) or ``exited`` (anything else: look at its log).
 """
 
 import dataclasses
@@ -68,6 +84,16 @@ class HostEntry:
     tree: str
     state: str = 'starting'
     processes: dict = dataclasses.field(default_factory=dict)
+    # The extra options the running nova-compute was started with
+    # ({section: {option: value}}, in override_file), e.g. a crash point.
+    compute_overrides: dict = dataclasses.field(default_factory=dict)
+    override_file: str = ''
+    # How the last nova-compute of the host ended (see ComputeExit).
+    last_exit: dict | None = None
+    # Mounts made over instances_path after the host started, oldest
+    # first (see cluster_host.ClusterHost.mount_storage); undone newest
+    # first by unmount and down.
+    mounts: list = dataclasses.field(default_factory=list)
 
     @property
     def pids(self):

@@ -194,16 +194,19 @@ class ApiClient:
         """Until the service is up with a heartbeat newer than
         ``newer_than`` (naive UTC): for a compute host, that means its
         ``init_host`` has finished, since it heartbeats only after."""
-        def ready():
-            svc = self.service(host, binary)
-            if svc is None or svc['state'] != 'up':
-                return False
-            if newer_than is None:
-                return True
-            seen = svc.get('updated_at')
-            return bool(seen) and _parse_dbtime(seen) > newer_than
-        wait_until(ready, timeout, '%s on %s up' % (binary, host),
-                   alive=alive)
+        wait_until(lambda: self.service_is_up(host, binary, newer_than),
+                   timeout, '%s on %s up' % (binary, host), alive=alive)
+
+    def service_is_up(self, host, binary, newer_than=None):
+        """Whether the service is up, with a heartbeat newer than
+        ``newer_than`` (naive UTC) when given."""
+        svc = self.service(host, binary)
+        if svc is None or svc['state'] != 'up':
+            return False
+        if newer_than is None:
+            return True
+        seen = svc.get('updated_at')
+        return bool(seen) and _parse_dbtime(seen) > newer_than
 
     def wait_for_state(self, host, binary, state, timeout):
         def reached():

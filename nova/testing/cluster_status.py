@@ -111,6 +111,17 @@ def _host_lines(host, record, state):
         elif role == 'nova-compute':
             answers = state(name, 'nova-compute')
             detail = 'host state %s' % host.state
+            crash_point = host.compute_overrides.get(
+                'fault_injection', {}).get('crash_point')
+            if crash_point:
+                detail += '; crash point %s' % crash_point
+            if host.last_exit:
+                exit_ = host.last_exit
+                detail += '; last exit: pid %d %s (%s%s)' % (
+                    exit_['pid'], exit_['signal'] or 'status %d'
+                    % exit_['returncode'], exit_['cause'],
+                    ' ' + exit_['crash_point'] if exit_.get('crash_point')
+                    else '')
         lines.append(_proc_line('%s/%s' % (name, role), proc, answers,
                                 detail))
     try:
@@ -128,6 +139,9 @@ def _host_lines(host, record, state):
         detail = 'bridge %s %s; taps %s; storage %s' % (
             record.bridge, 'present' if ns.has_bridge(record.bridge)
             else 'MISSING', ns.taps() or 'none', host.storage_dir)
+        if host.mounts:
+            detail += ' (mounted over %s)' % ', '.join(
+                m['covers'] for m in host.mounts)
         lines.append(StatusLine('%s/netns' % name, '-', True, None,
                                 '%s: %s' % (host.netns, detail)))
     else:

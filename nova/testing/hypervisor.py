@@ -317,16 +317,26 @@ class LibvirtHost:
             LOG.info('Host %(name)s restarted in %(secs).2f s',
                      {'name': self.name, 'secs': self.timings.restart})
 
-    def stop(self, timeout=10):
+    def stop(self, timeout=10, before_release=None):
         """Stop every process of the host; leave no namespace behind.
 
         Idempotent. The tree and instances_path stay (they belong to
-        the caller's base_dir).
+        the caller's base_dir). ``before_release()`` runs once every
+        process of the host but its holder is gone, while the namespace
+        still exists (to undo mounts the caller made in it); it must not
+        raise (the holder is released anyway, but the stop is cut short).
         """
+        def release():
+            try:
+                if before_release is not None and self._holder is not None:
+                    before_release()
+            finally:
+                self._release_holder()
+
         with self._lock:
             try:
                 hostrecord.stop_state(self._state, timeout,
-                                      release_holder=self._release_holder)
+                                      release_holder=release)
             finally:
                 if self._holder is not None:
                     # Our child: reap it so no zombie is left.

@@ -40,6 +40,9 @@ class TestClusterTool(base.TestCase):
         self.addCleanup(self.tool, 'down', check=False)
 
     def tool(self, *args, check=True):
+        return self.tool_result(*args, check=check).stdout
+
+    def tool_result(self, *args, check=True):
         result = subprocess.run([TOOL, '--dir', self.dir] + list(args),
                                 capture_output=True, text=True, timeout=600)
         print('$ tools/cluster %s -> %d\n%s%s' % (
@@ -47,7 +50,7 @@ class TestClusterTool(base.TestCase):
             result.stderr[-3000:]))
         if check:
             self.assertEqual(0, result.returncode, result.stderr)
-        return result.stdout
+        return result
 
     def record(self):
         record = cluster_record.ClusterRecord.load(
@@ -107,10 +110,16 @@ class TestClusterTool(base.TestCase):
         self.assertFalse(status['compute2/libvirtd']['running'])
         self.assertFalse(status['compute2/nova-compute']['running'])
         self.assertTrue(status['compute1/libvirtd']['running'])
+        # The harness reaped the killed nova-compute and says how it ended.
+        self.assertIn('killed by SIGKILL: host failed',
+                      self.tool('wait-exit', 'compute2'))
         self.tool('revive', 'compute2')
         status = self.status()
         self.assertTrue(status['compute2/libvirtd']['running'])
         self.assertEqual('up', status['compute2/nova-compute']['answers'])
+
+        self._restart_compute_with_a_crash_point_and_back()
+        self._mounts_are_refused_where_they_make_no_sense()
 
         # The supervisor dies: its hosts stop themselves; the next up
         # reclaims the rest (database, broker, API, conductor).
@@ -127,3 +136,48 @@ class TestClusterTool(base.TestCase):
         # down after a crash, then down with nothing there.
         self.tool('down')
         self.assertIn('no cluster', self.tool('down'))
+
+    def _restart_compute_with_a_crash_point_and_back(self):
+        point = 'spawn.after_mkdir'
+        out = self.tool('restart-compute', 'compute2', '--crash-point', point)
+        self.assertIn('with crash point %s' % point, out)
+        host = self.record().host('compute2')
+        self.assertEqual({'fault_injection': {'crash_point': point}},
+                         host.compute_overrides)
+        with open(host.override_file) as f:
+            self.assertIn('crash_point = %s' % point, f.read())
+        self.assertEqual('stopped', host.last_exit['cause'])
+        line = self.status()['compute2/nova-compute']
+        self.assertEqual('up', line['answers'])
+        self.assertIn('crash point %s' % point, line['detail'])
+        # Nothing builds there: it runs on, and wait-exit says so.
+        result = self.tool_result('wait-exit', 'compute2', '--timeout', '1',
+                                  check=False)
+        self.assertEqual(1, result.returncode)
+        self.assertIn('still runs', result.stderr)
+        # A plain restart drops the override.
+        self.tool('restart-compute', 'compute2')
+        again = self.record().host('compute2')
+        self.assertEqual({}, again.compute_overrides)
+        self.assertFalse(os.path.exists(host.override_file))
+        self.assertEqual('up', self.status()['compute2/nova-compute'][
+            'answers'])
+        result = self.tool_result('restart-compute', 'compute2',
+                                  '--crash-point', 'nowhere', check=False)
+        self.assertEqual(2, result.returncode)
+        self.assertIn('invalid choice', result.stderr)
+
+    def _mounts_are_refused_where_they_make_no_sense(self):
+        # Both hosts already share shared1 (the late mount itself is in
+        # test_late_shared_mount.py); these only make the supervisor say
+        # no, changing nothing.
+        for args, said in ((('mount-shared', 'compute1', 'shared1'),
+                            'already has'),
+                           (('mount-shared', 'compute1', 'shared9'),
+                            'no storage group'),
+                           (('unmount-shared', 'compute1'),
+                            'no mount of its own')):
+            result = self.tool_result(*args, check=False)
+            self.assertEqual(1, result.returncode)
+            self.assertIn(said, result.stderr)
+        self.assertEqual([], self.record().host('compute1').mounts)

@@ -65,6 +65,17 @@ class TestClusterSpec(base.TestCase):
         self.assertRaises(cluster_config.SpecError,
                           cluster_config.parse_group, ',')
 
+    def test_storage_groups_by_name_or_by_host(self):
+        spec = cluster_config.ClusterSpec(
+            base_dir='/c', hosts=3, shared_groups=(('compute2', 'compute3'),))
+        self.assertEqual(['compute1', 'shared1'], spec.storage_groups())
+        self.assertEqual('shared1', spec.resolve_storage_group('shared1'))
+        self.assertEqual('shared1', spec.resolve_storage_group('compute3'))
+        self.assertEqual('compute1', spec.resolve_storage_group('compute1'))
+        with self.assertRaises(cluster_config.SpecError) as caught:
+            spec.resolve_storage_group('shared2')
+        self.assertIn('compute1, shared1', str(caught.exception))
+
     def test_namespace_names_differ_between_clusters(self):
         one = cluster_config.ClusterSpec(base_dir='/a')
         two = cluster_config.ClusterSpec(base_dir='/b')
@@ -112,3 +123,36 @@ class TestConfigFiles(base.TestCase):
             'postgresql+psycopg2://postgres@127.0.0.1:5001/nova',
             conf.database.connection)
         self.assertEqual(16.0, conf.conductor.cpu_allocation_ratio)
+
+    def test_override_file_sets_the_crash_point_for_one_run(self):
+        base_text = cluster_config.host_conf(self.spec, self.layout, PORTS,
+                                             'compute2', URI)
+        overrides = cluster_config.compute_overrides(
+            'source.during_cleanup', {'DEFAULT': {'report_interval': 5}})
+        self.assertEqual({'fault_injection':
+                          {'crash_point': 'source.during_cleanup'},
+                          'DEFAULT': {'report_interval': 5}}, overrides)
+        paths = []
+        for name, text in (('nova.conf', base_text), (
+                'override.conf', cluster_config.override_conf(overrides))):
+            paths.append(os.path.join(self.tmp, name))
+            with open(paths[-1], 'w') as f:
+                f.write(text)
+        conf = cfg.ConfigOpts()
+        for module in nova_conf._MODULES:
+            module.register_opts(conf)
+        # As nova-compute reads them: the override file last, so it wins.
+        conf(['--config-file', paths[0], '--config-file', paths[1]],
+             project='nova', default_config_files=[])
+        self.assertEqual('source.during_cleanup',
+                         conf.fault_injection.crash_point)
+        self.assertEqual(5, conf.report_interval)
+        self.assertEqual('compute2', conf.host)
+        self.assertEqual('/c/etc/compute2.override.conf',
+                         self.layout.override_conf('compute2'))
+
+    def test_unknown_crash_point_is_refused(self):
+        self.assertEqual({}, cluster_config.compute_overrides())
+        with self.assertRaises(cluster_config.SpecError) as caught:
+            cluster_config.compute_overrides('spawn.nowhere')
+        self.assertIn('spawn.writing_root_disk', str(caught.exception))

@@ -1,5 +1,6 @@
 """nova.testing.cluster_record: cluster.json round trips."""
 
+import json
 import os
 
 from nova.testing import cluster_record
@@ -15,7 +16,16 @@ def make_record(base_dir):
         storage_group='compute1', netns='nvcabc-compute1',
         config_file='/c/etc/compute1.conf', log_file='/c/logs/x.log',
         tree='/c/hosts/compute1', state='up',
-        processes={'libvirtd': me})
+        processes={'libvirtd': me},
+        compute_overrides={'fault_injection': {'crash_point': 'x.y'}},
+        override_file='/c/etc/compute1.override.conf',
+        last_exit={'pid': 7, 'start_time': 8, 'returncode': -9,
+                   'signal': 'SIGKILL', 'cause': 'crash point',
+                   'crash_point': 'x.y'},
+        mounts=[{'source': '/c/storage/compute2',
+                 'target': '/c/instances', 'storage_group': 'compute2',
+                 'mount_id': 99, 'covers': '/c/storage/compute1',
+                 'covers_group': 'compute1'}])
     return cluster_record.ClusterRecord(
         base_dir=base_dir, owner=me, state='up', ports={'api': 1},
         processes={'nova-api': me}, hosts=[host])
@@ -33,6 +43,18 @@ class TestClusterRecord(base.TestCase):
         host = loaded.host('compute1')
         self.assertEqual({'libvirtd': os.getpid()}, host.pids)
         self.assertTrue(host.processes['libvirtd'].alive())
+
+    def test_a_record_written_before_the_crash_fields_still_loads(self):
+        record = make_record(self.tmp)
+        values = json.loads(record.to_json())
+        for field in ('compute_overrides', 'override_file', 'last_exit',
+                      'mounts'):
+            del values['hosts'][0][field]
+        loaded = cluster_record.ClusterRecord.from_json(json.dumps(values))
+        host = loaded.host('compute1')
+        self.assertEqual(({}, '', None, []), (
+            host.compute_overrides, host.override_file, host.last_exit,
+            host.mounts))
 
     def test_unknown_host_and_format(self):
         record = make_record(self.tmp)

@@ -28,7 +28,12 @@ class TestStatus(base.TestCase):
             + os.path.join(self.tmp, 'none'), instances_path='/x',
             storage_dir='/x', storage_group='compute1',
             netns='nvc-test-does-not-exist', config_file='', log_file='',
-            tree=os.path.join(self.tmp, 'tree'), processes={'holder': gone})
+            tree=os.path.join(self.tmp, 'tree'), processes={'holder': gone},
+            compute_overrides={'fault_injection':
+                               {'crash_point': 'spawn.after_mkdir'}},
+            last_exit={'pid': 12, 'start_time': 1, 'returncode': -9,
+                       'signal': 'SIGKILL', 'cause': 'crash point',
+                       'crash_point': 'spawn.after_mkdir'})
         record = cluster_record.ClusterRecord(
             base_dir=self.tmp, owner=gone, state='up',
             api_url='http://127.0.0.1:1/v2.1', api_token='a:a',
@@ -42,6 +47,10 @@ class TestStatus(base.TestCase):
         self.assertFalse(lines['nova-api'].answers)
         self.assertFalse(lines['compute1/holder'].running)
         self.assertIn('not recorded', lines['compute1/libvirtd'].detail)
+        self.assertFalse(lines['compute1/nova-compute'].running)
+        self.assertIn('crash point spawn.after_mkdir; last exit: pid 12 '
+                      'SIGKILL (crash point spawn.after_mkdir)',
+                      lines['compute1/nova-compute'].detail)
         self.assertFalse(lines['compute1/netns'].running)
         table = cluster_status.format_table(list(lines.values()))
         self.assertIn('compute1/holder', table)

@@ -1,0 +1,104 @@
+"""nova.testing.cluster_host: how a host's nova-compute ended, and which
+mount is on top of instances_path, without real hosts.
+
+The real thing (restart-compute with a crash point, mount-shared on real
+namespaces) runs in nova/tests/integration/e2e/test_crash_matrix.py,
+test_late_shared_mount.py and test_cluster_tool.py.
+"""
+
+import os
+import signal
+import sys
+from unittest import mock
+
+from nova.testing import cluster_config
+from nova.testing import cluster_host
+from nova.testing import cluster_services
+from nova.tests import base
+
+# Logs what nova/crashpoint.py logs, then SIGKILLs itself, as a
+# nova-compute reaching its crash point does.
+SUICIDE = '''
+import os, signal, sys
+with open(sys.argv[1], 'a') as log:
+    log.write('CRITICAL Crash point %s reached: killing process %d\\n'
+              % (sys.argv[2], os.getpid()))
+os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+
+class TestComputeExit(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        spec = cluster_config.ClusterSpec(base_dir=self.tmp, hosts=1)
+        self.host = cluster_host.ClusterHost(
+            spec, cluster_config.Layout(self.tmp), 'compute1',
+            forwarder=None, forward_ports=())
+        self.log = self.host.entry.log_file
+
+    def _run(self, argv, crash_point=None):
+        self.host.entry.compute_overrides = (
+            cluster_config.compute_overrides(crash_point))
+        self.host.compute = cluster_services.ServiceProcess.start(
+            'fake nova-compute', argv, self.log)
+        self.host._exit_noted = False
+        self.host.entry.state = 'up'
+        self.host.compute.popen.wait(timeout=30)
+
+    def test_a_sigkill_at_the_crash_point_is_recorded_as_such(self):
+        self._run([sys.executable, '-c', SUICIDE, self.log,
+                   'spawn.after_mkdir'], crash_point='spawn.after_mkdir')
+        died = self.host.note_compute_exit()
+        self.assertEqual({'returncode': -signal.SIGKILL, 'signal': 'SIGKILL',
+                          'cause': 'crash point',
+                          'crash_point': 'spawn.after_mkdir'},
+                         {k: died[k] for k in ('returncode', 'signal',
+                                               'cause', 'crash_point')})
+        self.assertEqual(self.host.compute.popen.pid, died['pid'])
+        self.assertEqual('compute-exited', self.host.entry.state)
+        self.assertNotIn('nova-compute', self.host.entry.processes)
+        # Noticed once.
+        self.assertIsNone(self.host.note_compute_exit())
+        self.assertEqual(died, self.host.entry.last_exit)
+
+    def test_a_sigkill_without_the_log_line_is_not_the_crash_point(self):
+        # Another point's line, or none: killed, but not where it was told.
+        self._run([sys.executable, '-c', SUICIDE, self.log,
+                   'spawn.writing_root_disk'],
+                  crash_point='spawn.after_mkdir')
+        died = self.host.note_compute_exit()
+        self.assertEqual(('exited', None, 'SIGKILL'), (
+            died['cause'], died['crash_point'], died['signal']))
+
+    def test_an_exit_and_a_running_process(self):
+        self._run([sys.executable, '-c', 'raise SystemExit(3)'])
+        died = self.host.note_compute_exit()
+        self.assertEqual((3, None, 'exited'), (
+            died['returncode'], died['signal'], died['cause']))
+        self.host.compute = cluster_services.ServiceProcess.start(
+            'fake nova-compute', ['sleep', '60'], self.log)
+        self.host._exit_noted = False
+        self.addCleanup(self.host.compute.stop)
+        self.assertIsNone(self.host.note_compute_exit())
+        self.host.stop_compute()
+        self.assertEqual('stopped', self.host.entry.last_exit['cause'])
+
+
+class TestTopMount(base.TestCase):
+
+    def test_the_last_mount_on_a_path_is_on_top(self):
+        with open('/proc/self/mountinfo') as f:
+            mounts = [line.split() for line in f]
+        target = mounts[-1][4]
+        expected = [int(m[0]) for m in mounts if m[4] == target][-1]
+        spec = cluster_config.ClusterSpec(base_dir=self.tmp, hosts=1)
+        host = cluster_host.ClusterHost(
+            spec, cluster_config.Layout(self.tmp), 'compute1',
+            forwarder=None, forward_ports=())
+        with mock.patch.object(type(host.hypervisor), 'ns_pid',
+                               new_callable=mock.PropertyMock,
+                               return_value=os.getpid()):
+            self.assertEqual(expected, host._top_mount_id(
+                cluster_host._unescape(target)))
+            self.assertIsNone(host._top_mount_id('/no/such/mount'))
