@@ -27,6 +27,7 @@ import unittest
 from nova.testing import cluster as cluster_mod
 from nova.testing import cluster_guest
 from nova.testing import cluster_net
+from nova.testing import cluster_services
 from nova.testing import procs
 from nova.tests import base
 
@@ -71,6 +72,23 @@ def sha256(path):
         for chunk in iter(lambda: f.read(1 << 20), b''):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def sha256_files(directory, names=None):
+    """{relative path: sha256} of the files under ``directory`` (only the
+    ``names`` given, when given; missing ones are left out)."""
+    found = {}
+    if names is not None:
+        for name in names:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                found[name] = sha256(path)
+        return found
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            found[os.path.relpath(path, directory)] = sha256(path)
+    return found
 
 
 def _mounts_mentioning(path):
@@ -233,10 +251,31 @@ class ClusterTestCase(base.TestCase):
         self.fail('server %s not %s on %s after %s s: %s'
                   % (uuid, status, host, timeout, server))
 
+    def wait_for_gone(self, uuid, timeout=60):
+        """Until ``GET /servers/<uuid>`` answers 404 (deleted)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self.server(uuid)
+            except cluster_services.ApiError as e:
+                if e.code == 404:
+                    return
+                raise
+            time.sleep(POLL)
+        self.fail('server %s still there after %s s' % (uuid, timeout))
+
     def wait_for_compute_state(self, host, state, timeout=None):
         timeout = timeout or self.spec.service_down_time * 3
         self.cluster.api_client().wait_for_state(host, 'nova-compute',
                                                  state, timeout)
+
+    def force_down(self, host, forced=True):
+        """Set or clear the service's ``forced_down`` (an operator who
+        knows the host is fenced need not wait ``service_down_time``)."""
+        service = self.compute_services()[host]
+        self.api.request('PUT', '/os-services/%s' % service['id'],
+                         {'forced_down': forced}, microversion='2.53')
+        print('%s forced_down=%s' % (host, forced))
 
     def migrations(self, uuid):
         """The server's migrations, oldest first."""
@@ -255,10 +294,76 @@ class ClusterTestCase(base.TestCase):
         self.fail('latest migration of %s not %s: %s'
                   % (uuid, status, self.migrations(uuid)))
 
-    def fail_host(self, host):
-        """The host dies; wait until the control plane sees it down."""
+    def fail_host(self, host, force_down=False):
+        """The host dies; wait until the control plane sees it down (at
+        once with ``force_down``: the operator fenced it; ``revive_host``
+        clears the flag)."""
         self.cluster.fail(host)
+        if force_down:
+            self.force_down(host)
         self.wait_for_compute_state(host, 'down')
+
+    def revive_host(self, host, **kwargs):
+        """``cluster.revive``, clearing ``forced_down`` first."""
+        if self.compute_services()[host].get('forced_down'):
+            self.force_down(host, False)
+        return self.cluster.revive(host, **kwargs)
+
+    # -- the database, read as the services wrote it -------------------------
+
+    @classmethod
+    def db_rows(cls, sql, **params):
+        """Rows of a query on the cluster's database, as dicts (for what
+        the API does not show: port bindings, storage identities)."""
+        import sqlalchemy as sa
+        engine = cls.__dict__.get('_engine')
+        if engine is None:
+            engine = sa.create_engine(cls.record.database_url,
+                                      poolclass=sa.pool.NullPool)
+            cls._engine = engine
+        with engine.connect() as conn:
+            return [dict(row._mapping)
+                    for row in conn.execute(sa.text(sql), params)]
+
+    def ports_of(self, uuid):
+        """The instance's ports: uuid, binding_host, status."""
+        return self.db_rows(
+            'SELECT uuid, binding_host, status FROM ports '
+            'WHERE instance_uuid = :uuid ORDER BY uuid', uuid=uuid)
+
+    def assert_ports_bound_to(self, uuid, host):
+        ports = self.ports_of(uuid)
+        print('ports of %s: %s' % (uuid, ports))
+        self.assertTrue(ports, 'instance %s has no port' % uuid)
+        self.assertEqual([host] * len(ports),
+                         [p['binding_host'] for p in ports], ports)
+        return ports
+
+    def taps_of(self, uuid):
+        """The tap names the instance's ports get on any host."""
+        return sorted(('tap' + port['uuid'])[:14]
+                      for port in self.ports_of(uuid))
+
+    def assert_nothing_of_on_busy_host(self, host, uuid, keep_files=False):
+        """``assert_nothing_of`` on a host that runs other guests: no
+        domain of ``uuid``, none of its ports' taps (the others' may be
+        there), no instance directory unless ``keep_files``."""
+        view = self.view(host, uuid)
+        self.assertIsNone(view.domain_of(uuid), view.text())
+        mine = set(self.taps_of(uuid))
+        self.assertTrue(mine, 'no port of %s to look for' % uuid)
+        self.assertEqual([], sorted(mine & set(view.taps)), view.text())
+        if not keep_files:
+            self.assertIsNone(view.instance_files, view.text())
+        return view
+
+    def service_row(self, host):
+        (row,) = self.db_rows(
+            'SELECT host, storage_identity, report_count, disabled, '
+            'disabled_reason, forced_down FROM services '
+            'WHERE host = :host AND "binary" = \'nova-compute\'',
+            host=host)
+        return row
 
     # -- observing ---------------------------------------------------------
 
@@ -296,6 +401,50 @@ class ClusterTestCase(base.TestCase):
             if match:
                 found[match.group(2)] = match.group(3)
         return found
+
+    def domain_disks(self, host, uuid):
+        """The disk files the host's domain of ``uuid`` names (its
+        persistent definition, read with ``virsh dumpxml --inactive``)."""
+        import xml.etree.ElementTree as etree
+        out = subprocess.run(
+            ['virsh', '-c', self.host_entry(host).libvirt_uri, 'dumpxml',
+             '--inactive', 'instance-' + uuid], capture_output=True,
+            text=True, timeout=20, check=True).stdout
+        return [source.get('file') for source in
+                etree.fromstring(out).findall('./devices/disk/source')]
+
+    def host_command(self, host, *argv):
+        """Run ``argv`` inside the host (its mount and network
+        namespaces), as an operator logged in there; its stdout."""
+        result = subprocess.run(
+            self.cluster.host(host).ns_command(*argv), capture_output=True,
+            text=True, timeout=60)
+        print('%s$ %s -> %d\n%s%s' % (
+            host, ' '.join(argv), result.returncode, result.stdout,
+            result.stderr))
+        if result.returncode != 0:
+            self.fail('%s on %s failed: %s' % (' '.join(argv), host,
+                                               result.stderr))
+        return result.stdout
+
+    def storage_files(self, host, pattern):
+        """Paths (relative to the host's storage) of every file whose name
+        matches ``pattern`` (a regular expression)."""
+        root = self.host_entry(host).storage_dir
+        found = []
+        for directory, _dirs, files in os.walk(root):
+            found += [os.path.relpath(os.path.join(directory, name), root)
+                      for name in files if re.search(pattern, name)]
+        return sorted(found)
+
+    def quarantined(self, host, uuid):
+        """The host's quarantined directories of ``uuid``."""
+        root = os.path.join(self.host_entry(host).storage_dir,
+                            '_quarantine')
+        if not os.path.isdir(root):
+            return []
+        return sorted(os.path.join(root, name) for name in os.listdir(root)
+                      if name.startswith(uuid + '-'))
 
     def view(self, host, uuid):
         ns = self.netns(host)
