@@ -4,6 +4,12 @@
     nova-manage [--config-file F ...] db version
     nova-manage [--config-file F ...] host audit [--host H]
     nova-manage [--config-file F ...] host cleanup [--host H] [--yes]
+    nova-manage [--config-file F ...] host reap [--host H] [--yes]
+    nova-manage [--config-file F ...] host init-storage [--existing]
+    nova-manage [--config-file F ...] host record-storage-identity HOST
+                                                      --from DIR [--force]
+    nova-manage [--config-file F ...] host purge-quarantine
+                                      [--older-than SECONDS] [--yes]
     nova-manage [--config-file F ...] network audit [--min-age SECONDS]
     nova-manage [--config-file F ...] network cleanup [--min-age SECONDS]
                                                       [--yes]
@@ -17,6 +23,37 @@ itself, with its nova.conf: they use its ``compute_driver``, libvirt
 ``connection_uri`` and ``instances_path``; ``--host`` names the host in
 the database when it is not ``[DEFAULT] host``.
 
+``host reap`` runs the orphan reaper of this host once
+(``nova.compute.reaper``, what the compute service's periodic task does):
+the source-side cleanup of evacuations away from it that are done, the
+domains of deleted instances and of failed evacuations to it stopped
+(never their disks, never a domain the database does not know), stale
+``.part-`` files and unused base images removed. It prints a table of
+what it did and kept, and why; a dry run without ``--yes``. Like ``host
+audit`` it runs on the compute host with its nova.conf.
+
+``host init-storage`` gives this host's ``instances_path`` its storage
+identity (``nova.virt.storage_identity``) and prints it; a marker that is
+there already is reported, never replaced. It refuses, writing nothing,
+when ``instances_path_must_be_mounted`` is set and ``instances_path`` is
+not a mount point, and when ``instances_path`` already holds instance
+directories (their storage may be another host's) unless ``--existing``
+says the operator vouches that it is this host's.
+
+``host record-storage-identity HOST --from DIR`` reads the identity marker
+in DIR (HOST's ``instances_path`` as mounted here; read only) and records
+it in HOST's nova-compute service row: for a dead host that never recorded
+an identity, or recorded a stale one, so that an evacuation from it can
+tell whether storage is shared. It refuses when DIR holds no valid marker,
+when HOST has no service row, while HOST's service is up (it records its
+own), and when HOST recorded another identity, unless ``--force``. It
+prints the old and the new identity.
+
+``host purge-quarantine`` lists the directories in
+``<instances_path>/_quarantine`` and deletes those older than
+``--older-than`` seconds (default ``[DEFAULT] quarantine_max_age``); a
+dry run without ``--yes``.
+
 ``network audit`` lists the ports whose instance is gone (never created,
 or deleted) and that are older than ``--min-age`` seconds (default 600);
 they hold a MAC and a fixed IP (``nova.network.audit``). ``network
@@ -28,13 +65,20 @@ stderr), 2 wrong usage.
 """
 
 import argparse
+import os
 import sys
+import types
 
 from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import timeutils
 from sqlalchemy import exc as sa_exc
 
 from nova.compute import audit
 from nova.compute import instance_events
+from nova.compute import locks
+from nova.compute import reaper
+from nova.compute import storage_report
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova import context as nova_context
@@ -42,7 +86,12 @@ from nova.db import api as db_api
 from nova.db import migration
 from nova import exception
 from nova.network import audit as network_audit
+from nova import objects
 from nova.virt import driver as virt_driver
+from nova.virt import instancedir
+from nova.virt import storage_identity
+
+LOG = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -72,18 +121,27 @@ def build_parser() -> argparse.ArgumentParser:
         'version', help='print the schema version of the database')
     version.set_defaults(func=db_version)
 
-    host_audit, host_cleanup = _audit_and_cleanup(
-        categories, 'host', 'orphaned artefacts on this compute host',
+    host_audit, host_cleanup, host_actions = _audit_and_cleanup(
+        categories, 'host', 'orphaned artefacts and the instance storage '
+                            'of this compute host',
         audit_help='list domains, VIFs and instance directories of '
                    'instances the database does not place here',
         cleanup_help='remove the orphans that are safe to remove',
         audit_func=host_audit_command, cleanup_func=host_cleanup_command)
-    for action in (host_audit, host_cleanup):
+    host_reap = host_actions.add_parser(
+        'reap', help='run the orphan reaper once: stop domains this host '
+                     'no longer owns, remove stale .part- files and '
+                     'unused base images (a dry run without --yes)')
+    host_reap.add_argument('--yes', action='store_true',
+                           help='really do it')
+    host_reap.set_defaults(func=host_reap_command)
+    for action in (host_audit, host_cleanup, host_reap):
         action.add_argument('--host', default=None,
                             help='this host\'s name in the database '
                                  '(default: [DEFAULT] host)')
+    _storage_actions(host_actions)
 
-    network_audit_parser, network_cleanup = _audit_and_cleanup(
+    network_audit_parser, network_cleanup, _ = _audit_and_cleanup(
         categories, 'network', 'ports left behind by failed boots and '
                                'deletes',
         audit_help='list ports whose instance is gone',
@@ -101,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _audit_and_cleanup(categories, name, help, audit_help, cleanup_help,
                        audit_func, cleanup_func):
-    """A category with ``audit`` and ``cleanup [--yes]``; both parsers."""
+    """A category with ``audit`` and ``cleanup [--yes]``: both parsers,
+    and the category's actions to add others to."""
     category = categories.add_parser(name, help=help)
     actions = category.add_subparsers(dest='action', required=True,
                                       metavar='ACTION')
@@ -112,7 +171,44 @@ def _audit_and_cleanup(categories, name, help, audit_help, cleanup_help,
     cleanup.add_argument('--yes', action='store_true',
                          help='really do it')
     cleanup.set_defaults(func=cleanup_func)
-    return audit_parser, cleanup
+    return audit_parser, cleanup, actions
+
+
+def _storage_actions(host_actions):
+    init = host_actions.add_parser(
+        'init-storage', help='create the storage identity marker of this '
+                             'host\'s instances_path')
+    init.add_argument(
+        '--existing', action='store_true',
+        help='instances_path holds instance directories already: create '
+             'it anyway, vouching that this storage is this host\'s own')
+    init.set_defaults(func=host_init_storage_command)
+
+    record = host_actions.add_parser(
+        'record-storage-identity',
+        help='record the storage identity marker found in DIR as the '
+             'storage identity of HOST, a down host')
+    record.add_argument('target_host', metavar='HOST',
+                        help='the host whose nova-compute service row to '
+                             'update')
+    record.add_argument('--from', dest='source', required=True,
+                        metavar='DIR',
+                        help='a directory holding HOST\'s storage identity '
+                             'marker (its instances_path as mounted here)')
+    record.add_argument('--force', action='store_true',
+                        help='replace an identity HOST recorded already')
+    record.set_defaults(func=host_record_storage_identity_command)
+
+    purge = host_actions.add_parser(
+        'purge-quarantine', help='delete quarantined instance directories '
+                                 'older than --older-than (a dry run '
+                                 'without --yes)')
+    purge.add_argument('--older-than', type=_seconds, default=None,
+                       metavar='SECONDS',
+                       help='age in seconds (default: [DEFAULT] '
+                            'quarantine_max_age)')
+    purge.add_argument('--yes', action='store_true', help='really do it')
+    purge.set_defaults(func=host_purge_quarantine_command)
 
 
 def _seconds(text):
@@ -194,6 +290,153 @@ def host_cleanup_command(args) -> int:
     print('%d removed, %d kept, %d failed'
           % (len(result.removed), len(result.kept), len(result.errors)))
     return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def host_reap_command(args) -> int:
+    settings, driver = _open_host(args)
+    context = nova_context.get_admin_context()
+    try:
+        # Not the compute service's own locks (another process): the
+        # reaper relies on task states and migrations, as host cleanup.
+        report = reaper.reap(context, settings, driver,
+                             locks.InstanceLocks(), dry_run=not args.yes)
+    finally:
+        driver.cleanup_host(settings.host)
+    print('Host %s, instances_path %s' % (report.host,
+                                          report.instances_path))
+    if report.findings:
+        print(audit.format_table(report.findings, reaper.COLUMNS))
+    else:
+        print('Nothing to reap.')
+    for finding in report.errors:
+        print('nova-manage: error: %s %s: %s' % (
+            finding.kind, finding.name, finding.reason), file=sys.stderr)
+    if report.dry_run:
+        print('Dry run: %d would be stopped or removed, %d kept, %d '
+              'failed; run again with --yes to do it.'
+              % (len(report.acted), len(report.kept), len(report.errors)))
+    else:
+        print('%d stopped or removed, %d kept, %d failed'
+              % (len(report.acted), len(report.kept), len(report.errors)))
+    return EXIT_FAILED if report.errors else EXIT_OK
+
+
+def host_init_storage_command(args) -> int:
+    settings = host_settings.HostSettings.from_conf(CONF)
+    path = settings.instances_path
+    marker = storage_identity.marker_path(path)
+    if settings.instances_path_must_be_mounted and \
+            not storage_identity.is_mount_point(path):
+        return _fail('instances_path %s is not a mount point and '
+                     'instances_path_must_be_mounted is set: mount its '
+                     'storage first; nothing written' % path)
+    status = storage_identity.read(path)
+    if status.identity:
+        print('%s already has storage identity %s (%s); not replaced'
+              % (path, status.identity, marker))
+        return EXIT_OK
+    if os.path.lexists(marker):
+        return _fail('%s; not replacing it (look at it, and remove it '
+                     'yourself if it is not a marker of this storage); '
+                     'nothing written' % status.unknown_reason)
+    if storage_identity.holds_instance_directories(path):
+        if not args.existing:
+            return _fail(
+                '%s already holds instance directories: it may be storage '
+                'of another host (a copy, or a shared file system that is '
+                'not mounted as it should be); nothing written. If you '
+                'know that this storage is this host\'s own, run again '
+                'with --existing' % path)
+        warning = (
+            'WARNING: %s holds instance directories and had no storage '
+            'identity. Creating one because you vouch (--existing) that '
+            'this storage is this host\'s own. If it is in fact shared '
+            'with other hosts or a copy of another host\'s, decisions '
+            'about these instances\' disks will rest on a wrong '
+            'identity.' % path)
+        print(warning, file=sys.stderr)
+        LOG.warning('%s', warning)
+    identity = storage_identity.create(path)
+    print('Created storage identity %s at %s' % (identity, marker))
+    return EXIT_OK
+
+
+def host_record_storage_identity_command(args) -> int:
+    status = storage_identity.read(args.source)
+    if status.identity is None:
+        return _fail('%s holds no valid storage identity marker (%s); '
+                     'nothing recorded' % (args.source,
+                                           status.unknown_reason))
+    context = nova_context.get_admin_context()
+    try:
+        service = objects.Service.get_by_host_and_binary(
+            context, args.target_host, storage_report.COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        return _fail('host %s has no %s service row; nothing recorded'
+                     % (args.target_host, storage_report.COMPUTE_BINARY))
+    if service.is_up(CONF.service_down_time):
+        return _fail('the %s service of host %s is up: it records its own '
+                     'storage identity with every heartbeat; only a down '
+                     'or forced-down host\'s can be recorded here; nothing '
+                     'recorded' % (storage_report.COMPUTE_BINARY,
+                                   args.target_host))
+    old = service.storage_identity
+    if old == status.identity:
+        print('Host %s records storage identity %s already'
+              % (args.target_host, old))
+        return EXIT_OK
+    if old and not args.force:
+        return _fail('host %s records storage identity %s, not the %s '
+                     'found in %s; pass --force to replace it; nothing '
+                     'recorded' % (args.target_host, old, status.identity,
+                                   status.instances_path))
+    service.storage_identity = status.identity
+    service.save()
+    print('Host %s: storage identity %s -> %s (read from %s)'
+          % (args.target_host, old or 'none', status.identity,
+             storage_identity.marker_path(status.instances_path)))
+    return EXIT_OK
+
+
+_QUARANTINE_COLUMNS = (('INSTANCE', 'instance_uuid'), ('PATH', 'path'),
+                       ('AGE', 'age'), ('BYTES', 'size'),
+                       ('ACTION', 'action'), ('REASON', 'reason'))
+
+
+def host_purge_quarantine_command(args) -> int:
+    path = host_settings.HostSettings.from_conf(CONF).instances_path
+    older_than = (CONF.quarantine_max_age if args.older_than is None
+                  else args.older_than)
+    now = timeutils.utcnow(with_timezone=True)
+    found, other = instancedir.list_quarantine(path)
+    due = {e.path for e in instancedir.purge_quarantine(
+        path, older_than, now=now, dry_run=True)}
+    rows = [types.SimpleNamespace(
+        instance_uuid=e.instance_uuid, path=e.path,
+        age='%ds' % e.age(now), size=e.size,
+        action='purge' if e.path in due else 'keep',
+        reason=e.reason or 'no reason recorded') for e in found]
+    print('Quarantine of %s: directories older than %ss are purged'
+          % (instancedir.quarantine_dir(path), '%g' % older_than))
+    if rows:
+        print(audit.format_table(rows, _QUARANTINE_COLUMNS))
+    else:
+        print('Nothing in quarantine.')
+    for entry in other:
+        print('Not touched (not named as quarantined directories are): %s'
+              % entry)
+    if not args.yes:
+        print('Dry run: %d would be purged, %d kept; run again with --yes '
+              'to purge them.' % (len(due), len(found) - len(due)))
+        return EXIT_OK
+    try:
+        purged = instancedir.purge_quarantine(path, older_than, now=now)
+    except OSError as e:
+        return _fail('purging the quarantine failed: %s' % e)
+    for entry in purged:
+        print('Purged %s (%d bytes)' % (entry.path, entry.size))
+    print('%d purged, %d kept' % (len(purged), len(found) - len(purged)))
+    return EXIT_OK
 
 
 def _port_audit(args):

@@ -17,6 +17,8 @@ the state changes; see its docstring)::
                   and from the hypervisor
     resources.py, periodic_tasks.py: the periodic tasks (the node's
                   resources in compute_nodes, the power state sync)
+    reaper.py     the orphan reaper (periodic; its stale file part also
+                  at init_host)
 
 Endpoints take the request context first and keyword arguments, as
 ``compute/rpcapi.py`` casts them. A failure is recorded (fault, action
@@ -40,6 +42,7 @@ from nova.compute import operation
 from nova.compute import periodic_tasks
 from nova.compute import power
 from nova.compute import power_sync
+from nova.compute import reaper
 from nova.compute import reboot
 from nova.compute import rebuild
 from nova.compute import recovery
@@ -89,6 +92,13 @@ class ComputeManager:
         # Then what the previous process left half done (recovery.py), so
         # that nothing below sees a partial disk or a dead attempt's guest.
         recovery.recover_interrupted_attempts(self.compute, context)
+        # With those undone, what dead processes left that no journal
+        # describes: stale .part- files (reaper.py).
+        try:
+            reaper.reap_stale_files(context, self.settings, self.driver,
+                                    dry_run=CONF.reap_orphans_dry_run)
+        except Exception:
+            LOG.exception('Could not remove stale temporary files')
         # Evacuations next (evacuation.py): an instance evacuated away, or
         # being evacuated, must never be started here again.
         evacuation.fail_interrupted_evacuations(context, self.host,
@@ -133,6 +143,14 @@ class ComputeManager:
         """Periodic: delete quarantined instance directories older than
         ``quarantine_max_age``."""
         periodic_tasks.purge_quarantine(self.compute)
+
+    @periodic.periodic_task(
+        spacing=periodic_tasks.interval('reap_orphans_interval'))
+    def _reap_orphans(self, context):
+        """Periodic: stop what this host no longer owns and remove stale
+        temporary files and unused base images (reaper.py)."""
+        reaper.reap(context, self.settings, self.driver, self.instance_locks,
+                    dry_run=CONF.reap_orphans_dry_run)
 
     def update_service_record(self, service):
         """Called by the service before each heartbeat: the storage fields

@@ -16,13 +16,14 @@ from nova.conf import database
 from nova.conf import image
 from nova.conf import libvirt
 from nova.conf import network
+from nova.conf import reaper
 from nova.conf import service
 from nova.conf import storage
 
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, base, compute, conductor, database, image,
-            libvirt, network, service, storage)
+            libvirt, network, reaper, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

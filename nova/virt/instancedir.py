@@ -41,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import uuid as uuid_lib
 
 from oslo_log import log as logging
@@ -247,6 +248,43 @@ def locks_dir(instances_path: str) -> str:
 
 def quarantine_dir(instances_path: str) -> str:
     return os.path.join(instances_path, QUARANTINE_DIR)
+
+
+def remove_layout_file(instances_path: str, directory: str,
+                       name: str) -> bool:
+    """Remove the regular file ``name`` directly in ``directory`` (the
+    image cache ``_base`` or the journals' ``_journal``) of
+    ``instances_path``; False if it was not there.
+
+    For the leftovers and unused base images the reaper removes
+    (``nova/compute/reaper.py``). Refused (``InvalidInstancePath``): any
+    other directory, a name that is not one entry of it, a directory that
+    is a symlink or resolves anywhere but into ``instances_path``, and an
+    entry that is not a regular file (a symlink, a directory).
+    """
+    instances_path = os.path.abspath(instances_path)
+    parent = os.path.join(instances_path, directory)
+
+    def refuse(path):
+        return exception.InvalidInstancePath(path=path,
+                                             instances_path=instances_path)
+
+    if directory not in (BASE_DIR, JOURNAL_DIR):
+        raise refuse(parent)
+    if not name or os.sep in name or name in ('.', '..'):
+        raise refuse(os.path.join(parent, str(name)))
+    if os.path.islink(parent) or os.path.realpath(parent) != os.path.join(
+            os.path.realpath(instances_path), directory):
+        raise refuse(parent)
+    path = os.path.join(parent, name)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(mode):
+        raise refuse(path)
+    os.unlink(path)
+    return True
 
 
 def tree_size(path: str) -> int:

@@ -5,18 +5,33 @@ point at them) and are never removed by instance cleanup.
 
 A fetch holds an external lock per image (``<instances_path>/locks``), so
 two spawns on this host, or on two hosts sharing the storage, do not
-download the same image at once; it writes to a temporary name and renames,
-so a half-written base file never has the final name.
+download the same image at once; it writes to a temporary name
+(``<hash>.part-<uuid>``) and renames, so a half-written base file never has
+the final name.
+
+Each fetch also touches the base file (its mtime is "last used"), under
+the same lock. The orphan reaper (``nova/compute/reaper.py``) ages out a
+base image no instance disk uses once it is old enough, and removes the
+temporary file of a fetch that died: both only while it holds the image's
+lock, taken without waiting, and only after reading the file's age again
+under it (``remove_if_older``). A spawn that fetched the image a moment
+ago has made it young, so a base image a spawn in progress uses is never
+removed.
 
 Example::
 
     cache = ImageCache(settings.instances_path)
     base = cache.fetch(store, image_meta)   # CachedImage(path, format, ...)
+    bases, other = cache.entries()          # what _base holds now
+    cache.remove_if_older(bases[0].name, time.time() - 86400)
 """
 
+import contextlib
 import dataclasses
+import datetime
 import hashlib
 import os
+import re
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
@@ -31,6 +46,11 @@ from nova.virt import instancedir
 LOG = logging.getLogger(__name__)
 
 _CHUNK = 1024 * 1024
+_UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+# What the cache names its files: the base image, and a fetch's temporary.
+_BASE_NAME = re.compile(r'^(?P<hash>[0-9a-f]{40})$')
+_FETCH_PART = re.compile(r'^(?P<hash>[0-9a-f]{40})\.part-(?P<id>%s)$'
+                         % _UUID)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +63,22 @@ class CachedImage:
 
 def image_hash(image_id: str) -> str:
     return hashlib.sha1(image_id.encode('utf-8')).hexdigest()
+
+
+def lock_name(hash_: str) -> str:
+    """The external lock of one image of the cache."""
+    return 'image-cache-' + hash_
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheEntry:
+    """A file of ``_base`` named as the cache names its files."""
+    name: str
+    path: str
+    image_hash: str
+    mtime: float
+    # A fetch's temporary file (``<hash>.part-<uuid>``), not a base image.
+    part: bool
 
 
 def _sha256(path: str) -> str:
@@ -73,10 +109,13 @@ class ImageCache:
         Nothing is left behind by a failed fetch.
         """
         path = self.path_for(meta.id)
-        with lockutils.lock('image-cache-' + image_hash(meta.id),
+        with lockutils.lock(lock_name(image_hash(meta.id)),
                             external=True, lock_path=self.lock_path):
             if not os.path.exists(path):
                 self._fetch_locked(store, meta, path)
+            # Used now: young again, so the reaper does not age it out
+            # while the spawn that asked for it makes its disks.
+            os.utime(path)
         return self._describe(meta, path)
 
     def _fetch_locked(self, store, meta, path):
@@ -121,3 +160,99 @@ class ImageCache:
                                  found.virtual_size)
         self._described[path] = cached
         return cached
+
+    # -- what the reaper uses -------------------------------------------
+
+    def entries(self) -> tuple[list[CacheEntry], list[str]]:
+        """(base images and fetch leftovers, paths of the other entries)
+        of ``_base`` as it is now. Entries the cache does not name so
+        (other names, symlinks, directories) are never removed."""
+        found, other = [], []
+        try:
+            scanned = sorted(os.scandir(self.base_dir), key=lambda e: e.name)
+        except FileNotFoundError:
+            return found, other
+        for entry in scanned:
+            match = (_BASE_NAME.match(entry.name)
+                     or _FETCH_PART.match(entry.name))
+            if match is None or not entry.is_file(follow_symlinks=False):
+                other.append(entry.path)
+                continue
+            try:
+                mtime = entry.stat(follow_symlinks=False).st_mtime
+            except FileNotFoundError:
+                continue
+            found.append(CacheEntry(entry.name, entry.path,
+                                    match.group('hash'), mtime,
+                                    part='id' in match.groupdict()))
+        return found, other
+
+    @contextlib.contextmanager
+    def lock_if_free(self, hash_: str):
+        """Hold the image's lock if no fetch (of any host sharing the
+        storage) does; yield whether it is held. Never waits."""
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(lockutils.lock(
+                    lock_name(hash_), external=True,
+                    lock_path=self.lock_path, blocking=False))
+                held = True
+            except lockutils.AcquireLockFailedException:
+                held = False
+            yield held
+
+    def lock_is_free(self, hash_: str) -> bool:
+        """Whether no fetch holds the image's lock now; creates nothing
+        (no lock file means no fetch ever took it)."""
+        if not os.path.exists(os.path.join(self.lock_path,
+                                           lock_name(hash_))):
+            return True
+        with self.lock_if_free(hash_) as held:
+            return held
+
+    def remove_if_older(self, name: str, older_than: float,
+                        dry_run: bool = False) -> tuple[bool, str]:
+        """Remove the base image or fetch leftover ``name`` of ``_base``
+        if it was last modified before ``older_than`` (a ``time.time()``
+        value), under its image's lock taken without waiting, its age read
+        again under the lock. (True, what was done) when removed (or, with
+        ``dry_run``, when it would be); (False, why not) otherwise.
+
+        The caller decides that nothing else needs it (no instance disk
+        uses a base image; no fetch wrote the leftover recently).
+        """
+        match = _BASE_NAME.match(name) or _FETCH_PART.match(name)
+        if match is None:
+            return False, 'not a file the image cache names'
+        hash_ = match.group('hash')
+        if dry_run:
+            if not self.lock_is_free(hash_):
+                return False, 'a fetch of the image holds its lock'
+            return self._older(name, older_than)
+        with self.lock_if_free(hash_) as held:
+            if not held:
+                return False, 'a fetch of the image holds its lock'
+            old, why = self._older(name, older_than)
+            if not old:
+                return False, why
+            if not instancedir.remove_layout_file(
+                    self.instances_path, instancedir.BASE_DIR, name):
+                return False, 'gone already'
+        self._described.pop(os.path.join(self.base_dir, name), None)
+        LOG.info('Removed %(path)s from the image cache (%(why)s)',
+                 {'path': os.path.join(self.base_dir, name), 'why': why})
+        return True, why
+
+    def _older(self, name, older_than):
+        try:
+            st = os.lstat(os.path.join(self.base_dir, name))
+        except FileNotFoundError:
+            return False, 'gone already'
+        if st.st_mtime >= older_than:
+            return False, 'used or written since %s' % _when(st.st_mtime)
+        return True, 'last used or written %s' % _when(st.st_mtime)
+
+
+def _when(timestamp: float) -> str:
+    return datetime.datetime.fromtimestamp(
+        timestamp, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')

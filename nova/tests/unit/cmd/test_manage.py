@@ -1,12 +1,18 @@
 """nova-manage db sync / db version, in process and as a console script;
-nova-manage host audit / cleanup and network audit / cleanup in process."""
+nova-manage host audit / cleanup / reap / init-storage /
+record-storage-identity / purge-quarantine and network audit / cleanup in
+process."""
 
 import contextlib
+import datetime
 import io
 import os
 import subprocess
 import sys
+import time
 
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from nova.cmd import manage
@@ -16,6 +22,7 @@ from nova.db import migration
 from nova.network import api as network_api
 from nova import objects
 from nova.tests import base
+from nova.tests.files import sha256_tree
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import instancedir
@@ -312,3 +319,335 @@ class NetworkAuditTestCase(base.TestCase):
             self.assertEqual(manage.EXIT_USAGE, code, bad)
             self.assertIn('--min-age', err)
         self.assertEqual(before, self._ports())
+
+
+class StorageCommandsTestCase(base.TestCase):
+    """nova-manage host init-storage / record-storage-identity /
+    purge-quarantine, on real directories and a real SQLite database."""
+
+    _run = ManageTestCase._run
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(CONF, [], project='nova', default_config_files=[])
+        self.addCleanup(db_api.dispose)
+        self.url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
+        db_api.configure(self.url)
+        migration.db_sync()
+        ctx = dbf.admin_context()
+        self.other = os.path.join(self.tmp, 'dead-host-storage')
+        self.other_identity = storage_identity.create(self.other)
+        dbf.make_service(ctx, 'dead', up=False)
+        dbf.make_service(ctx, 'alive', identity=None)
+        dbf.make_service(ctx, 'stale', up=False,
+                         identity=uuidutils.generate_uuid())
+        dbf.make_service(ctx, 'forced', forced_down=True)
+        db_api.dispose()
+        self.path = os.path.join(self.tmp, 'instances')
+        self.conf = self.write_conf()
+
+    def write_conf(self, extra=''):
+        path = os.path.join(self.tmp, 'host.conf')
+        with open(path, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\nhost = compute1\n'
+                    'instances_path = %s\n%s'
+                    '[database]\nconnection = %s\n'
+                    % (self.state_path, self.path, extra, self.url))
+        return path
+
+    def host(self, *argv):
+        return self._run('--config-file', self.conf, 'host', *argv)
+
+    def recorded(self, host):
+        db_api.configure(self.url)
+        try:
+            return objects.Service.get_by_host_and_binary(
+                dbf.admin_context(), host, 'nova-compute').storage_identity
+        finally:
+            db_api.dispose()
+
+    def marker(self, path=None):
+        path = storage_identity.marker_path(path or self.path)
+        if not os.path.lexists(path):
+            return None
+        with open(path) as f:
+            return f.read()
+
+    # -- init-storage ---------------------------------------------------
+
+    def test_init_storage_creates_the_identity_and_prints_it(self):
+        code, out, err = self.host('init-storage')
+        self.assertEqual((0, ''), (code, err))
+        identity = storage_identity.read(self.path).identity
+        self.assertIsNotNone(identity)
+        self.assertIn('Created storage identity %s' % identity, out)
+
+    def test_init_storage_reports_a_marker_there_and_keeps_it(self):
+        identity = storage_identity.create(self.path)
+        before = self.marker()
+        code, out, _err = self.host('init-storage', '--existing')
+        self.assertEqual(0, code)
+        self.assertIn('already has storage identity %s' % identity, out)
+        self.assertEqual(before, self.marker())
+
+    def test_init_storage_never_replaces_a_bad_marker(self):
+        os.makedirs(self.path)
+        with open(storage_identity.marker_path(self.path), 'w') as f:
+            f.write('garbage\n')
+        code, _out, err = self.host('init-storage', '--existing')
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('not replacing', err)
+        self.assertEqual('garbage\n', self.marker())
+
+    def test_init_storage_refuses_storage_with_instances(self):
+        os.makedirs(os.path.join(self.path, uuidutils.generate_uuid()))
+        code, out, err = self.host('init-storage')
+        self.assertEqual((manage.EXIT_FAILED, ''), (code, out))
+        self.assertIn('already holds instance directories', err)
+        self.assertIn('--existing', err)
+        self.assertIsNone(self.marker())
+
+    def test_init_storage_existing_creates_it_with_a_warning(self):
+        os.makedirs(os.path.join(self.path, uuidutils.generate_uuid()))
+        code, out, err = self.host('init-storage', '--existing')
+        self.assertEqual(0, code)
+        self.assertIn('WARNING', err)
+        self.assertIn('you vouch', err)
+        identity = storage_identity.read(self.path).identity
+        self.assertIn(identity, out)
+
+    def test_init_storage_refuses_a_mount_point_that_is_not_mounted(self):
+        os.makedirs(self.path)
+        self.conf = self.write_conf('instances_path_must_be_mounted = '
+                                    'true\n')
+        code, _out, err = self.host('init-storage', '--existing')
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('not a mount point', err)
+        self.assertEqual([], os.listdir(self.path))
+
+    # -- record-storage-identity ---------------------------------------
+
+    def test_records_the_identity_of_a_dead_host(self):
+        code, out, err = self.host('record-storage-identity', 'dead',
+                                   '--from', self.other)
+        self.assertEqual((0, ''), (code, err))
+        self.assertIn('Host dead: storage identity none -> %s'
+                      % self.other_identity, out)
+        self.assertEqual(self.other_identity, self.recorded('dead'))
+        # Read only.
+        self.assertEqual(self.other_identity + '\n', self.marker(self.other))
+
+    def test_records_the_identity_of_a_forced_down_host(self):
+        code, _out, _err = self.host('record-storage-identity', 'forced',
+                                     '--from', self.other)
+        self.assertEqual(0, code)
+        self.assertEqual(self.other_identity, self.recorded('forced'))
+
+    def test_refuses_a_directory_without_a_valid_marker(self):
+        garbage = os.path.join(self.tmp, 'garbage')
+        os.makedirs(garbage)
+        with open(storage_identity.marker_path(garbage), 'w') as f:
+            f.write('not a uuid\n')
+        link = os.path.join(self.tmp, 'link')
+        os.makedirs(link)
+        os.symlink(storage_identity.marker_path(self.other),
+                   storage_identity.marker_path(link))
+        empty = os.path.join(self.tmp, 'empty')
+        os.makedirs(empty)
+        for source, why in ((garbage, 'not a UUID'), (link, 'symlink'),
+                            (empty, 'no storage identity marker'),
+                            (os.path.join(self.tmp, 'nowhere'),
+                             'no storage identity marker')):
+            code, _out, err = self.host('record-storage-identity', 'dead',
+                                        '--from', source)
+            self.assertEqual(manage.EXIT_FAILED, code, source)
+            self.assertIn(why, err)
+            self.assertIn('nothing recorded', err)
+        self.assertIsNone(self.recorded('dead'))
+
+    def test_refuses_an_unknown_host(self):
+        code, _out, err = self.host('record-storage-identity', 'nosuch',
+                                    '--from', self.other)
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('host nosuch has no nova-compute service row', err)
+
+    def test_refuses_a_host_that_is_up(self):
+        code, _out, err = self.host('record-storage-identity', 'alive',
+                                    '--from', self.other)
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('is up', err)
+        self.assertIsNone(self.recorded('alive'))
+
+    def test_replaces_another_identity_only_with_force(self):
+        old = self.recorded('stale')
+        code, _out, err = self.host('record-storage-identity', 'stale',
+                                    '--from', self.other)
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('--force', err)
+        self.assertEqual(old, self.recorded('stale'))
+        code, out, _err = self.host('record-storage-identity', 'stale',
+                                    '--from', self.other, '--force')
+        self.assertEqual(0, code)
+        self.assertIn('%s -> %s' % (old, self.other_identity), out)
+        self.assertEqual(self.other_identity, self.recorded('stale'))
+
+    def test_from_is_required(self):
+        self.assertEqual(manage.EXIT_USAGE, self.host(
+            'record-storage-identity', 'dead')[0])
+
+    # -- purge-quarantine -----------------------------------------------
+
+    def quarantined(self, days_ago):
+        uuid = uuidutils.generate_uuid()
+        idir = instancedir.InstanceDir(self.path, uuid)
+        idir.create()
+        with open(idir.file('disk'), 'w') as f:
+            f.write('disk of %s' % uuid)
+        return idir.quarantine('test', now=timeutils.utcnow(
+            with_timezone=True) - datetime.timedelta(days=days_ago))
+
+    def in_quarantine(self):
+        return sorted(os.listdir(instancedir.quarantine_dir(self.path)))
+
+    def test_purge_without_yes_is_a_dry_run(self):
+        old, young = self.quarantined(8), self.quarantined(1)
+        before = self.in_quarantine()
+        code, out, err = self.host('purge-quarantine')
+        self.assertEqual((0, ''), (code, err))
+        self.assertIn('Dry run: 1 would be purged, 1 kept', out)
+        row = next(line for line in out.splitlines() if old in line)
+        self.assertIn('purge', row.split())
+        row = next(line for line in out.splitlines() if young in line)
+        self.assertIn('keep', row.split())
+        self.assertEqual(before, self.in_quarantine())
+
+    def test_purge_yes_deletes_what_is_older_than_the_maximum_age(self):
+        old, young = self.quarantined(8), self.quarantined(1)
+        code, out, _err = self.host('purge-quarantine', '--yes')
+        self.assertEqual(0, code)
+        self.assertIn('Purged %s' % old, out)
+        self.assertEqual([os.path.basename(young)], self.in_quarantine())
+
+    def test_purge_older_than(self):
+        self.quarantined(8)
+        self.quarantined(1)
+        code, out, _err = self.host('purge-quarantine', '--older-than',
+                                    '0', '--yes')
+        self.assertEqual(0, code)
+        self.assertIn('2 purged, 0 kept', out)
+        self.assertEqual([], self.in_quarantine())
+
+    def test_bad_older_than_is_a_usage_error_and_changes_nothing(self):
+        self.quarantined(8)
+        before = self.in_quarantine()
+        for bad in ('-5', 'soon', 'nan'):
+            code, _out, err = self.host('purge-quarantine', '--yes',
+                                        '--older-than', bad)
+            self.assertEqual(manage.EXIT_USAGE, code, bad)
+            self.assertIn('--older-than', err)
+        self.assertEqual(before, self.in_quarantine())
+
+    def test_an_unusable_quarantine_deletes_nothing(self):
+        # _quarantine is a symlink to a directory outside instances_path.
+        self.quarantined(8)
+        root = instancedir.quarantine_dir(self.path)
+        outside = os.path.join(self.tmp, 'outside')
+        os.rename(root, outside)
+        os.symlink(outside, root)
+        before = os.listdir(outside)
+        code, _out, err = self.host('purge-quarantine', '--yes',
+                                    '--older-than', '0')
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('cannot be used', err)
+        self.assertEqual(before, os.listdir(outside))
+
+
+class HostReapTestCase(base.TestCase):
+    """nova-manage host reap on a test-driver host: the node file holds a
+    domain of an instance of the host's own and one of a deleted
+    instance."""
+
+    _run = ManageTestCase._run
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(CONF, [], project='nova', default_config_files=[])
+        self.addCleanup(db_api.dispose)
+        url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
+        self.path = os.path.join(self.tmp, 'instances')
+        node = os.path.join(self.tmp, 'node.xml')
+        db_api.configure(url)
+        migration.db_sync()
+        ctx = dbf.admin_context()
+        dbf.make_service(ctx, 'compute1',
+                         identity=storage_identity.create(self.path))
+        self.own = dbf.make_instance(ctx, 'compute1')
+        self.deleted = dbf.make_instance(ctx, 'compute1')
+        self.deleted.destroy()
+        db_api.dispose()
+        with open(node, 'w') as f:
+            f.write(fixtures.NODE_XML.format(cpus=2, memory_kib=2 ** 22)
+                    .replace('</node>', ''.join(
+                        DOMAIN.format(uuid=i.uuid)
+                        for i in (self.own, self.deleted)) + '</node>'))
+        for instance in (self.own, self.deleted):
+            idir = instancedir.InstanceDir(self.path, instance.uuid)
+            idir.create()
+            with open(idir.file('disk'), 'w') as f:
+                f.write('disk of %s' % instance.uuid)
+            with open(idir.file('disk.info'), 'w') as f:
+                f.write('{"disk": "raw"}')
+        self.part = os.path.join(self.path, self.own.uuid,
+                                 'disk.part-%s' % uuidutils.generate_uuid())
+        self.base = os.path.join(self.path, '_base', '0' * 40)
+        os.makedirs(os.path.dirname(self.base))
+        long_ago = time.time() - 3 * 24 * 3600
+        for path in (self.part, self.base):
+            with open(path, 'w') as f:
+                f.write('stale')
+            os.utime(path, (long_ago, long_ago))
+        self.conf = os.path.join(self.tmp, 'host.conf')
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\nhost = compute1\n'
+                    'instances_path = %s\nshutdown_timeout = 1\n'
+                    'compute_driver = libvirt.LibvirtDriver\n'
+                    '[libvirt]\nconnection_uri = test://%s\n'
+                    '[database]\nconnection = %s\n'
+                    % (self.state_path, self.path, node, url))
+
+    def rows(self, out):
+        return {(line.split()[0], line.split()[3])
+                for line in out.splitlines()[2:-1]}
+
+    def test_without_yes_is_a_dry_run(self):
+        before = sha256_tree(self.path)
+        code, out, _err = self._run('--config-file', self.conf, 'host',
+                                    'reap')
+        self.assertEqual(0, code)
+        lines = out.splitlines()
+        self.assertIn('Host compute1', lines[0])
+        self.assertTrue(lines[1].startswith('KIND'))
+        self.assertEqual({('domain', 'stop'), ('part', 'remove'),
+                          ('base', 'remove')}, self.rows(out))
+        self.assertIn(self.deleted.uuid, out)
+        self.assertNotIn(self.own.uuid + '  ' + self.own.uuid, out)
+        self.assertTrue(lines[-1].startswith('Dry run: 3 would be'))
+        self.assertEqual(before, sha256_tree(self.path))
+
+    def test_yes_reaps(self):
+        own_disk = sha256_tree(os.path.join(self.path, self.own.uuid))
+        code, out, _err = self._run('--config-file', self.conf, 'host',
+                                    'reap', '--yes')
+        self.assertEqual(0, code, out)
+        self.assertEqual({('domain', 'stop'), ('part', 'remove'),
+                          ('base', 'remove')}, self.rows(out))
+        self.assertEqual('3 stopped or removed, 0 kept, 0 failed',
+                         out.splitlines()[-1])
+        self.assertFalse(os.path.exists(self.part))
+        self.assertFalse(os.path.exists(self.base))
+        own_disk.pop(os.path.basename(self.part))
+        self.assertEqual(own_disk, sha256_tree(os.path.join(
+            self.path, self.own.uuid)))
+        # The deleted instance's disks are not the reaper's.
+        self.assertTrue(os.path.exists(os.path.join(
+            self.path, self.deleted.uuid, 'disk')))

@@ -252,6 +252,7 @@ class TestManagerTasks(fixtures.ComputeTestCase):
         for task in scheduler.tasks:
             scheduler.run_once(task)
         self.assertEqual([('_purge_quarantine', None),
+                          ('_reap_orphans', None),
                           ('_sync_power_states', None),
                           ('update_available_resource', None)], runs)
         self.assertEqual(power_state.SHUTDOWN, self.states(instance)[2])

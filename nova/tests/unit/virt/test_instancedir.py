@@ -75,6 +75,59 @@ class TestInstanceDir(base.TestCase):
         self.assertTrue(idir.remove())
 
 
+class TestRemoveLayoutFile(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.root = os.path.join(self.tmp, 'instances')
+        self.base = os.path.join(self.root, instancedir.BASE_DIR)
+        os.makedirs(self.base)
+        self.file = os.path.join(self.base, 'f')
+        with open(self.file, 'w') as f:
+            f.write('x')
+
+    def remove(self, name, directory=instancedir.BASE_DIR):
+        return instancedir.remove_layout_file(self.root, directory, name)
+
+    def test_removes_a_file_of_base_or_journal_once(self):
+        self.assertTrue(self.remove('f'))
+        self.assertFalse(os.path.exists(self.file))
+        self.assertFalse(self.remove('f'))
+        self.assertFalse(self.remove('f', instancedir.JOURNAL_DIR))
+
+    def test_refuses_other_directories_names_and_kinds(self):
+        uuid = uuidutils.generate_uuid()
+        os.makedirs(os.path.join(self.root, uuid))
+        with open(os.path.join(self.root, uuid, 'disk'), 'w') as f:
+            f.write('disk')
+        os.symlink(os.path.join(self.root, uuid, 'disk'),
+                   os.path.join(self.base, 'link'))
+        os.mkdir(os.path.join(self.base, 'sub'))
+        for directory, name in ((uuid, 'disk'), ('.', instancedir.BASE_DIR),
+                                (instancedir.BASE_DIR, '../%s' % uuid),
+                                (instancedir.BASE_DIR, '..'),
+                                (instancedir.BASE_DIR, ''),
+                                (instancedir.BASE_DIR, 'link'),
+                                (instancedir.BASE_DIR, 'sub')):
+            self.assertRaises(exception.InvalidInstancePath, self.remove,
+                              name, directory)
+        self.assertTrue(os.path.exists(os.path.join(self.root, uuid,
+                                                    'disk')))
+        self.assertTrue(os.path.islink(os.path.join(self.base, 'link')))
+        self.assertTrue(os.path.isdir(os.path.join(self.base, 'sub')))
+        self.assertTrue(os.path.exists(self.file))
+
+    def test_refuses_a_symlinked_directory(self):
+        outside = os.path.join(self.tmp, 'outside')
+        os.makedirs(outside)
+        with open(os.path.join(outside, 'f'), 'w') as f:
+            f.write('not nova\'s')
+        os.symlink(outside, os.path.join(self.root, instancedir.JOURNAL_DIR))
+        self.assertRaises(exception.InvalidInstancePath, self.remove, 'f',
+                          instancedir.JOURNAL_DIR)
+        self.assertTrue(os.path.exists(os.path.join(outside, 'f')))
+
+
 class TestQuarantine(base.TestCase):
 
     def setUp(self):

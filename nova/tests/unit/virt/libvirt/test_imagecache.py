@@ -2,6 +2,10 @@
 
 import os
 import threading
+import time
+
+from oslo_concurrency import lockutils
+from oslo_utils import uuidutils
 
 from nova import exception
 from nova.tests import base
@@ -63,3 +67,51 @@ class TestImageCache(base.TestCase):
         self.assertRaises(exception.ImageUnacceptable, self.cache.fetch,
                           self.store, lying)
         self.assertFalse(os.path.exists(self.cache.path_for(qcow2.id)))
+
+    def age(self, path, seconds=3600):
+        when = time.time() - seconds
+        os.utime(path, (when, when))
+
+    def test_every_fetch_makes_the_base_young(self):
+        cached = self.cache.fetch(self.store, self.image)
+        self.age(cached.path)
+        self.cache.fetch(self.store, self.image)
+        self.assertGreater(os.stat(cached.path).st_mtime, time.time() - 60)
+
+    def test_entries_name_bases_and_leftovers_only(self):
+        cached = self.cache.fetch(self.store, self.image)
+        hash_ = imagecache.image_hash(self.image.id)
+        part = '%s.part-%s' % (cached.path, uuidutils.generate_uuid())
+        for name in (part, os.path.join(self.cache.base_dir, 'img')):
+            with open(name, 'w') as f:
+                f.write('x')
+        os.symlink(cached.path, os.path.join(self.cache.base_dir, 'a' * 40))
+        found, other = self.cache.entries()
+        self.assertEqual([(hash_, cached.path, False), (hash_, part, True)],
+                         [(e.image_hash, e.path, e.part) for e in found])
+        self.assertEqual(sorted(os.path.join(self.cache.base_dir, n)
+                                for n in ('a' * 40, 'img')), other)
+
+    def test_remove_if_older_reads_the_age_under_the_lock(self):
+        cached = self.cache.fetch(self.store, self.image)
+        name = os.path.basename(cached.path)
+        self.assertEqual(False, self.cache.remove_if_older(
+            name, time.time() - 60)[0])
+        self.age(cached.path)
+        self.assertEqual(True, self.cache.remove_if_older(
+            name, time.time() - 60, dry_run=True)[0])
+        self.assertTrue(os.path.exists(cached.path))
+        with lockutils.lock(imagecache.lock_name(name), external=True,
+                            lock_path=self.cache.lock_path):
+            removed, why = self.cache.remove_if_older(name,
+                                                      time.time() - 60)
+        self.assertEqual((False, 'a fetch of the image holds its lock'),
+                         (removed, why))
+        self.assertTrue(self.cache.remove_if_older(name,
+                                                   time.time() - 60)[0])
+        self.assertFalse(os.path.exists(cached.path))
+        self.assertEqual((False, 'not a file the image cache names'),
+                         self.cache.remove_if_older('img', time.time()))
+        # Fetched again, not described from memory.
+        self.assertTrue(os.path.exists(
+            self.cache.fetch(self.store, self.image).path))

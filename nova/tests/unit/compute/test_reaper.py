@@ -1,0 +1,754 @@
+"""The orphan reaper against real test-driver domains, real files under
+instances_path (qcow2 overlays on real base images) and a real SQLite
+database.
+
+compute1 is the simulated host the reaper runs on; compute2 has storage of
+its own.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+from oslo_concurrency import lockutils
+from oslo_utils import uuidutils
+
+from nova.compute import locks
+from nova.compute import manager as compute_manager
+from nova.compute import reaper
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import context as nova_context
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova import periodic
+from nova.tests import base
+from nova.tests.files import sha256_tree
+from nova.tests.unit.compute import fixtures as compute_fixtures
+from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.unit.virt.libvirt import fixtures
+from nova.virt import instancedir
+from nova.virt import journal
+from nova.virt.libvirt import imagecache
+from nova.virt import storage_identity
+
+HOST = 'compute1'
+# Older than this test process and than reaper.STALE_MIN_AGE.
+LONG_AGO = 3 * 24 * 3600
+
+
+def age(path, seconds=LONG_AGO):
+    """Make ``path`` look last modified ``seconds`` ago."""
+    when = time.time() - seconds
+    os.utime(path, (when, when), follow_symlinks=False)
+
+
+def write(path, content='x'):
+    with open(path, 'w') as f:
+        f.write(content)
+    return path
+
+
+class ReaperTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = dbf.admin_context()
+        self.images = fixtures.make_image_store(self.tmp)
+        self.image = fixtures.add_disk_image(self.images, self.tmp)
+        self.host = fixtures.make_host(self.tmp, HOST,
+                                       image_store_path=self.images.path)
+        self.addCleanup(self.host.close)
+        self.settings = self.host.settings
+        self.driver = self.host.driver
+        self.path = self.settings.instances_path
+        self.identity = self.driver.get_storage_identity()
+        dbf.make_service(self.ctx, HOST, identity=self.identity)
+        dbf.make_service(self.ctx, 'compute2',
+                         identity=storage_identity.create(
+                             os.path.join(self.tmp, 'compute2-instances')))
+        self.locks = locks.InstanceLocks()
+
+    # -- building the scene ---------------------------------------------
+
+    def guest(self, db_host=HOST, in_database=True, **fields):
+        """An instance whose guest runs on compute1, with its directory
+        there; the database then places it on ``db_host``."""
+        values = dict(display_name='vm', host=HOST, node=HOST,
+                      vm_state=vm_states.ACTIVE,
+                      flavor=dbf.make_flavor(self.ctx),
+                      image_ref=self.image.id, user_id='u', project_id='p')
+        instance = objects.Instance(self.ctx, **values)
+        instance.network_info = fixtures.make_network_info(
+            port_ids=[uuidutils.generate_uuid()])
+        if in_database:
+            instance.create()
+        self.driver.spawn(self.ctx, instance, self.image, [], None,
+                          network_info=instance.network_info)
+        if in_database:
+            instance.host = instance.node = db_host
+            for name, value in fields.items():
+                setattr(instance, name, value)
+            instance.save()
+        return instance
+
+    def migration(self, instance, source, dest, status):
+        return objects.Migration(
+            self.ctx, instance_uuid=instance.uuid, source_compute=source,
+            dest_compute=dest, source_node=source, dest_node=dest,
+            migration_type=migration_obj.EVACUATION, status=status).create()
+
+    def idir(self, instance_or_uuid):
+        uuid = getattr(instance_or_uuid, 'uuid', instance_or_uuid)
+        return os.path.join(self.path, uuid)
+
+    def base_of(self, image):
+        return self.driver.image_cache.path_for(image.id)
+
+    def unused_base(self, name='unused'):
+        """A base image in the cache that no instance uses."""
+        image = fixtures.add_disk_image(self.images, self.tmp, name=name)
+        return self.driver.image_cache.fetch(self.images, image).path
+
+    # -- running it and looking at the result ---------------------------
+
+    def reap(self, dry_run=False):
+        return reaper.reap(self.ctx, self.settings, self.driver, self.locks,
+                           dry_run=dry_run)
+
+    def finding(self, report, kind, name):
+        found = [f for f in report.findings
+                 if f.kind == kind and name in (f.name, f.instance_uuid)]
+        self.assertEqual(1, len(found), (kind, name, report.findings))
+        return found[0]
+
+    def assertKept(self, report, kind, name, why=None):
+        finding = self.finding(report, kind, name)
+        self.assertEqual(reaper.KEEP, finding.action, finding)
+        if why:
+            self.assertIn(why, finding.reason)
+        return finding
+
+    def migration_status(self, migration):
+        return objects.Migration.get_by_id(self.ctx, migration.id).status
+
+
+class TestEvacuatedAway(ReaperTestCase):
+    """a. A host that comes back without a restart stops what was
+    evacuated away from it."""
+
+    def evacuated(self, **fields):
+        instance = self.guest('compute2', **fields)
+        return instance, self.migration(instance, HOST, 'compute2',
+                                        migration_obj.DONE)
+
+    def test_done_evacuation_is_cleaned_up_like_at_a_restart(self):
+        own = self.guest()
+        instance, migration = self.evacuated()
+        own_files = sha256_tree(self.idir(own))
+        before = sha256_tree(self.idir(instance))
+        self.assertTrue(self.host.is_running(instance.uuid))
+        report = self.reap()
+        finding = self.finding(report, reaper.EVACUATED, instance.uuid)
+        self.assertEqual(reaper.CLEAN, finding.action)
+        self.assertIn('quarantine', finding.reason)
+        self.assertEqual({own.uuid}, self.host.domain_uuids())
+        self.assertFalse(os.path.exists(self.idir(instance)))
+        [moved] = instancedir.list_quarantine(self.path)[0]
+        after = sha256_tree(moved.path)
+        after.pop(instancedir.QUARANTINE_REASON)
+        self.assertEqual((instance.uuid, before),
+                         (moved.instance_uuid, after))
+        self.assertEqual(migration_obj.COMPLETED,
+                         self.migration_status(migration))
+        self.assertEqual(own_files, sha256_tree(self.idir(own)))
+        self.assertTrue(self.host.is_running(own.uuid))
+        self.assertEqual([], report.errors)
+
+    def test_dry_run_changes_nothing(self):
+        instance, migration = self.evacuated()
+        before = sha256_tree(self.path)
+        report = self.reap(dry_run=True)
+        finding = self.finding(report, reaper.EVACUATED, instance.uuid)
+        self.assertEqual(reaper.CLEAN, finding.action)
+        self.assertIn('would be powered off', finding.reason)
+        self.assertIn('(to quarantine)', finding.reason)
+        self.assertTrue(self.host.is_running(instance.uuid))
+        self.assertEqual(before, sha256_tree(self.path))
+        self.assertEqual(migration_obj.DONE,
+                         self.migration_status(migration))
+
+    def test_waits_while_an_operation_on_the_instance_runs(self):
+        instance, migration = self.evacuated(
+            task_state=task_states.REBOOTING)
+        other, other_migration = self.evacuated()
+        before = sha256_tree(self.path)
+        report = self.reap()
+        self.assertKept(report, reaper.EVACUATED, instance.uuid,
+                        'task rebooting in progress')
+        self.assertKept(report, reaper.EVACUATED, other.uuid, 'waits until')
+        self.assertEqual({instance.uuid, other.uuid},
+                         self.host.domain_uuids())
+        self.assertEqual(before, sha256_tree(self.path))
+        self.assertEqual(migration_obj.DONE,
+                         self.migration_status(other_migration))
+
+    def test_waits_while_the_instance_lock_is_held(self):
+        instance, migration = self.evacuated()
+        with self.locks.lock(instance.uuid):
+            report = self.reap()
+        self.assertKept(report, reaper.EVACUATED, instance.uuid,
+                        'holds its lock')
+        self.assertTrue(self.host.is_running(instance.uuid))
+        self.assertEqual(migration_obj.DONE,
+                         self.migration_status(migration))
+        # Once free, the next run does it.
+        self.reap()
+        self.assertEqual(set(), self.host.domain_uuids())
+        self.assertEqual(migration_obj.COMPLETED,
+                         self.migration_status(migration))
+
+    def test_a_done_evacuation_that_left_the_instance_here_is_left(self):
+        instance = self.guest()
+        self.migration(instance, HOST, 'compute2', migration_obj.DONE)
+        report = self.reap()
+        self.assertKept(report, reaper.EVACUATED, instance.uuid,
+                        'still places it here')
+        self.assertTrue(self.host.is_running(instance.uuid))
+
+
+class TestOrphanDomains(ReaperTestCase):
+    """b. Domains of deleted instances and of failed evacuations to this
+    host are stopped, never their disks; everything else is kept."""
+
+    def failed_evacuation_to_here(self, **fields):
+        instance = self.guest('compute2', **fields)
+        self.migration(instance, 'compute2', HOST, migration_obj.FAILED)
+        return instance
+
+    def test_stops_a_failed_evacuations_guest_and_keeps_its_disks(self):
+        instance = self.failed_evacuation_to_here()
+        before = sha256_tree(self.idir(instance))
+        self.assertTrue(self.host.is_running(instance.uuid))
+        report = self.reap()
+        finding = self.finding(report, reaper.DOMAIN, instance.uuid)
+        self.assertEqual(reaper.STOP, finding.action)
+        self.assertIn('evacuation', finding.reason)
+        self.assertEqual(set(), self.host.domain_uuids())
+        self.assertEqual(frozenset(), self.host.plugged_vifs())
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+        # The database is not the reaper's to change.
+        row = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
+        self.assertEqual(('compute2', vm_states.ACTIVE),
+                         (row.host, row.vm_state))
+
+    def test_stops_a_deleted_instances_guest_and_keeps_its_disks(self):
+        instance = self.guest()
+        instance.destroy()
+        before = sha256_tree(self.idir(instance))
+        report = self.reap()
+        self.assertEqual(reaper.STOP, self.finding(
+            report, reaper.DOMAIN, instance.uuid).action)
+        self.assertEqual(set(), self.host.domain_uuids())
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+
+    def test_keeps_a_domain_the_database_never_heard_of(self):
+        unknown = self.guest(in_database=False)
+        report = self.reap()
+        self.assertKept(report, reaper.DOMAIN, unknown.uuid,
+                        'not in the database')
+        self.assertTrue(self.host.is_running(unknown.uuid))
+
+    def test_keeps_a_domain_whose_instance_has_a_task_in_progress(self):
+        busy = self.failed_evacuation_to_here(
+            task_state=task_states.REBUILDING)
+        report = self.reap()
+        self.assertKept(report, reaper.DOMAIN, busy.uuid,
+                        'task rebuilding in progress')
+        self.assertTrue(self.host.is_running(busy.uuid))
+
+    def test_keeps_a_domain_whose_instance_is_migrating(self):
+        instance = self.failed_evacuation_to_here()
+        self.migration(instance, 'compute2', HOST, migration_obj.ACCEPTED)
+        deleted = self.guest()
+        deleted.destroy()
+        self.migration(deleted, HOST, 'compute2',
+                       migration_obj.PRE_MIGRATING)
+        report = self.reap()
+        self.assertKept(report, reaper.DOMAIN, instance.uuid, 'accepted')
+        self.assertKept(report, reaper.DOMAIN, deleted.uuid,
+                        'pre-migrating')
+        self.assertEqual({instance.uuid, deleted.uuid},
+                         self.host.domain_uuids())
+
+    def test_keeps_a_domain_whose_instance_lock_is_held(self):
+        instance = self.failed_evacuation_to_here()
+        with self.locks.lock(instance.uuid):
+            report = self.reap()
+        self.assertKept(report, reaper.DOMAIN, instance.uuid,
+                        'holds its lock')
+        self.assertTrue(self.host.is_running(instance.uuid))
+
+    def test_keeps_other_orphans_for_the_audit(self):
+        elsewhere = self.guest('compute2')
+        unplaced = self.guest(None)
+        back = self.guest('compute2')
+        self.migration(back, HOST, 'compute2', migration_obj.FAILED)
+        report = self.reap()
+        self.assertKept(report, reaper.DOMAIN, elsewhere.uuid,
+                        'no migration explains it')
+        self.assertKept(report, reaper.DOMAIN, unplaced.uuid, 'no host')
+        self.assertKept(report, reaper.DOMAIN, back.uuid,
+                        'compute1 -> compute2, failed')
+        self.assertEqual({elsewhere.uuid, unplaced.uuid, back.uuid},
+                         self.host.domain_uuids())
+
+    def test_own_instances_are_not_even_reported(self):
+        own = self.guest()
+        report = self.reap()
+        self.assertEqual([], [f for f in report.findings
+                              if f.instance_uuid == own.uuid])
+        self.assertTrue(self.host.is_running(own.uuid))
+
+    def test_dry_run_stops_nothing(self):
+        instance = self.failed_evacuation_to_here()
+        report = self.reap(dry_run=True)
+        self.assertEqual(reaper.STOP, self.finding(
+            report, reaper.DOMAIN, instance.uuid).action)
+        self.assertTrue(report.dry_run)
+        self.assertTrue(self.host.is_running(instance.uuid))
+
+
+class StaleFilesTestCase(ReaperTestCase):
+
+    def part(self, instance, name='disk', attempt=None, old=True):
+        """A .part- file of ``attempt`` (a new id by default) in the
+        instance's directory."""
+        attempt = attempt or uuidutils.generate_uuid()
+        path = write(os.path.join(self.idir(instance),
+                                  journal.part_name(name, attempt)),
+                     'half written')
+        if old:
+            age(path)
+        return path
+
+
+class TestStaleParts(StaleFilesTestCase):
+    """c. Temporary files that no running attempt or fetch owns."""
+
+    def test_removes_the_part_of_a_dead_attempt_and_nothing_else(self):
+        instance = self.guest()
+        before = sha256_tree(self.idir(instance))
+        part = self.part(instance)
+        report = self.reap()
+        self.assertEqual(reaper.REMOVE,
+                         self.finding(report, reaper.PART, part).action)
+        self.assertFalse(os.path.exists(part))
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+        self.assertTrue(self.host.is_running(instance.uuid))
+
+    def test_keeps_the_part_of_an_attempt_this_driver_runs(self):
+        instance = self.guest()
+        attempt = journal.Attempt.new(journal.BUILD)
+        # What a spawn in progress registers before it writes anything.
+        self.driver._live_attempts.add(attempt.id)
+        part = self.part(instance, attempt=attempt.id)
+        report = self.reap()
+        self.assertKept(report, reaper.PART, part, 'runs in this process')
+        self.assertTrue(os.path.exists(part))
+
+    def test_keeps_the_part_of_another_hosts_open_journal(self):
+        # compute2 shares this storage and runs an attempt on it.
+        instance = self.guest()
+        spawn_journal = journal.SpawnJournal.begin(
+            instancedir.InstanceDir(self.path, instance.uuid), 'compute2',
+            journal.Attempt.new(journal.EVACUATION))
+        part = spawn_journal.creating('disk.eph0')
+        write(part)
+        age(part)
+        report = self.reap()
+        self.assertKept(report, reaper.PART, part, 'has a journal')
+        self.assertTrue(os.path.exists(part))
+
+    def test_keeps_a_young_part(self):
+        instance = self.guest()
+        part = self.part(instance, old=False)
+        report = self.reap()
+        self.assertKept(report, reaper.PART, part, 'after this process '
+                                                   'started')
+        self.assertTrue(os.path.exists(part))
+
+    def test_a_journal_with_a_foreign_name_keeps_every_part(self):
+        instance = self.guest()
+        part = self.part(instance)
+        os.makedirs(journal.journal_dir(self.path), exist_ok=True)
+        write(os.path.join(journal.journal_dir(self.path), 'copy.json'))
+        report = self.reap()
+        self.assertKept(report, reaper.PART, part, 'not named as journals')
+        self.assertTrue(os.path.exists(part))
+
+    def test_never_removes_a_directory_or_symlink_named_like_a_part(self):
+        instance = self.guest()
+        outside = write(os.path.join(self.tmp, 'precious'))
+        age(outside)
+        link = os.path.join(self.idir(instance), journal.part_name(
+            'disk', uuidutils.generate_uuid()))
+        os.symlink(outside, link)
+        age(link)
+        folder = os.path.join(self.idir(instance), journal.part_name(
+            'x', uuidutils.generate_uuid()))
+        os.mkdir(folder)
+        age(folder)
+        report = self.reap()
+        self.assertKept(report, reaper.PART, link, 'not a regular file')
+        self.assertKept(report, reaper.PART, folder, 'not a regular file')
+        self.assertTrue(os.path.islink(link))
+        self.assertTrue(os.path.isdir(folder))
+        self.assertTrue(os.path.exists(outside))
+
+    def test_removes_old_journal_temporaries_only(self):
+        jdir = journal.journal_dir(self.path)
+        os.makedirs(jdir, exist_ok=True)
+        name = '%s.%s.json' % (uuidutils.generate_uuid(),
+                               uuidutils.generate_uuid())
+        old = write(os.path.join(jdir, '%s.journal-%s' % (
+            name, uuidutils.generate_uuid())))
+        age(old)
+        young = write(os.path.join(jdir, '%s.journal-%s' % (
+            name, uuidutils.generate_uuid())))
+        report = self.reap()
+        self.assertEqual(reaper.REMOVE, self.finding(
+            report, reaper.JOURNAL_TEMP, old).action)
+        self.assertKept(report, reaper.JOURNAL_TEMP, young)
+        self.assertEqual([os.path.basename(young)], os.listdir(jdir))
+
+    def test_dry_run_removes_nothing(self):
+        instance = self.guest()
+        part = self.part(instance)
+        report = self.reap(dry_run=True)
+        self.assertEqual(reaper.REMOVE,
+                         self.finding(report, reaper.PART, part).action)
+        self.assertTrue(os.path.exists(part))
+
+    def test_nothing_is_removed_from_storage_that_is_not_there(self):
+        instance = self.guest()
+        part = self.part(instance)
+        host = fixtures.make_host(self.tmp, 'compute9',
+                                  instances_path=self.path,
+                                  image_store_path=self.images.path,
+                                  instances_path_must_be_mounted=True)
+        self.addCleanup(host.close)
+        report = reaper.reap(self.ctx, host.settings, host.driver)
+        self.assertKept(report, reaper.STORAGE, self.path,
+                        'not a mount point')
+        self.assertTrue(os.path.exists(part))
+
+
+class TestFetchLeftovers(StaleFilesTestCase):
+    """c. ``_base/<hash>.part-<uuid>`` of a fetch that died."""
+
+    def leftover(self, old=True):
+        base = self.base_of(self.image)
+        os.makedirs(os.path.dirname(base), exist_ok=True)
+        path = write('%s.part-%s' % (base, uuidutils.generate_uuid()))
+        if old:
+            age(path)
+        return path
+
+    def hold_lock_elsewhere(self):
+        """Another host's fetch of the image: a process holding its
+        external lock until the test ends."""
+        child = subprocess.Popen(
+            [sys.executable, '-c',
+             'import sys\n'
+             'from oslo_concurrency import lockutils\n'
+             'with lockutils.lock(sys.argv[1], external=True, '
+             'lock_path=sys.argv[2]):\n'
+             '    print("held", flush=True)\n'
+             '    sys.stdin.read()\n',
+             imagecache.lock_name(imagecache.image_hash(self.image.id)),
+             os.path.join(self.path, instancedir.LOCKS_DIR)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(child.wait, 30)
+        self.addCleanup(child.stdin.close)
+        self.assertEqual('held\n', child.stdout.readline())
+
+    def test_removes_an_old_leftover_whose_lock_is_free(self):
+        leftover = self.leftover()
+        report = self.reap()
+        self.assertEqual(reaper.REMOVE, self.finding(
+            report, reaper.BASE_PART, leftover).action)
+        self.assertFalse(os.path.exists(leftover))
+
+    def test_keeps_a_leftover_while_another_process_fetches(self):
+        leftover = self.leftover()
+        self.hold_lock_elsewhere()
+        report = self.reap()
+        self.assertKept(report, reaper.BASE_PART, leftover,
+                        'holds its lock')
+        self.assertTrue(os.path.exists(leftover))
+
+    def test_keeps_a_leftover_while_a_fetch_here_holds_the_lock(self):
+        leftover = self.leftover()
+        with lockutils.lock(
+                imagecache.lock_name(imagecache.image_hash(self.image.id)),
+                external=True, lock_path=os.path.join(
+                    self.path, instancedir.LOCKS_DIR)):
+            report = self.reap()
+        self.assertKept(report, reaper.BASE_PART, leftover,
+                        'holds its lock')
+        self.assertTrue(os.path.exists(leftover))
+
+    def test_keeps_a_young_leftover(self):
+        leftover = self.leftover(old=False)
+        self.assertKept(self.reap(), reaper.BASE_PART, leftover)
+        self.assertTrue(os.path.exists(leftover))
+
+    def test_dry_run_creates_no_lock_file(self):
+        leftover = self.leftover()
+        lock_file = os.path.join(self.path, instancedir.LOCKS_DIR,
+                                 imagecache.lock_name(
+                                     imagecache.image_hash('nothing')))
+        other = os.path.join(os.path.dirname(leftover), '%s.part-%s' % (
+            imagecache.image_hash('nothing'), uuidutils.generate_uuid()))
+        age(write(other))
+        report = self.reap(dry_run=True)
+        self.assertEqual(reaper.REMOVE, self.finding(
+            report, reaper.BASE_PART, other).action)
+        self.assertTrue(os.path.exists(leftover))
+        self.assertTrue(os.path.exists(other))
+        self.assertFalse(os.path.exists(lock_file))
+
+
+class TestWithTheManager(compute_fixtures.ComputeTestCase):
+    """On the fake driver: part c at init_host (after the interrupted
+    attempts were recovered), the periodic task, one failure among
+    others."""
+
+    def setUp(self):
+        super().setUp()
+        self.manager = compute_manager.ComputeManager(self.settings,
+                                                      driver=self.driver)
+        dbf.make_service(self.context, compute_fixtures.HOST,
+                         identity=self.driver.get_storage_identity())
+
+    def test_init_host_removes_stale_parts_and_keeps_live_ones(self):
+        instance = self.active_instance()
+        idir = instancedir.InstanceDir(self.settings.instances_path,
+                                       instance.uuid)
+        dead = write(idir.file(journal.part_name(
+            'libvirt.xml', uuidutils.generate_uuid())))
+        age(dead)
+        other_host = journal.SpawnJournal.begin(
+            idir, 'compute2', journal.Attempt.new(journal.BUILD))
+        kept = write(other_host.creating('disk.swap'))
+        age(kept)
+        files = set(os.listdir(idir.path))
+        self.manager.init_host()
+        self.assertEqual(files - {os.path.basename(dead)},
+                         set(os.listdir(idir.path)))
+
+    def test_dry_run_option_keeps_everything(self):
+        self.flags(reap_orphans_dry_run=True)
+        instance = self.active_instance()
+        idir = instancedir.InstanceDir(self.settings.instances_path,
+                                       instance.uuid)
+        dead = write(idir.file(journal.part_name(
+            'disk', uuidutils.generate_uuid())))
+        age(dead)
+        self.manager.init_host()
+        self.manager._reap_orphans(nova_context.get_admin_context())
+        self.assertTrue(os.path.exists(dead))
+        self.flags(reap_orphans_dry_run=False)
+        self.manager._reap_orphans(nova_context.get_admin_context())
+        self.assertFalse(os.path.exists(dead))
+
+    def test_one_failure_does_not_stop_the_others(self):
+        first, second = self.active_instance(), self.active_instance()
+        first.destroy()
+        second.destroy()
+        idir = instancedir.InstanceDir(self.settings.instances_path,
+                                       first.uuid)
+        dead = write(idir.file(journal.part_name(
+            'disk', uuidutils.generate_uuid())))
+        age(dead)
+        self.driver.fail_at('destroy')
+        report = reaper.reap(self.context, self.settings, self.driver,
+                             self.manager.instance_locks)
+        [error] = report.errors
+        [stopped] = [f for f in report.acted if f.kind == reaper.DOMAIN]
+        self.assertEqual({first.uuid, second.uuid},
+                         {error.instance_uuid, stopped.instance_uuid})
+        self.assertIsNotNone(self.driver.domain(error.instance_uuid))
+        self.assertIsNone(self.driver.domain(stopped.instance_uuid))
+        self.assertFalse(os.path.exists(dead))
+        # The next run finishes the job.
+        self.assertEqual([], reaper.reap(self.context, self.settings,
+                                         self.driver).errors)
+        self.assertIsNone(self.driver.domain(error.instance_uuid))
+
+    def spacings(self):
+        return {t.name: t.spacing for t in periodic.tasks_of(self.manager)}
+
+    def test_interval_default_zero_and_negative(self):
+        self.assertEqual(600.0, self.spacings()['_reap_orphans'])
+        self.flags(reap_orphans_interval=0, periodic_interval=13)
+        self.assertEqual(13.0, self.spacings()['_reap_orphans'])
+        self.flags(reap_orphans_interval=-1)
+        self.assertNotIn('_reap_orphans', self.spacings())
+
+
+class TestUnusedBases(ReaperTestCase):
+    """d. Base images no disk uses, once old enough."""
+
+    def test_removes_an_old_unused_base_and_keeps_the_one_in_use(self):
+        instance = self.guest()
+        used = self.base_of(self.image)
+        age(used)
+        unused = self.unused_base()
+        age(unused)
+        before = sha256_tree(self.idir(instance))
+        report = self.reap()
+        self.assertEqual(reaper.REMOVE,
+                         self.finding(report, reaper.BASE, unused).action)
+        self.assertKept(report, reaper.BASE, used, 'backing file of %s'
+                        % os.path.join(self.idir(instance), 'disk'))
+        self.assertFalse(os.path.exists(unused))
+        self.assertTrue(os.path.exists(used))
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+        self.assertTrue(self.host.is_running(instance.uuid))
+
+    def test_keeps_a_young_unused_base(self):
+        unused = self.unused_base()
+        age(unused, 3600)
+        report = self.reap()
+        self.assertKept(report, reaper.BASE, unused, 'less than 86400 s')
+        self.assertTrue(os.path.exists(unused))
+
+    def test_the_minimum_age_is_an_option(self):
+        self.flags(remove_unused_original_minimum_age_seconds=60,
+                   group='image_cache')
+        unused = self.unused_base()
+        age(unused, 3600)
+        self.reap()
+        self.assertFalse(os.path.exists(unused))
+
+    def test_a_fetch_makes_a_base_young_again(self):
+        unused = self.unused_base()
+        age(unused)
+        self.driver.image_cache.fetch(self.images,
+                                      self.images.find('unused'))
+        self.assertKept(self.reap(), reaper.BASE, unused, 'less than')
+
+    def test_keeps_a_base_a_quarantined_directory_uses(self):
+        instance = self.guest()
+        instance.destroy()
+        self.driver.destroy(self.ctx, instance, instance.network_info,
+                            destroy_disks=False)
+        instancedir.InstanceDir(self.path, instance.uuid).quarantine('test')
+        used = self.base_of(self.image)
+        age(used)
+        report = self.reap()
+        self.assertKept(report, reaper.BASE, used, 'backing file')
+        self.assertTrue(os.path.exists(used))
+
+    def test_a_disk_disk_info_does_not_list_keeps_every_base(self):
+        instance = self.guest()
+        used = self.base_of(self.image)
+        age(used)
+        unused = self.unused_base()
+        age(unused)
+        os.unlink(os.path.join(self.idir(instance), instancedir.DISK_INFO))
+        report = self.reap()
+        self.assertKept(report, reaper.BASE, unused,
+                        'disk disk is not listed in disk.info')
+        self.assertKept(report, reaper.BASE, used)
+        self.assertTrue(os.path.exists(unused))
+
+    def test_a_corrupt_disk_info_keeps_every_base(self):
+        instance = self.guest()
+        unused = self.unused_base()
+        age(unused)
+        write(os.path.join(self.idir(instance), instancedir.DISK_INFO),
+              '{not json')
+        self.assertKept(self.reap(), reaper.BASE, unused, 'corrupt')
+        self.assertTrue(os.path.exists(unused))
+
+    def test_a_qcow2_disk_qemu_img_cannot_read_keeps_every_base(self):
+        instance = self.guest()
+        unused = self.unused_base()
+        age(unused)
+        write(os.path.join(self.idir(instance), 'disk'), 'not a qcow2')
+        self.assertKept(self.reap(), reaper.BASE, unused, 'qemu-img')
+        self.assertTrue(os.path.exists(unused))
+
+    def test_a_stray_directory_with_disks_keeps_every_base(self):
+        unused = self.unused_base()
+        age(unused)
+        stray = os.path.join(self.path, uuidutils.generate_uuid().upper())
+        os.makedirs(stray)
+        write(os.path.join(stray, 'disk'))
+        self.assertKept(self.reap(), reaper.BASE, unused, stray)
+        self.assertTrue(os.path.exists(unused))
+
+    def test_keeps_a_base_whose_lock_a_fetch_holds(self):
+        unused = self.unused_base()
+        age(unused)
+        with lockutils.lock(
+                imagecache.lock_name(os.path.basename(unused)),
+                external=True, lock_path=os.path.join(
+                    self.path, instancedir.LOCKS_DIR)):
+            report = self.reap()
+        self.assertKept(report, reaper.BASE, unused, 'holds its lock')
+        self.assertTrue(os.path.exists(unused))
+
+    def test_names_the_cache_does_not_make_are_never_touched(self):
+        base_dir = instancedir.base_dir(self.path)
+        os.makedirs(base_dir, exist_ok=True)
+        foreign = write(os.path.join(base_dir, 'img'))
+        age(foreign)
+        report = self.reap()
+        self.assertEqual([], [f for f in report.findings
+                              if f.name == foreign])
+        self.assertTrue(os.path.exists(foreign))
+
+    def test_can_be_switched_off(self):
+        self.flags(remove_unused_base_images=False, group='image_cache')
+        unused = self.unused_base()
+        age(unused)
+        self.reap()
+        self.assertTrue(os.path.exists(unused))
+
+    def test_dry_run_removes_nothing(self):
+        unused = self.unused_base()
+        age(unused)
+        report = self.reap(dry_run=True)
+        self.assertEqual(reaper.REMOVE,
+                         self.finding(report, reaper.BASE, unused).action)
+        self.assertTrue(os.path.exists(unused))
+
+    def test_unknown_storage_identity_ages_nothing_out(self):
+        unused = self.unused_base()
+        age(unused)
+        os.unlink(storage_identity.marker_path(self.path))
+        row = objects.Service.get_by_host_and_binary(self.ctx, HOST,
+                                                     'nova-compute')
+        row.storage_identity = None
+        row.save()
+        report = self.reap()
+        self.assertKept(report, reaper.STORAGE, self.path,
+                        'no base image aged out')
+        self.assertTrue(os.path.exists(unused))
+
+    def test_lost_storage_removes_nothing(self):
+        # The host recorded an identity and its marker is gone (the
+        # mount is missing): nothing is removed at all.
+        unused = self.unused_base()
+        age(unused)
+        os.unlink(storage_identity.marker_path(self.path))
+        report = self.reap()
+        self.assertKept(report, reaper.STORAGE, self.path,
+                        'instance storage is missing')
+        self.assertTrue(os.path.exists(unused))
