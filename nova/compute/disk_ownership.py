@@ -103,11 +103,12 @@ def on_target(*, instance_launched: bool, shared: bool, source: str,
             'Refused, disks kept: storage of %s and %s is evidently shared '
             '(%s wrote %s on storage %s, which %s has) but %s recorded '
             '%s, now stale. Run "nova-manage host record-storage-identity '
-            '%s --from %s", then evacuate again. The directory was %s; '
+            '%s --from %s%s", then evacuate again. The directory was %s; '
             'nothing touched.'
             % (source, host, stamp.host, path, identity, host, source,
                source_identity or 'no identity', source,
-               path.rsplit('/', 1)[0], stamp.describe())))
+               path.rsplit('/', 1)[0], ' --force' if source_identity else '',
+               stamp.describe())))
     return Verdict(REFUSE, (
         'Refused, kept: an instance directory exists at %s on %s that no '
         'earlier attempt of %s on this storage left (%s): it may be the '
