@@ -11,7 +11,8 @@ would), then runs the operation:
 * ``evacuate``: ``rebuild_instance(recreate=True)`` with the spec's
   migration (this host is the target);
 * ``init_host``: nothing more: the crash point is inside ``init_host``
-  (a returning source's cleanup).
+  (a returning source's cleanup);
+* ``reap``: one run of the orphan reaper, as its periodic task runs.
 
 The process sets ``[fault_injection] crash_point`` and is expected to die
 at it; exiting normally means the point was never reached (exit status 3).
@@ -112,6 +113,8 @@ def main(argv=None):
             orig_sys_metadata={}, bdms=None, recreate=True,
             on_shared_storage=None, preserve_ephemeral=False,
             migration=migration, scheduled_node=None)
+    elif operation == 'reap':
+        manager._reap_orphans(context)
     logging.getLogger(__name__).error('crash point %s was not reached',
                                       spec['crash_point'])
     return EXIT_NOT_REACHED

@@ -252,3 +252,26 @@ class TestPortsAfterAnInterruptedEvacuation(CrashMatrixTestCase):
             self.ctx, instance.uuid)}
         self.assertEqual({'a'}, bound)
         self.assertErrorWithFault(instance, 'a', 'evacuate')
+
+
+class TestReaperCrash(CrashMatrixTestCase):
+
+    def test_reaper_during_reap(self):
+        # Two instances deleted while their host could not be told: their
+        # guests still run there. The reaper stops one and dies; the next
+        # run after the restart stops the other. Their disks stay (the
+        # reaper never deletes one).
+        instances = [self.boot('a'), self.boot('a')]
+        files = {i.uuid: sha256_tree(self.hosts['a'].instance_dir(i))
+                 for i in instances}
+        for instance in instances:
+            self.fresh(instance).destroy()
+        self.crash('a', 'reap', 'reaper.during_reap')
+        self.assertEqual(1, len(self.hosts['a'].left_behind))
+        a = self.restart_after_crash('a')
+        a.manager._reap_orphans(self.ctx)
+        for instance in instances:
+            self.assertFalse(a.has_domain(instance))
+            self.assertEqual(files[instance.uuid],
+                             sha256_tree(a.instance_dir(instance)))
+        self.assertFalse(a.sim.plugged_vifs())
