@@ -101,26 +101,34 @@ def _own_identity(context, host, driver):
         return None
 
 
-def _clean_up_done(context, host, driver, instance, migration, report):
+def source_verdict(context, host, driver, instance, migration):
+    """(owner, evidence, verdict): what ``host``, the source of a done
+    evacuation of ``instance``, does with its copy of the directory
+    (``disk_ownership.on_source``), from the evidence as it is now."""
     owner = instance.host or migration.dest_compute
     own_identity = _own_identity(context, host, driver)
     evidence = shared_storage.StorageEvidence(
         source_host=host, target_host=owner,
         source_identity=own_identity,
         target_identity=shared_storage.recorded_identity(context, owner))
-    driver.destroy(context, instance, instance.network_info,
-                   block_device_info=None, destroy_disks=False)
-    crashpoint.reached('source.during_cleanup')
     exists = driver.instance_dir_exists(instance)
     try:
         stamp = driver.read_ownership_stamp(instance) if exists else None
     except exception.InvalidOwnershipStamp as e:
-        verdict = disk_ownership.Verdict(disk_ownership.KEEP,
-                                         e.format_message())
-    else:
-        verdict = disk_ownership.on_source(
-            host=host, identity=own_identity, shared=evidence.shared,
-            stamp=stamp, directory_exists=exists, owner=owner)
+        return owner, evidence, disk_ownership.Verdict(
+            disk_ownership.KEEP, e.format_message())
+    return owner, evidence, disk_ownership.on_source(
+        host=host, identity=own_identity, shared=evidence.shared,
+        stamp=stamp, directory_exists=exists, owner=owner)
+
+
+def _clean_up_done(context, host, driver, instance, migration, report):
+    owner, evidence, verdict = source_verdict(context, host, driver,
+                                              instance, migration)
+    driver.destroy(context, instance, instance.network_info,
+                   block_device_info=None, destroy_disks=False)
+    crashpoint.reached('source.during_cleanup')
+    exists = driver.instance_dir_exists(instance)
     LOG.info('Instance was evacuated to %(owner)s; removed its guest here '
              '(%(ev)s); its directory: %(verdict)s',
              {'owner': owner, 'ev': evidence.describe(),

@@ -342,24 +342,8 @@ def _reap_evacuated(context, host, driver, instance_locks, report):
 
 def _would_clean(context, host, driver, instance, migration):
     """What the source-side cleanup would do (a dry run), in words."""
-    owner = instance.host or migration.dest_compute
-    try:
-        own = shared_storage.own_identity(context, host, driver)
-    except exception.StorageEvidenceStale as e:
-        own = None
-        LOG.warning('%s', e.format_message())
-    evidence = shared_storage.StorageEvidence(
-        host, owner, own, shared_storage.recorded_identity(context, owner))
-    exists = driver.instance_dir_exists(instance)
-    try:
-        stamp = driver.read_ownership_stamp(instance) if exists else None
-    except exception.InvalidOwnershipStamp as e:
-        verdict = disk_ownership.Verdict(disk_ownership.KEEP,
-                                         e.format_message())
-    else:
-        verdict = disk_ownership.on_source(
-            host=host, identity=own, shared=evidence.shared, stamp=stamp,
-            directory_exists=exists, owner=owner)
+    owner, _evidence, verdict = evacuation.source_verdict(
+        context, host, driver, instance, migration)
     return ('evacuated to %s (migration %s): its domain here would be '
             'powered off and undefined; its directory: %s%s'
             % (owner, migration.uuid, verdict.reason,
