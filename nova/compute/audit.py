@@ -387,9 +387,10 @@ def _add_quarantine_and_journals(report, driver, path):
     for spawn_journal in journals:
         report.orphans.append(Orphan(
             JOURNAL, spawn_journal.path, spawn_journal.idir.uuid,
-            'interrupted', None, spawn_journal.attempt.migration, KEEP,
-            '%s attempt cut short; the next start of nova-compute undoes '
-            'it' % spawn_journal.attempt.operation))
+            'open', None, spawn_journal.attempt.migration, KEEP,
+            'open %s attempt: in progress, or cut short by a crash (the '
+            'next start of nova-compute undoes it then)'
+            % spawn_journal.attempt.operation))
     for bad in unreadable:
         report.orphans.append(Orphan(JOURNAL, bad.path, None, NOT_INSTANCE,
                                      None, None, KEEP, bad.reason))
