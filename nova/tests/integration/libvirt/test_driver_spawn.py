@@ -44,8 +44,8 @@ class TestSpawn(driver_base.DriverTestCase):
     def test_spawn_boots_a_guest_with_a_tap_on_the_bridge(self):
         instance, network_info = self.booted()
         seen = self.observe('spawned', instance, network_info)
-        self.assertEqual({'console.log', 'disk', 'disk.info', 'libvirt.xml'},
-                         set(seen.files))
+        self.assertEqual({'console.log', 'disk', 'disk.info', 'libvirt.xml',
+                          '.nova-owner'}, set(seen.files))
         self.assertIn(network_info[0].devname,
                       netdev.bridge_ports(self.bridge.name))
         self.assertEqual([('network-vif-plugged', network_info[0].id)],
@@ -56,7 +56,8 @@ class TestSpawn(driver_base.DriverTestCase):
         instance, network_info = self.booted(image=uec)
         seen = self.observe('spawned', instance, network_info)
         self.assertEqual({'console.log', 'disk', 'disk.info', 'kernel',
-                          'ramdisk', 'libvirt.xml'}, set(seen.files))
+                          'ramdisk', 'libvirt.xml', '.nova-owner'},
+                         set(seen.files))
 
     def test_missing_bridge(self):
         instance = self.make_instance()
