@@ -267,6 +267,12 @@ class UnexpectedMigrationStatusError(Conflict):
                'status: %(expected)s. Actual: %(actual)s')
 
 
+class InvalidMigrationTransition(NovaException):
+    """A step the evacuation state table does not have for that party."""
+    msg_fmt = ('Migration %(migration_id)s cannot go to %(to)s by '
+               '%(by)s: %(reason)s.')
+
+
 class UnexpectedPortStatusError(Conflict):
     msg_fmt = ('Conflict updating port %(port_id)s. Expected status: '
                '%(expected)s. Actual: %(actual)s')

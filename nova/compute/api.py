@@ -21,6 +21,7 @@ import dataclasses
 from oslo_log import log as logging
 from oslo_utils import excutils
 
+from nova.compute import evacuation_states
 from nova.compute import shared_storage
 from nova.compute import states
 from nova.compute import task_states
@@ -49,9 +50,9 @@ class ExternalEventResult:
 
 
 def _fail_if_accepted(migration):
-    migration.status = migration_obj.FAILED
     try:
-        migration.save(expected_status=migration_obj.ACCEPTED)
+        evacuation_states.advance(migration, evacuation_states.FAILED,
+                                  evacuation_states.API)
     except exception.UnexpectedMigrationStatusError:
         pass    # whoever failed it already said how it ended
 
@@ -291,9 +292,11 @@ class API:
                 migration_type=migration_obj.EVACUATION,
                 status=list(migration_obj.IN_PROGRESS)):
             old = migration.status
-            migration.status = migration_obj.FAILED
             try:
-                migration.save(expected_status=old)
+                evacuation_states.advance(migration,
+                                          evacuation_states.FAILED,
+                                          evacuation_states.OPERATOR,
+                                          expected=old)
             except exception.UnexpectedMigrationStatusError:
                 continue
             LOG.warning('reset-state ended evacuation %s (was %s)',

@@ -87,6 +87,14 @@ def on_target(*, instance_launched: bool, shared: bool, source: str,
                                                                identity):
             return Verdict(REUSE, 'shared storage; the directory was %s'
                                   % stamp.describe())
+        if stamp.migration and stamp.host not in (source, host):
+            return Verdict(REFUSE, (
+                'Refused: the instance directory at %s (shared by %s and '
+                '%s) was last written by host %s for evacuation %s: that '
+                'attempt may still run the guest from these disks, and two '
+                'hosts must never run one disk. It was %s. Retry once that '
+                'attempt has ended.' % (path, source, host, stamp.host,
+                                        stamp.migration, stamp.describe())))
         return Verdict(REFUSE, (
             'Refused: the instance directory at %s is an old copy (not '
             'written by %s on storage %s, though %s and %s look shared): '

@@ -42,12 +42,11 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.compute import actions
 from nova.compute import disk_ownership
+from nova.compute import evacuation_states
 from nova.compute import port_bindings
 from nova.compute import power_state
 from nova.compute import shared_storage
-from nova.compute import task_states
 from nova.compute import vm_states
 from nova import crashpoint
 from nova import exception
@@ -138,8 +137,8 @@ def _clean_up_done(context, host, driver, instance, migration, report):
         report.quarantined.append(instance.uuid)
     elif exists:
         report.kept[instance.uuid] = verdict.reason
-    migration.status = migration_obj.COMPLETED
-    migration.save(expected_status=migration_obj.DONE)
+    evacuation_states.advance(migration, evacuation_states.COMPLETED,
+                              evacuation_states.SOURCE)
     report.completed.append(instance.uuid)
 
 
@@ -213,8 +212,8 @@ def _end_interrupted(context, host, driver, instance, migration,
         # the evacuation succeeded.
         LOG.info('Evacuation %s had landed; marking it done',
                  migration.uuid, instance=instance)
-        migration.status = migration_obj.DONE
-        migration.save(expected_status=migration_obj.PRE_MIGRATING)
+        evacuation_states.advance(migration, evacuation_states.DONE,
+                                  evacuation_states.TARGET)
         return
     if instance is not None:
         # recovery.py undid what the dead attempt created, from its
@@ -227,17 +226,11 @@ def _end_interrupted(context, host, driver, instance, migration,
         driver.destroy(context, instance, instance.network_info,
                        destroy_disks=False)
         port_bindings.rebind_to_owner(network_api, host, context, instance)
-    migration.status = migration_obj.FAILED
-    migration.save(expected_status=migration_obj.PRE_MIGRATING)
-    if instance is None or instance.deleted:
-        return
-    actions.record_fault(context, instance, exception.OperationInterrupted(
-        operation='evacuate', host=host,
-        power_state=power_state.STATE_MAP.get(power_state.NOSTATE)), host)
-    instance.vm_state = vm_states.ERROR
-    instance.task_state = None
-    instance.save(expected_task_state=[task_states.REBUILDING,
-                                       task_states.REBUILD_SPAWNING])
+    evacuation_states.end_evacuation(
+        context, instance, migration, exception.OperationInterrupted(
+            operation='evacuate', host=host,
+            power_state=power_state.STATE_MAP.get(power_state.NOSTATE)),
+        host, evacuation_states.TARGET, vm_state=vm_states.ERROR)
 
 
 def fail_interrupted_evacuations(context, host: str, driver,

@@ -47,6 +47,7 @@ from oslo_utils import excutils
 
 from nova.compute import actions
 from nova.compute import disk_ownership
+from nova.compute import evacuation_states
 from nova.compute import operation
 from nova.compute import port_bindings
 from nova.compute import shared_storage
@@ -118,15 +119,15 @@ def _network_api(manager):
         port_bindings.default_api())
 
 
-def _record_failure(context, instance, exc, host, vm_state,
-                    expected=(task_states.REBUILDING,
-                              task_states.REBUILD_SPAWNING)):
-    """Instance back to ``vm_state`` with no task and a fault."""
+def _record_failure(context, instance, exc, host, vm_state):
+    """Same-host rebuild: instance back to ``vm_state`` with no task and
+    a fault."""
     actions.record_fault(context, instance, exc, host)
     instance.vm_state = vm_state
     instance.task_state = None
     try:
-        instance.save(expected_task_state=list(expected))
+        instance.save(expected_task_state=[task_states.REBUILDING,
+                                           task_states.REBUILD_SPAWNING])
     except exception.NovaException:
         LOG.exception('Could not record the failed state',
                       instance=instance)
@@ -167,21 +168,11 @@ class RebuildWorkflow:
                 dest_compute=self.host, dest_node=self._node(request),
                 migration_type=migration_obj.EVACUATION,
                 status=migration_obj.ACCEPTED).create()
-        migration.status = migration_obj.PRE_MIGRATING
-        migration.dest_compute = self.host
-        migration.dest_node = self._node(request)
-        migration.save(expected_status=migration_obj.ACCEPTED)
+        evacuation_states.advance(
+            migration, evacuation_states.PRE_MIGRATING,
+            evacuation_states.TARGET, dest_compute=self.host,
+            dest_node=self._node(request))
         return migration
-
-    def _fail_migration(self, migration,
-                        expected=migration_obj.PRE_MIGRATING):
-        migration.status = migration_obj.FAILED
-        try:
-            migration.save(expected_status=expected)
-        except exception.NovaException:
-            LOG.exception('Could not mark migration %s failed',
-                          migration.uuid, instance_uuid=migration.
-                          instance_uuid)
 
     def _remove_leftovers(self, context, instance, network_info, verdict):
         """Remove a failed earlier attempt's remains of this instance.
@@ -245,12 +236,10 @@ class RebuildWorkflow:
         guest, so its vm_state stays.
         """
         LOG.error('Evacuation refused: %s', exc, instance=instance)
-        if request.migration is not None:
-            self._fail_migration(request.migration,
-                                 expected=migration_obj.ACCEPTED)
-        _record_failure(context, instance, exc, self.host,
-                        instance.vm_state,
-                        expected=(task_states.REBUILDING,))
+        evacuation_states.end_evacuation(
+            context, instance, request.migration, exc, self.host,
+            evacuation_states.TARGET,
+            task_states_expected=(task_states.REBUILDING,))
         raise exc
 
     def evacuate(self, context, instance, request):
@@ -272,18 +261,18 @@ class RebuildWorkflow:
             self._evacuate_claimed(context, instance, request, migration,
                                    original_vm_state)
         except _Refused as refused:
-            self._fail_migration(migration)
-            _record_failure(context, instance, refused.cause, self.host,
-                            original_vm_state)
+            evacuation_states.end_evacuation(
+                context, instance, migration, refused.cause, self.host,
+                evacuation_states.TARGET, vm_state=original_vm_state)
             raise refused.cause
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation failed: %s', e, instance=instance)
                 port_bindings.rebind_to_owner(_network_api(self.manager),
                                               self.host, context, instance)
-                self._fail_migration(migration)
-                _record_failure(context, instance, e, self.host,
-                                vm_states.ERROR)
+                evacuation_states.end_evacuation(
+                    context, instance, migration, e, self.host,
+                    evacuation_states.TARGET, vm_state=vm_states.ERROR)
         return migration
 
     def _evacuate_claimed(self, context, instance, request, migration,
@@ -340,13 +329,14 @@ class RebuildWorkflow:
 
     def _finish_evacuation(self, context, instance, migration,
                            original_vm_state, network_info, attempt):
-        """Move the instance here, then mark the migration done.
-
-        In this order: should this host die between the two writes, the
-        source sees an evacuation still in progress (it neither starts nor
-        deletes anything), never a done one for an instance the database
-        still places on it.
+        """Move the instance here and mark the migration done, in one
+        transaction, both by compare-and-swap: the instance must still be
+        ``rebuild_spawning`` on the source, and this attempt's migration
+        still ``pre-migrating``. A stale attempt (its migration failed by
+        reset-state meanwhile, the instance being evacuated elsewhere
+        now) moves nothing, and the caller undoes what it made here.
         """
+        source = instance.host
         instance.host = self.host
         instance.node = migration.dest_node
         instance.power_state = operation.current_power_state(self.driver,
@@ -357,17 +347,21 @@ class RebuildWorkflow:
         instance.network_info = port_bindings.after_spawn(
             _network_api(self.manager), context, instance, network_info)
         try:
-            instance.save(expected_task_state=[task_states.REBUILD_SPAWNING])
+            instance.save(expected_task_state=[task_states.REBUILD_SPAWNING],
+                          expected_host=[source],
+                          and_migration=evacuation_states.step_for_final_save(
+                              migration))
         except Exception:
             with excutils.save_and_reraise_exception():
-                # Someone else changed the instance meanwhile (reset-state,
-                # delete): it is not ours, so what this attempt made here
-                # goes, and only that (the caller undoes the attempt).
-                LOG.error('Instance changed during evacuation; removing '
-                          'what this attempt made here', instance=instance)
+                # Someone else changed the instance or the migration
+                # meanwhile (reset-state, delete, another attempt): it is
+                # not ours, so what this attempt made here goes, and only
+                # that (the caller undoes the attempt).
+                LOG.error('Instance or migration changed during the '
+                          'evacuation; removing what this attempt made '
+                          'here', instance=instance)
+                instance.refresh()
         crashpoint.reached('evacuate.after_instance_moves')
-        migration.status = migration_obj.DONE
-        migration.save(expected_status=migration_obj.PRE_MIGRATING)
         self.driver.complete_attempt(instance, attempt)
         LOG.info('Evacuated from %s', migration.source_compute,
                  instance=instance)

@@ -19,6 +19,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova.compute import api as compute_api
+from nova.compute import evacuation_states
 from nova.compute import task_states
 from nova.conductor import results
 from nova.conductor import target as target_mod
@@ -95,19 +96,10 @@ class ConductorManager:
 
     def _end_evacuation(self, ctxt, instance, migration, exc):
         """The evacuation never reached a target: undo the request."""
-        objects.InstanceFault.create(ctxt, instance.uuid, exc, CONF.host)
-        migration.status = migration_obj.FAILED
-        try:
-            migration.save(expected_status=migration_obj.ACCEPTED)
-        except exception.UnexpectedMigrationStatusError:
-            LOG.warning('Migration %s was no longer accepted',
-                        migration.uuid, instance=instance)
-        instance.task_state = None
-        try:
-            instance.save(expected_task_state=[task_states.REBUILDING])
-        except exception.UnexpectedTaskStateError:
-            LOG.warning('Instance left rebuilding meanwhile',
-                        instance=instance)
+        evacuation_states.end_evacuation(
+            ctxt, instance, migration, exc, CONF.host,
+            evacuation_states.CONDUCTOR,
+            task_states_expected=(task_states.REBUILDING,))
 
     # -- host-evacuate -------------------------------------------------------
 

@@ -22,7 +22,8 @@ CRASH_POINTS = {
     'evacuate.before_instance_moves':
         'spawn returned on the target; the row still on the source',
     'evacuate.after_instance_moves':
-        'the row moved to the target; the migration not done yet',
+        'the row moved to the target and the migration is done (one '
+        'transaction); the attempt not completed yet',
     'source.during_cleanup':
         'the returning source destroyed the domain of an evacuated '
         'instance; its files not yet moved aside',

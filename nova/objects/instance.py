@@ -24,6 +24,10 @@ from nova.objects import flavor as flavor_obj
 _READ_DELETED = ('no', 'yes', 'only')
 
 
+class _MigrationLost(Exception):
+    """Raised inside a transaction to roll it back (``save``)."""
+
+
 class Instance(base.NovaObject):
     model = models.Instance
     fields = {
@@ -118,13 +122,19 @@ class Instance(base.NovaObject):
 
     def save(self, expected_task_state=base.UNSET,
              expected_vm_state=base.UNSET,
-             expected_host=base.UNSET) -> None:
+             expected_host=base.UNSET, and_migration=None) -> None:
         """Write the changed fields; compare-and-swap on the states.
 
         ``expected_host`` (a host or a list; ``None`` means no host yet)
         is checked against the row's host before this save's own change
         of it, in the same ``UPDATE``: a compute host claiming an instance
         an evacuation moved away loses, atomically.
+
+        ``and_migration``: ``(migration, expected_status)``, whose changed
+        fields are written in the same transaction, by compare-and-swap on
+        its status: both rows change or neither does
+        (``UnexpectedMigrationStatusError`` when the migration lost, the
+        instance row then untouched).
 
         Raises ``InstanceNotOnThisHost`` for the host,
         ``UnexpectedTaskStateError`` (``...DeletingTaskState...`` when the
@@ -150,18 +160,37 @@ class Instance(base.NovaObject):
             update = update.where(base.matches(table.host, expected_host))
         update = update.values(**values).execution_options(
             synchronize_session=False)
-        with db_api.session() as session:
-            if session.execute(update).rowcount == 1:
-                db_obj = session.scalars(
-                    sa.select(table).where(table.uuid == self.uuid)).one()
-                self._update_from_db_object(db_obj)
-                return
-            actual = session.execute(
-                sa.select(table.task_state, table.vm_state,
-                          table.host).where(
-                    table.uuid == self.uuid)).first()
+        try:
+            with db_api.session() as session:
+                if session.execute(update).rowcount == 1:
+                    if and_migration is not None:
+                        self._save_migration(session, *and_migration)
+                    db_obj = session.scalars(
+                        sa.select(table).where(table.uuid == self.uuid)).one()
+                    self._update_from_db_object(db_obj)
+                    return
+                actual = session.execute(
+                    sa.select(table.task_state, table.vm_state,
+                              table.host).where(
+                        table.uuid == self.uuid)).first()
+        except _MigrationLost as lost:
+            # The transaction rolled back: neither row changed.
+            migration, expected = lost.args
+            migration.refresh()
+            raise exception.UnexpectedMigrationStatusError(
+                migration_id=migration.id, expected=expected,
+                actual=migration.status)
         self._raise_conflict(actual, expected_task_state, expected_vm_state,
                              expected_host)
+
+    @staticmethod
+    def _save_migration(session, migration, expected_status):
+        if session.execute(migration.update_statement(
+                expected_status)).rowcount != 1:
+            raise _MigrationLost(migration, expected_status)
+        db_obj = session.scalars(sa.select(models.Migration).where(
+            models.Migration.id == migration.id)).one()
+        migration._update_from_db_object(db_obj)
 
     def _raise_conflict(self, actual, expected_task, expected_vm,
                         expected_host):

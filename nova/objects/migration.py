@@ -85,6 +85,26 @@ class Migration(base.NovaObject):
                 migration_id=self.id, expected=expected_status,
                 actual=actual)
 
+    def update_statement(self, expected_status):
+        """The compare-and-swap ``UPDATE`` of this row's changed fields,
+        for a caller that runs it in a transaction of its own
+        (``Instance.save(and_migration=...)``)."""
+        changed = self.obj_what_changed() - {'id'}
+        values = self._db_values(changed)
+        values['updated_at'] = base.utcnow()
+        table = models.Migration
+        return sa.update(table).where(
+            table.id == self.id,
+            base.matches(table.status, expected_status)).values(
+                **values).execution_options(synchronize_session=False)
+
+    def refresh(self) -> None:
+        """Reload every field from the database."""
+        fresh = self.get_by_id(self._context, self.id)
+        for name in self.fields:
+            object.__setattr__(self, name, getattr(fresh, name))
+        self.obj_reset_changes()
+
     @classmethod
     def get_by_id(cls, context, migration_id) -> 'Migration':
         obj = cls._db_get_one(context, models.Migration.id == migration_id)

@@ -52,6 +52,7 @@ from oslo_utils import uuidutils
 
 from nova import exception
 from nova.virt import instancedir
+from nova.virt import ownership
 
 LOG = logging.getLogger(__name__)
 
@@ -286,6 +287,24 @@ class SpawnJournal:
             destroy_guest()
         if os.path.lexists(idir.path):
             idir.check_inside()
+        adopter = self._adopted_since()
+        if adopter is not None:
+            # Another attempt stamped the directory after this one: what
+            # is in it is that attempt's now (on shared storage, the
+            # attempt that won an evacuation). Only this attempt's own
+            # .part- files go.
+            LOG.warning('Not undoing the files of attempt %(mine)s: the '
+                        'directory was %(stamp)s since', {
+                            'mine': self.attempt.id,
+                            'stamp': adopter.describe()},
+                        instance_uuid=idir.uuid)
+            for entry in self.entries:
+                if entry['kind'] in (CREATE, REWRITE):
+                    idir.remove_file(part_name(entry['name'],
+                                               self.attempt.id))
+            self.state = UNDONE
+            self._forget()
+            return
         failures = []
         for entry in reversed(self.entries):
             try:
@@ -310,6 +329,20 @@ class SpawnJournal:
                                 % self.attempt.id)
         self.state = UNDONE
         self._forget()
+
+    def _adopted_since(self):
+        """The stamp of another attempt written after this one's, if the
+        directory has one; None otherwise."""
+        if not any(e.get('name') == ownership.STAMP for e in self.entries
+                   if e['kind'] in (CREATE, REWRITE)):
+            return None
+        try:
+            stamp = ownership.read(self.idir)
+        except exception.InvalidOwnershipStamp:
+            return None
+        if stamp is None or stamp.attempt == self.attempt.id:
+            return None
+        return stamp
 
     def _undo_entry(self, entry):
         idir = self.idir
