@@ -17,16 +17,15 @@ from nova.db import models
 from nova import objects
 from nova.testing import postgresql
 from nova.tests import base
+from nova.tests.unit.compute import test_evacuation_states
 from nova.tests.unit.objects import test_host_lease
 from nova.tests.unit.objects import test_instance
 
 _MISSING = postgresql.missing_reason()
 
 
-@unittest.skipIf(_MISSING, 'PostgreSQL unavailable: %s' % _MISSING)
-class PostgreSQLTestCase(base.TestCase):
-
-    ITERATIONS = 50
+class _OnPostgreSQL(base.TestCase):
+    """A test on a throwaway PostgreSQL cluster of its own."""
 
     def setUp(self):
         super().setUp()
@@ -38,6 +37,12 @@ class PostgreSQLTestCase(base.TestCase):
         self.addCleanup(self.server.stop)
         self.use_database(self.server.url)
         self.ctx = context.get_admin_context()
+
+
+@unittest.skipIf(_MISSING, 'PostgreSQL unavailable: %s' % _MISSING)
+class PostgreSQLTestCase(_OnPostgreSQL):
+
+    ITERATIONS = 50
 
     def test_schema_and_version(self):
         self.assertEqual(migration.head_version(), migration.db_version())
@@ -72,6 +77,13 @@ class PostgreSQLTestCase(base.TestCase):
         self.server.stop()
         self.assertFalse(postgresql.pid_alive(pid))
         self.assertIsNone(self.server.pid)
+
+
+@unittest.skipIf(_MISSING, 'PostgreSQL unavailable: %s' % _MISSING)
+class TestEvacuationStatesOnPostgreSQL(test_evacuation_states.TransitionTests,
+                                       _OnPostgreSQL):
+    """Every step of the evacuation table, and the one-transaction last
+    step, on PostgreSQL (row locks, READ COMMITTED)."""
 
 
 class AvailabilityTestCase(base.TestCase):
