@@ -30,7 +30,6 @@ import threading
 from oslo_log import log as logging
 from oslo_utils import excutils
 
-from nova.compute import actions
 from nova.compute import build
 from nova.compute import delete
 from nova.compute import evacuation
@@ -249,11 +248,8 @@ class ComputeManager:
             migration=migration, scheduled_node=scheduled_node)
         # A rebuild spawns like a build: host-evacuate casts many at once
         # to a target, which builds at most max_concurrent_builds of them.
-        with self._builds, self.instance_locks.lock(instance.uuid):
-            with actions.event(context, instance,
-                               'evacuate' if recreate else 'rebuild',
-                               rebuild.EVENT, self.host):
-                rebuild.RebuildWorkflow(self).run(context, instance, request)
+        with self._builds:
+            rebuild.RebuildWorkflow(self, request).run(context, instance)
 
     def _rebuild_default_impl(self, context, instance, image_meta,
                               injected_files, admin_password, bdms,

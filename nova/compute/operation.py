@@ -24,6 +24,7 @@ Each one reads the same way (Ironic's conductor shape)::
    driver; the exception goes on to the caller.
 """
 
+import contextlib
 import dataclasses
 
 from oslo_log import log as logging
@@ -119,6 +120,23 @@ def _reload(instance):
         LOG.debug('Could not reload the instance', instance=instance)
 
 
+@dataclasses.dataclass(frozen=True)
+class Flow:
+    """How an operation claims the instance and records its end, where
+    the defaults do not fit (an evacuation: the instance is on another
+    host, and a migration goes along). Each hook left None is the
+    default; ``fail``, when given, is called for every exception (the
+    flow then decides about deleted and moved instances too).
+
+    ``claim(instance, transition)``;
+    ``succeed(instance, transition, original_vm_state)``;
+    ``fail(context, instance, exc, transition, original_vm_state)``.
+    """
+    claim: object = None
+    succeed: object = None
+    fail: object = None
+
+
 class Runner:
     """Runs operations on one host's instances."""
 
@@ -126,52 +144,82 @@ class Runner:
         self.compute = compute
         self.locks = locks
 
-    def run(self, context, instance, operation, body, after_success=None):
+    def run(self, context, instance, operation, body, after_success=None,
+            flow=Flow(), lock=True):
         """Run ``body()`` as ``operation`` on ``instance`` (see module doc).
 
         ``after_success()``, if given, runs under the lock once the
-        success was saved (delete uses it to remove the row).
+        success was saved (delete uses it to remove the row). ``flow``:
+        see ``Flow``. ``lock=False``: the caller holds the instance lock
+        already.
         """
+        with (self.locks.lock(instance.uuid) if lock
+              else contextlib.nullcontext()):
+            self._run(context, instance, operation, body, after_success,
+                      flow)
+
+    def _run(self, context, instance, operation, body, after_success, flow):
         host = self.compute.host
-        with self.locks.lock(instance.uuid):
-            with actions.event(context, instance, operation.action,
-                               operation.event, host):
-                transition = states.get(operation.transition)
-                original_vm_state = instance.vm_state
+        with actions.event(context, instance, operation.action,
+                           operation.event, host):
+            transition = states.get(operation.transition)
+            original_vm_state = instance.vm_state
+            if flow.claim is not None:
+                flow.claim(instance, transition)
+            else:
                 claim(instance, transition, host)
-                LOG.info('Starting %s', operation.transition,
-                         instance=instance)
-                try:
-                    body()
-                    self._succeeded(instance, transition, original_vm_state)
-                    if after_success is not None:
-                        after_success()
-                except exception.UnexpectedDeletingTaskStateError:
-                    # Deleted while this ran: the delete, waiting on this
-                    # lock, owns the instance now. No fault: nothing failed.
-                    LOG.info('Instance was deleted during %s',
-                             operation.transition, instance=instance)
-                    raise
-                except exception.InstanceNotOnThisHost:
-                    # Moved away (evacuated) while this ran: the row is
-                    # the other host's now, its state is not ours to set.
-                    LOG.error('Instance moved to another host during %s',
-                              operation.transition, instance=instance)
-                    raise
-                except Exception as e:
-                    with excutils.save_and_reraise_exception():
+            LOG.info('Starting %s', operation.transition, instance=instance)
+            try:
+                body()
+                (flow.succeed or self._succeeded)(instance, transition,
+                                                  original_vm_state)
+                if after_success is not None:
+                    after_success()
+            except Exception as e:
+                with excutils.save_and_reraise_exception():
+                    if flow.fail is not None:
                         LOG.error('%(op)s failed: %(err)s',
-                                  {'op': operation.transition, 'err': e},
+                                  {'op': operation.transition,
+                                   'err': exception.message_of(e)},
                                   instance=instance)
-                        actions.record_fault(context, instance, e, host)
-                        self._failed(instance, transition, original_vm_state)
+                        flow.fail(context, instance, e, transition,
+                                  original_vm_state)
+                    else:
+                        self._ended_by(context, instance, e, operation,
+                                       transition, original_vm_state)
+
+    def _ended_by(self, context, instance, exc, operation, transition,
+                  original_vm_state):
+        if isinstance(exc, exception.UnexpectedDeletingTaskStateError):
+            # Deleted while this ran: the delete, waiting on this lock,
+            # owns the instance now. No fault: nothing failed.
+            LOG.info('Instance was deleted during %s',
+                     operation.transition, instance=instance)
+        elif isinstance(exc, exception.InstanceNotOnThisHost):
+            # Moved away (evacuated) while this ran: the row is the other
+            # host's now, its state is not ours to set.
+            LOG.error('Instance moved to another host during %s',
+                      operation.transition, instance=instance)
+        else:
+            LOG.error('%(op)s failed: %(err)s',
+                      {'op': operation.transition, 'err': exc},
+                      instance=instance)
+            self.record_failure(context, instance, exc, transition,
+                                original_vm_state)
+
+    def record_failure(self, context, instance, exc, transition,
+                       original_vm_state):
+        """The default end of a failed operation: a fault, the vm_state of
+        the table's failure column, no task."""
+        actions.record_fault(context, instance, exc, self.compute.host)
+        self._failed(instance, transition, original_vm_state)
 
     def _succeeded(self, instance, transition, original_vm_state):
         instance.vm_state = transition.vm_state_after(True, original_vm_state)
         instance.task_state = None
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
-        instance.save(expected_task_state=[transition.task_state],
+        instance.save(expected_task_state=transition.running_task_states,
                       expected_host=[self.compute.host])
         LOG.info('%(op)s succeeded: vm_state %(vm)s, power_state %(power)s',
                  {'op': transition.action, 'vm': instance.vm_state,
@@ -185,7 +233,7 @@ class Runner:
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
         try:
-            instance.save(expected_task_state=[transition.task_state],
+            instance.save(expected_task_state=transition.running_task_states,
                           expected_host=[self.compute.host])
         except (exception.UnexpectedTaskStateError,
                 exception.InstanceNotFound) as e:

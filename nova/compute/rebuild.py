@@ -45,7 +45,6 @@ import dataclasses
 from oslo_log import log as logging
 from oslo_utils import excutils
 
-from nova.compute import actions
 from nova.compute import disk_ownership
 from nova.compute import evacuation_states
 from nova.compute import operation
@@ -83,14 +82,6 @@ class RebuildRequest:
     scheduled_node: str | None = None
 
 
-class _Refused(Exception):
-    """Wraps a refusal that happened before this host touched anything."""
-
-    def __init__(self, cause):
-        super().__init__(str(cause))
-        self.cause = cause
-
-
 def _image_meta(manager, context, image_ref, required=True):
     """The ``ImageMeta`` spawn builds disks from.
 
@@ -119,31 +110,48 @@ def _network_api(manager):
         port_bindings.default_api())
 
 
-def _record_failure(context, instance, exc, host, vm_state):
-    """Same-host rebuild: instance back to ``vm_state`` with no task and
-    a fault."""
-    actions.record_fault(context, instance, exc, host)
-    instance.vm_state = vm_state
-    instance.task_state = None
-    try:
-        instance.save(expected_task_state=[task_states.REBUILDING,
-                                           task_states.REBUILD_SPAWNING])
-    except exception.NovaException:
-        LOG.exception('Could not record the failed state',
-                      instance=instance)
+EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
+REBUILD = operation.Operation('rebuild', 'rebuild', EVENT)
 
 
 class RebuildWorkflow:
+    """One rebuild or evacuation, run by the manager's ``Runner`` (lock,
+    action event, claim, workflow, end) with this workflow's ``Flow``
+    hooks where an evacuation differs: its claim is the migration's, its
+    end the one-transaction move (``evacuation_states``)."""
 
-    def __init__(self, manager):
+    def __init__(self, manager, request: RebuildRequest):
         self.manager = manager
         self.driver = manager.driver
         self.host = manager.host
+        self.request = request
+        self.migration = None
+        self.attempt = None
+        self.network_info = None
+        # Set when the evacuation was refused before anything was done
+        # here: it ends with the vm_state it had.
+        self.refused = False
 
-    def run(self, context, instance, request: RebuildRequest):
-        if request.recreate:
-            return self.evacuate(context, instance, request)
-        return self.rebuild(context, instance, request)
+    def run(self, context, instance):
+        if self.request.recreate:
+            self.manager.runner.run(
+                context, instance, EVACUATE,
+                lambda: self._evacuate(context, instance),
+                flow=operation.Flow(
+                    claim=lambda inst, transition: self._claim_evacuation(
+                        context, inst),
+                    succeed=lambda inst, transition, original:
+                        self._finish_evacuation(context, inst, original),
+                    fail=self._evacuation_failed))
+            return self.migration
+        self.attempt = journal.Attempt.new(journal.REBUILD)
+        self.manager.runner.run(
+            context, instance, REBUILD,
+            lambda: self._rebuild(context, instance),
+            after_success=lambda: self.driver.complete_attempt(
+                instance, self.attempt),
+            flow=operation.Flow(claim=self._claim_rebuild,
+                                fail=self._rebuild_failed))
 
     # -- evacuate ---------------------------------------------------------
 
@@ -153,13 +161,26 @@ class RebuildWorkflow:
         nodes = self.driver.get_available_nodes()
         return nodes[0] if nodes else self.host
 
-    def _claim(self, context, instance, request):
-        """Migration ``accepted`` -> ``pre-migrating``, compare-and-swap.
+    def _claim_evacuation(self, context, instance):
+        """Refuse what is not an evacuation to this host; then migration
+        ``accepted`` -> ``pre-migrating``, compare-and-swap.
 
         Exactly one target can take a migration; a second delivery of the
         same request, or one that was failed meanwhile, is refused here
         before anything of the instance is touched.
         """
+        refusal = None
+        if instance.host == self.host:
+            refusal = exception.InvalidInput(
+                reason='instance %s is already on host %s; an evacuation '
+                       'needs another target' % (instance.uuid, self.host))
+        elif instance.task_state != task_states.REBUILDING:
+            refusal = exception.InstanceInvalidState(
+                instance_uuid=instance.uuid, attr='task_state',
+                state=instance.task_state, method='evacuate')
+        if refusal is not None:
+            self._refuse_unclaimed(context, instance, refusal)
+        request = self.request
         migration = request.migration
         if migration is None:
             migration = objects.Migration(
@@ -168,11 +189,12 @@ class RebuildWorkflow:
                 dest_compute=self.host, dest_node=self._node(request),
                 migration_type=migration_obj.EVACUATION,
                 status=migration_obj.ACCEPTED).create()
+        # A migration someone else took is theirs: refused untouched.
         evacuation_states.advance(
             migration, evacuation_states.PRE_MIGRATING,
             evacuation_states.TARGET, dest_compute=self.host,
             dest_node=self._node(request))
-        return migration
+        self.migration = migration
 
     def _remove_leftovers(self, context, instance, network_info, verdict):
         """Remove a failed earlier attempt's remains of this instance.
@@ -193,7 +215,7 @@ class RebuildWorkflow:
         if verdict.action == disk_ownership.QUARANTINE:
             self.driver.quarantine_instance_files(instance, verdict.reason)
 
-    def _decide_shared(self, context, instance, request):
+    def _decide_shared(self, context, instance):
         """(shared, the verdict on the instance directory here)."""
         own = shared_storage.own_identity(context, self.host, self.driver)
         evidence = shared_storage.gather(
@@ -205,7 +227,7 @@ class RebuildWorkflow:
         idir = instancedir.InstanceDir(self.manager.settings.instances_path,
                                        instance.uuid)
         shared = shared_storage.decide(
-            evidence, request.on_shared_storage,
+            evidence, self.request.on_shared_storage,
             instance_dir=idir.path if exists else None)
         LOG.info('Evacuating from %(src)s: %(ev)s', {
             'src': instance.host, 'ev': evidence.describe()},
@@ -225,7 +247,7 @@ class RebuildWorkflow:
             raise exception.InvalidSharedStorage(reason=verdict.reason)
         return shared, verdict
 
-    def _refuse_unclaimed(self, context, instance, request, exc):
+    def _refuse_unclaimed(self, context, instance, exc):
         """End an evacuation refused before it was claimed, then raise.
 
         The conductor's cast never hears of the refusal, and the source's
@@ -237,56 +259,24 @@ class RebuildWorkflow:
         """
         LOG.error('Evacuation refused: %s', exc, instance=instance)
         evacuation_states.end_evacuation(
-            context, instance, request.migration, exc, self.host,
+            context, instance, self.request.migration, exc, self.host,
             evacuation_states.TARGET,
             task_states_expected=(task_states.REBUILDING,))
         raise exc
 
-    def evacuate(self, context, instance, request):
-        refusal = None
-        if instance.host == self.host:
-            refusal = exception.InvalidInput(
-                reason='instance %s is already on host %s; an evacuation '
-                       'needs another target' % (instance.uuid, self.host))
-        elif instance.task_state != task_states.REBUILDING:
-            refusal = exception.InstanceInvalidState(
-                instance_uuid=instance.uuid, attr='task_state',
-                state=instance.task_state, method='evacuate')
-        if refusal is not None:
-            self._refuse_unclaimed(context, instance, request, refusal)
-        # A migration someone else took is theirs: refused untouched.
-        migration = self._claim(context, instance, request)
-        original_vm_state = instance.vm_state
-        try:
-            self._evacuate_claimed(context, instance, request, migration,
-                                   original_vm_state)
-        except _Refused as refused:
-            evacuation_states.end_evacuation(
-                context, instance, migration, refused.cause, self.host,
-                evacuation_states.TARGET, vm_state=original_vm_state)
-            raise refused.cause
-        except Exception as e:
-            with excutils.save_and_reraise_exception():
-                LOG.error('Evacuation failed: %s', e, instance=instance)
-                port_bindings.rebind_to_owner(_network_api(self.manager),
-                                              self.host, context, instance)
-                evacuation_states.end_evacuation(
-                    context, instance, migration, e, self.host,
-                    evacuation_states.TARGET, vm_state=vm_states.ERROR)
-        return migration
-
-    def _evacuate_claimed(self, context, instance, request, migration,
-                          original_vm_state):
+    def _evacuate(self, context, instance):
+        """The body: decide, clean leftovers, bind ports, spawn."""
+        request = self.request
         crashpoint.reached('evacuate.after_claim')
         try:
             self.manager.compute.check_storage_writable()
-            shared, verdict = self._decide_shared(context, instance,
-                                                  request)
+            shared, verdict = self._decide_shared(context, instance)
         except (exception.InvalidSharedStorage,
                 exception.StorageUnavailable,
                 exception.StorageEvidenceStale,
-                exception.InvalidOwnershipStamp) as e:
-            raise _Refused(e)
+                exception.InvalidOwnershipStamp):
+            self.refused = True
+            raise
         image_meta = _image_meta(
             self.manager, context, instance.image_ref,
             required=verdict.action != disk_ownership.REUSE)
@@ -294,25 +284,40 @@ class RebuildWorkflow:
                                verdict)
         # Port bindings: only once no leftover VIF of the instance is
         # plugged here, so that this host's agent reports spawn's plug.
-        network_info = port_bindings.bind_here(
+        self.network_info = port_bindings.bind_here(
             _network_api(self.manager), self.host, context, instance)
-        power_on = original_vm_state != vm_states.STOPPED
-        attempt = journal.Attempt.new(journal.EVACUATION, migration.uuid)
-        try:
-            self.manager._rebuild_default_impl(
-                context, instance, image_meta, request.injected_files,
-                request.new_pass, request.bdms, recreate=True,
-                on_shared_storage=shared, network_info=network_info,
-                block_device_info=None,
-                preserve_ephemeral=request.preserve_ephemeral,
-                power_on=power_on, attempt=attempt)
-            crashpoint.reached('evacuate.before_instance_moves')
-            self._finish_evacuation(context, instance, migration,
-                                    original_vm_state, network_info,
-                                    attempt)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                self._undo_unless_landed(context, instance, attempt)
+        self.attempt = journal.Attempt.new(journal.EVACUATION,
+                                           self.migration.uuid)
+        self.manager._rebuild_default_impl(
+            context, instance, image_meta, request.injected_files,
+            request.new_pass, request.bdms, recreate=True,
+            on_shared_storage=shared, network_info=self.network_info,
+            block_device_info=None,
+            preserve_ephemeral=request.preserve_ephemeral,
+            power_on=instance.vm_state != vm_states.STOPPED,
+            attempt=self.attempt)
+        crashpoint.reached('evacuate.before_instance_moves')
+
+    def _evacuation_failed(self, context, instance, exc, transition,
+                           original_vm_state):
+        """End a claimed evacuation that failed: what this attempt made
+        here goes (unless the instance landed here after all), the ports
+        go back to the instance's host, the migration ``failed`` and the
+        instance ERROR on its source with a fault, or with its vm_state
+        as it was when the evacuation was refused before doing anything.
+        An evacuation someone else ended meanwhile is theirs: its
+        instance is left alone (``end_evacuation``)."""
+        if self.attempt is not None:
+            self._undo_unless_landed(context, instance, self.attempt)
+        if self.refused:
+            vm_state = original_vm_state
+        else:
+            vm_state = vm_states.ERROR
+            port_bindings.rebind_to_owner(_network_api(self.manager),
+                                          self.host, context, instance)
+        evacuation_states.end_evacuation(
+            context, instance, self.migration, exc, self.host,
+            evacuation_states.TARGET, vm_state=vm_state)
 
     def _undo_unless_landed(self, context, instance, attempt):
         """After a failure: undo the attempt (what it made here) unless
@@ -327,8 +332,7 @@ class RebuildWorkflow:
             operation.undo_attempt_quietly(self.manager.compute, context,
                                            instance, attempt)
 
-    def _finish_evacuation(self, context, instance, migration,
-                           original_vm_state, network_info, attempt):
+    def _finish_evacuation(self, context, instance, original_vm_state):
         """Move the instance here and mark the migration done, in one
         transaction, both by compare-and-swap: the instance must still be
         ``rebuild_spawning`` on the source, and this attempt's migration
@@ -336,6 +340,7 @@ class RebuildWorkflow:
         reset-state meanwhile, the instance being evacuated elsewhere
         now) moves nothing, and the caller undoes what it made here.
         """
+        migration = self.migration
         source = instance.host
         instance.host = self.host
         instance.node = migration.dest_node
@@ -345,7 +350,7 @@ class RebuildWorkflow:
             True, original_vm_state)
         instance.task_state = None
         instance.network_info = port_bindings.after_spawn(
-            _network_api(self.manager), context, instance, network_info)
+            _network_api(self.manager), context, instance, self.network_info)
         try:
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING],
                           expected_host=[source],
@@ -362,49 +367,47 @@ class RebuildWorkflow:
                           'here', instance=instance)
                 instance.refresh()
         crashpoint.reached('evacuate.after_instance_moves')
-        self.driver.complete_attempt(instance, attempt)
+        self.driver.complete_attempt(instance, self.attempt)
         LOG.info('Evacuated from %s', migration.source_compute,
                  instance=instance)
 
     # -- rebuild on the same host -----------------------------------------
 
-    def rebuild(self, context, instance, request):
+    def _claim_rebuild(self, instance, transition):
         if instance.host != self.host:
             raise exception.InvalidInput(
                 reason='instance %s is on host %s, not %s' % (
                     instance.uuid, instance.host, self.host))
-        if request.preserve_ephemeral:
+        if self.request.preserve_ephemeral:
             raise exception.InvalidInput(
                 reason='preserve_ephemeral is not supported')
         if instance.task_state != task_states.REBUILDING:
             raise exception.InstanceInvalidState(
                 instance_uuid=instance.uuid, attr='task_state',
                 state=instance.task_state, method='rebuild')
-        original_vm_state = instance.vm_state
+        operation.claim(instance, transition, self.host)
+
+    def _rebuild(self, context, instance):
+        request = self.request
         image_ref = request.image_ref or instance.image_ref
-        attempt = journal.Attempt.new(journal.REBUILD)
-        try:
-            self.manager.compute.check_storage_writable()
-            image_meta = _image_meta(self.manager, context, image_ref)
-            network_info = instance.network_info
-            self.manager._rebuild_default_impl(
-                context, instance, image_meta, request.injected_files,
-                request.new_pass, request.bdms, recreate=False,
-                on_shared_storage=False, network_info=network_info,
-                power_on=original_vm_state != vm_states.STOPPED,
-                attempt=attempt)
-            instance.image_ref = image_ref
-            instance.power_state = operation.current_power_state(
-                self.driver, instance)
-            instance.vm_state = states.get('rebuild').vm_state_after(
-                True, original_vm_state)
-            instance.task_state = None
-            instance.save(expected_task_state=[task_states.REBUILD_SPAWNING])
-        except Exception as e:
-            with excutils.save_and_reraise_exception():
-                LOG.error('Rebuild failed: %s', e, instance=instance)
-                operation.undo_attempt_quietly(self.manager.compute,
-                                               context, instance, attempt)
-                _record_failure(context, instance, e, self.host,
-                                vm_states.ERROR)
-        self.driver.complete_attempt(instance, attempt)
+        self.manager.compute.check_storage_writable()
+        image_meta = _image_meta(self.manager, context, image_ref)
+        self.manager._rebuild_default_impl(
+            context, instance, image_meta, request.injected_files,
+            request.new_pass, request.bdms, recreate=False,
+            on_shared_storage=False, network_info=instance.network_info,
+            power_on=instance.vm_state != vm_states.STOPPED,
+            attempt=self.attempt)
+        instance.image_ref = image_ref
+
+    def _rebuild_failed(self, context, instance, exc, transition,
+                        original_vm_state):
+        """The new disks this attempt made go (spawn's own cleanup, or
+        its journal if it got further); then the table's failure end."""
+        operation.undo_attempt_quietly(self.manager.compute, context,
+                                       instance, self.attempt)
+        if isinstance(exc, (exception.UnexpectedDeletingTaskStateError,
+                            exception.InstanceNotOnThisHost)):
+            return      # someone else owns the instance now
+        self.manager.runner.record_failure(context, instance, exc,
+                                           transition, original_vm_state)

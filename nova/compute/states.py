@@ -36,6 +36,13 @@ class Transition:
     task_state: str | None
     on_success: object
     on_failure: object
+    # Task states the operation moves on to while it runs (a rebuild's
+    # rebuild_spawning): its end is saved from any of them.
+    later_task_states: frozenset = frozenset()
+
+    @property
+    def running_task_states(self) -> list:
+        return [self.task_state, *sorted(self.later_task_states)]
 
     def allows(self, vm_state, task_state):
         return (vm_state in self.from_vm_states
@@ -49,9 +56,10 @@ class Transition:
         return original_vm_state if target is KEEP else target
 
 
-def _t(action, from_vm, from_task, task_state, on_success, on_failure):
+def _t(action, from_vm, from_task, task_state, on_success, on_failure,
+       later=()):
     return Transition(action, frozenset(from_vm), frozenset(from_task),
-                      task_state, on_success, on_failure)
+                      task_state, on_success, on_failure, frozenset(later))
 
 
 _IDLE = (None,)
@@ -79,9 +87,10 @@ TRANSITIONS = {t.action: t for t in (
     _t('resume', (vs.SUSPENDED,), _IDLE,
        ts.RESUMING, vs.ACTIVE, vs.SUSPENDED),
     _t('rebuild', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
-       ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR),
+       ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR, later=(ts.REBUILD_SPAWNING,)),
     _t('evacuate', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
-       ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR),
+       ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR,
+       later=(ts.REBUILD_SPAWNING,)),
     _t('delete', vs.ALL - {vs.DELETED}, ts.ALL | {None},
        ts.DELETING, vs.DELETED, vs.ERROR),
     # Run by init_host for guests that were running before the host went
