@@ -1,7 +1,8 @@
 """Random interleavings of two evacuation attempts, reset-state and
-delete (bounded and seeded, so a failure is reproducible by its seed).
+delete (bounded, and drawn from a numbered random generator, so a failure
+is reproducible by its round number).
 
-For each seed an instance of the dead host ``a`` goes through a random
+For each round an instance of the dead host ``a`` goes through a random
 sequence of: evacuate to ``b``, evacuate to ``c`` (both targets hold their
 spawns until released), reset-state, delete, and the release of either
 target. Then everything is released and left to settle, and the invariants
@@ -19,7 +20,7 @@ from nova.objects import migration as migration_obj
 from nova.tests.functional import test_evacuation_races as races
 from nova.virt import journal
 
-SEEDS = range(8)
+ROUNDS = range(8)
 STEPS = ('evacuate_b', 'evacuate_c', 'reset_state', 'delete', 'release_b',
          'release_c')
 
@@ -29,13 +30,13 @@ class InterleavingsTestCase(races.RaceTestCase):
                      'c': {'vif_plugging_timeout': 60}}
 
     def test_random_interleavings_keep_the_invariants(self):
-        instances = {seed: self.boot('a') for seed in SEEDS}
+        instances = {n: self.boot('a') for n in ROUNDS}
         self.kill('a')
         for name in ('b', 'c'):
             self.withhold_events(name)
-        for seed, instance in instances.items():
-            plan = random.Random(seed).choices(STEPS, k=5)
-            with self.subTest(seed=seed, plan=plan):
+        for n, instance in instances.items():
+            plan = random.Random(n).choices(STEPS, k=5)
+            with self.subTest(round=n, plan=plan):
                 for step in plan:
                     self.take(step, instance)
                 self.settle(instance)
