@@ -49,6 +49,11 @@ class CommandError(ClientException):
     pass
 
 
+class UsageError(CommandError):
+    """Arguments that cannot be right (the CLI exits 2); nothing was
+    changed."""
+
+
 class ConnectionRefused(ClientException):
     pass
 

@@ -10,7 +10,9 @@ default's noauth2 administrator). The microversion defaults to the newest
 both sides know (``latest``).
 
 Exit codes: 0 success, 1 the request or command failed (``ERROR
-(<kind>): <message>`` on stderr), 2 wrong usage.
+(<kind>): <message>`` on stderr), 2 wrong usage (also ``ERROR
+(UsageError): ...`` when the API says an argument names nothing, e.g. an
+unknown host).
 """
 
 import argparse
@@ -19,11 +21,13 @@ import sys
 
 from nova.cli import admin
 from nova.cli import client as client_mod
+from nova.cli import host_evacuate
 from nova.cli import servers
 
 DEFAULT_TOKEN = 'admin:admin'
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_USAGE = 2
 
 
 def _env(environ, *names, default=None):
@@ -31,6 +35,18 @@ def _env(environ, *names, default=None):
         if environ.get(name):
             return environ[name]
     return default
+
+
+def _positive(kind, what):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError('%s: %r' % (what, text))
+        if not value > 0:
+            raise argparse.ArgumentTypeError('%s: %r' % (what, text))
+        return value
+    return parse
 
 
 def _add_servers_arg(parser, many=False):
@@ -133,8 +149,19 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
                           help='target host (default: the conductor '
                                'chooses)')
 
-    host_evac = command('host-evacuate', servers.do_host_evacuate,
+    host_evac = command('host-evacuate', host_evacuate.do_host_evacuate,
                         'Evacuate every server of a failed host.')
+    host_evac.description = (
+        'Evacuate every server of a failed host. Without --wait: one '
+        'request per server, reported as accepted or not. With --wait: '
+        'follow each evacuation to its end, at most --max-concurrent at a '
+        'time; an instance whose target failed is retried once on another '
+        'up, enabled host (never one that already failed for it), and a '
+        'target that fails twice in a row is skipped for the rest of the '
+        'run. On a terminal a progress line (done / failed / in progress, '
+        'ETA) is shown; then a table of each server\'s outcome, host, '
+        'attempts and fault message. Exit status 1 unless every server '
+        'ended done.')
     host_evac.add_argument('--target_host', '--target-host',
                            dest='target_host', metavar='HOST',
                            help='target host (default: chosen per server)')
@@ -143,6 +170,32 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
                                 'shared storage (below microversion 2.14)')
     host_evac.add_argument('--force', action='store_true',
                            help='skip the target host checks (2.29+)')
+    host_evac.add_argument('--wait', action='store_true',
+                           help='wait for every evacuation to end, retry '
+                                'failed ones once elsewhere, and report '
+                                'each outcome (exit 1 if any did not end '
+                                'done)')
+    host_evac.add_argument('--max-concurrent', dest='max_concurrent',
+                           metavar='N',
+                           type=_positive(int, 'a whole number >= 1'),
+                           help='with --wait: evacuations in flight at '
+                                'once, retries included (default %d)'
+                                % host_evacuate.DEFAULT_MAX_CONCURRENT)
+    host_evac.add_argument('--poll-interval', dest='poll_interval',
+                           metavar='SECONDS',
+                           type=_positive(float, 'seconds > 0'),
+                           help='with --wait: seconds between polls of '
+                                'the API (default %g)'
+                                % host_evacuate.DEFAULT_POLL_INTERVAL)
+    host_evac.add_argument('--timeout', dest='wait_timeout',
+                           metavar='SECONDS',
+                           type=_positive(float, 'seconds > 0'),
+                           help='with --wait: stop waiting after this '
+                                'many seconds; servers still evacuating '
+                                'are reported in-progress, those not yet '
+                                'requested not-started (exit 1). Default: '
+                                'no limit. (The --timeout before the '
+                                'command is the HTTP timeout.)')
     host_evac.add_argument('host', metavar='HOST', help='the failed host')
 
     actions = command('instance-action-list',
@@ -187,4 +240,6 @@ def main(argv=None, stdout=None, stderr=None, environ=None) -> int:
         return args.func(client, args, stdout)
     except client_mod.ClientException as e:
         print('ERROR (%s): %s' % (type(e).__name__, e), file=stderr)
+        if isinstance(e, client_mod.UsageError):
+            return EXIT_USAGE
         return EXIT_FAILED

@@ -57,6 +57,18 @@ class ParserTest(base.TestCase):
         self.assertEqual(('host2', True), (args.host, args.force))
         args = self.parse(['host-evacuate', '--target_host', 'h2', 'h1'])
         self.assertEqual(('h1', 'h2'), (args.host, args.target_host))
+        self.assertEqual((False, None, None, None, 60.0),
+                         (args.wait, args.max_concurrent, args.poll_interval,
+                          args.wait_timeout, args.timeout))
+
+    def test_host_evacuate_wait_options(self):
+        # The command's --timeout is not the HTTP one before the command.
+        args = self.parse(['--timeout', '30', 'host-evacuate', '--wait',
+                           '--max-concurrent', '3', '--poll-interval', '0.5',
+                           '--timeout', '600', 'h1'])
+        self.assertEqual((True, 3, 0.5, 600.0, 30.0, 'h1'),
+                         (args.wait, args.max_concurrent, args.poll_interval,
+                          args.wait_timeout, args.timeout, args.host))
 
     def test_many_servers_and_flags(self):
         args = self.parse(['reboot', '--hard', 'a', 'b'])
