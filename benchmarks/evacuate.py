@@ -17,9 +17,19 @@ lacks the port's bridge (it fails and ``b`` cleans up), then again once
 the bridge is back. Then host-evacuate of ``a`` through the conductor
 moves the other N.
 
+Then the client-side ``nova host-evacuate HOST --wait`` workflow
+(``nova.cli.host_evacuate``, over the real REST API served on 127.0.0.1)
+twice, each time from a new host holding N instances, with ``b``, ``c``
+and ``d`` as targets: once with every target working, once with ``b``
+lacking the bridge (its evacuations fail, are retried on ``c`` or ``d``,
+and ``b`` is skipped once it failed twice in a row). Its wall time is
+from the first request to the moment the workflow has seen every
+instance end (so it includes up to one poll interval).
+
 Run::
 
     .venv/bin/python benchmarks/evacuate.py [--instances N] [--workers W]
+        [--max-concurrent M] [--poll-interval S]
 
 Prints figures only. Evacuation times are read from the migration rows
 (the time of the write that marked them done or failed) against the wall
@@ -45,6 +55,9 @@ warnings.filterwarnings('ignore', module='oslo_service')
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from nova.api import wsgi as api_wsgi  # noqa: E402
+from nova.cli import client as client_mod  # noqa: E402
+from nova.cli import host_evacuate  # noqa: E402
 from nova.compute import api as compute_api  # noqa: E402
 from nova.compute import manager as compute_manager  # noqa: E402
 from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
@@ -95,8 +108,10 @@ class Cloud:
         self.hosts = {}
         # Each host has room for every instance of the run, so capacity
         # never decides where an evacuation goes (only free memory does).
+        # (b, c and d receive the instances of three host evacuations.)
         self.cpus = max(4, instances)
-        self.memory_mb = max(8192, 2 * FLAVOR_MEMORY_MB * (instances + 1))
+        self.memory_mb = max(8192,
+                             4 * FLAVOR_MEMORY_MB * (instances + 1))
         self.images = fixtures.make_image_store(tmp)
         self.image = fixtures.add_disk_image(self.images, tmp, size_mb=1)
         self.flavor = objects.Flavor.create(
@@ -147,6 +162,27 @@ class Cloud:
     def stop(self):
         for service in reversed(self.services):
             service.stop()
+        if self.server is not None:
+            self.server.stop()
+
+    server = None
+
+    def rest_client(self):
+        """A REST client of the API, served on 127.0.0.1 from now on."""
+        if self.server is None:
+            self.server = api_wsgi.serve(
+                api_wsgi.make_app(self.api, image_store=self.images),
+                '127.0.0.1', 0)
+        client = client_mod.Client(self.server.url, 'admin:admin',
+                                   timeout=WAIT_SECONDS)
+        client.negotiate('latest')
+        return client
+
+    def set_enabled(self, name, enabled):
+        row = objects.Service.get_by_host_and_binary(self.ctx, name,
+                                                     'nova-compute')
+        row.disabled = not enabled
+        row.save()
 
     # -- reading -------------------------------------------------------------
 
@@ -205,7 +241,7 @@ def summary(values):
         statistics.median(values), percentile(values, 95), max(values))
 
 
-def run(cloud, instances):
+def run(cloud, instances, max_concurrent, poll_interval):
     figures = []
 
     def say(line):
@@ -286,7 +322,61 @@ def run(cloud, instances):
     say('  wall time, request -> all ended:   %6.3f s' % total_s)
     say('  landed: %s' % ', '.join('%s %d' % (host, landed[host])
                                    for host in ('b', 'c')))
+
+    cloud.start_compute('d')
+    client = cloud.rest_client()
+    for source, broken in (('e', None), ('f', 'b')):
+        say(client_side(cloud, client, source, instances, broken,
+                        max_concurrent, poll_interval))
     return figures
+
+
+def client_side(cloud, client, source, instances, broken, max_concurrent,
+                poll_interval):
+    """Boot ``instances`` on a new host ``source``, which dies; then
+    ``host_evacuate.evacuate_host`` with ``broken`` lacking the bridge.
+    The figures, as lines."""
+    targets = ('b', 'c', 'd')
+    cloud.start_compute(source)
+    for name in targets:
+        cloud.set_enabled(name, False)
+    try:
+        for n in range(instances):
+            cloud.boot(n)
+    finally:
+        for name in targets:
+            cloud.set_enabled(name, True)
+    cloud.kill(source)
+    if broken:
+        cloud.hosts[broken][0].remove_bridge(BRIDGE)
+    try:
+        started = time.perf_counter()
+        report = host_evacuate.evacuate_host(
+            client, source, max_concurrent=max_concurrent,
+            poll_interval=poll_interval)
+        wall_s = time.perf_counter() - started
+    finally:
+        if broken:
+            cloud.hosts[broken][0].add_bridge(BRIDGE)
+    landed = collections.Counter(i.host for i in report.instances
+                                 if i.outcome == host_evacuate.DONE)
+    retried = sum(1 for i in report.instances if i.retried)
+    lines = ['host-evacuate %s --wait (client side, REST), %d instances, '
+             '--max-concurrent %d, --poll-interval %g s, %s:'
+             % (source, len(report.instances), max_concurrent,
+                poll_interval, 'with %s lacking the bridge' % broken
+                if broken else 'every target working')]
+    lines.append('  done %d, failed %d, refused %d; retried %d; skipped '
+                 'targets: %s'
+                 % (report.count(host_evacuate.DONE),
+                    report.count(host_evacuate.FAILED),
+                    report.count(host_evacuate.REFUSED), retried,
+                    ', '.join(sorted(report.skipped_targets)) or 'none'))
+    lines.append('  wall time, first request -> all seen ended: %6.3f s'
+                 % wall_s)
+    lines.append('  landed: %s' % ', '.join(
+        '%s %d' % (host, landed[host]) for host in targets))
+    return '\n'.join(lines)
 
 
 def main():
@@ -296,6 +386,13 @@ def main():
     parser.add_argument('--workers', type=int, default=None,
                         help='[conductor] host_evacuate_workers (default: '
                              'the option\'s default)')
+    parser.add_argument('--max-concurrent', type=int,
+                        default=host_evacuate.DEFAULT_MAX_CONCURRENT,
+                        help='host-evacuate --wait --max-concurrent '
+                             '(default %(default)s)')
+    parser.add_argument('--poll-interval', type=float, default=0.02,
+                        help='host-evacuate --wait --poll-interval '
+                             '(default %(default)s s)')
     args = parser.parse_args()
 
     # The failing evacuation logs its fault; only the figures matter.
@@ -317,7 +414,8 @@ def main():
         db_migration.db_sync()
         rpc.init(url='fake://')
         cloud = Cloud(tmp, args.instances)
-        figures = run(cloud, args.instances)
+        figures = run(cloud, args.instances, args.max_concurrent,
+                      args.poll_interval)
     finally:
         if cloud is not None:
             cloud.stop()
