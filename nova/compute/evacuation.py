@@ -6,8 +6,9 @@ Run by ``ComputeManager.init_host`` before the host reconciles its own
 instances, so that nothing evacuated away is started again here (no split
 brain). For each evacuation whose source is this host:
 
-* ``done``: destroy the local domain and VIFs; move the local copy of the
-  instance directory aside (quarantine, purged by age) only when the
+* ``done``: power the local domain off at once (no clean shutdown:
+  ``stop_stale_guest``), undefine it, unplug its VIFs; move the local copy
+  of the instance directory aside (quarantine, purged by age) only when the
   evidence says storage is *not* shared with the new owner *and* the
   directory's ownership stamp names this host on this storage
   (``disk_ownership.on_source``: on shared storage the new owner has
@@ -121,11 +122,29 @@ def source_verdict(context, host, driver, instance, migration):
         stamp=stamp, directory_exists=exists, owner=owner)
 
 
+def stop_stale_guest(context, driver, instance):
+    """Power off and undefine this host's domain of an instance that is
+    not this host's any more, keeping its disks.
+
+    Powered off at once, never shut down cleanly first: the guest OS of a
+    copy that lost its instance must not write another byte, since on
+    shared storage without leases another host may run these very disks
+    (doc/source/cleanup.rst, "Fencing"). ``driver.destroy`` then finds it
+    off and removes the definition and the VIFs.
+    """
+    if driver.instance_exists(instance):
+        try:
+            driver.power_off(instance, timeout=0)
+        except exception.InstanceNotFound:
+            pass
+    driver.destroy(context, instance, instance.network_info,
+                   block_device_info=None, destroy_disks=False)
+
+
 def _clean_up_done(context, host, driver, instance, migration, report):
     owner, evidence, verdict = source_verdict(context, host, driver,
                                               instance, migration)
-    driver.destroy(context, instance, instance.network_info,
-                   block_device_info=None, destroy_disks=False)
+    stop_stale_guest(context, driver, instance)
     crashpoint.reached('source.during_cleanup')
     exists = driver.instance_dir_exists(instance)
     LOG.info('Instance was evacuated to %(owner)s; removed its guest here '

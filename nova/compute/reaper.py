@@ -19,12 +19,13 @@ a. **Evacuations away from this host that are done**: the normal
 b. **Orphan domains**: a domain on this host of an instance that is
    deleted, or that the database places on another host after its newest
    migration, an evacuation *to this host*, failed, is powered off and
-   undefined (``driver.destroy(..., destroy_disks=False)``), never its
-   disks. Never a domain the database has never heard of (it may be an
-   operator's own guest), never one whose instance has an operation in
-   progress; the instance's lock is taken only if free, and the verdict is
-   read again under it. Other orphans are reported and kept (``nova-manage
-   host audit`` / ``cleanup`` decide about them).
+   undefined (``evacuation.stop_stale_guest``: at once, never with a
+   clean shutdown first), never its disks. Never a domain the database
+   has never heard of (it may be an operator's own guest), never one
+   whose instance has an operation in progress; the instance's lock is
+   taken only if free, and the verdict is read again under it. Other
+   orphans are reported and kept (``nova-manage host audit`` /
+   ``cleanup`` decide about them).
 c. **Stale temporary files**: ``<name>.part-<attempt id>`` in instance
    directories whose attempt has no journal of any host on this storage
    (``<instances_path>/_journal``) and does not run in this driver;
@@ -428,8 +429,7 @@ def _reap_domain(context, host, driver, instance_locks, uuid, report):
             report.add(DOMAIN, uuid, uuid, KEEP, why)
             return
         if not report.dry_run:
-            driver.destroy(context, instance, instance.network_info,
-                           destroy_disks=False)
+            evacuation.stop_stale_guest(context, driver, instance)
             crashpoint.reached('reaper.during_reap')
         report.add(DOMAIN, uuid, uuid, STOP,
                    '%s: powered off and undefined, its disks kept' % why)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from unittest import mock
 
 from oslo_concurrency import lockutils
 from oslo_utils import uuidutils
@@ -30,6 +31,7 @@ from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import instancedir
 from nova.virt import journal
+from nova.virt.libvirt import guest as libvirt_guest
 from nova.virt.libvirt import imagecache
 from nova.virt import storage_identity
 
@@ -167,6 +169,18 @@ class TestEvacuatedAway(ReaperTestCase):
         self.assertTrue(self.host.is_running(own.uuid))
         self.assertEqual([], report.errors)
 
+    def test_the_stale_guest_is_powered_off_never_shut_down_cleanly(self):
+        # A clean shutdown would let the guest OS write to disks another
+        # host may run by now (shared storage without leases).
+        instance, migration = self.evacuated()
+        with mock.patch.object(libvirt_guest.Guest, 'shutdown',
+                               side_effect=AssertionError('ACPI shutdown')):
+            report = self.reap()
+        self.assertEqual([], report.errors)
+        self.assertEqual(set(), self.host.domain_uuids())
+        self.assertEqual(migration_obj.COMPLETED,
+                         self.migration_status(migration))
+
     def test_dry_run_changes_nothing(self):
         instance, migration = self.evacuated()
         before = sha256_tree(self.path)
@@ -243,6 +257,15 @@ class TestOrphanDomains(ReaperTestCase):
         row = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
         self.assertEqual(('compute2', vm_states.ACTIVE),
                          (row.host, row.vm_state))
+
+    def test_an_orphan_is_powered_off_never_shut_down_cleanly(self):
+        instance = self.failed_evacuation_to_here()
+        with mock.patch.object(libvirt_guest.Guest, 'shutdown',
+                               side_effect=AssertionError('ACPI shutdown')):
+            report = self.reap()
+        self.assertEqual(reaper.STOP, self.finding(
+            report, reaper.DOMAIN, instance.uuid).action)
+        self.assertEqual(set(), self.host.domain_uuids())
 
     def test_stops_a_deleted_instances_guest_and_keeps_its_disks(self):
         instance = self.guest()
