@@ -104,6 +104,16 @@ def _image_meta(manager, context, image_ref, required=True):
         return None
 
 
+def _state_before(instance, vm_state=None):
+    """The vm_state an evacuation should bring the instance back in: the
+    one it had, or, for an instance in ERROR because an earlier
+    evacuation failed, the one it had before that."""
+    vm_state = vm_state or instance.vm_state
+    if vm_state == vm_states.ERROR:
+        return (instance.system_metadata or {}).get(OLD_VM_STATE, vm_state)
+    return vm_state
+
+
 def _network_api(manager):
     network_api = getattr(manager, 'network_api', None)
     return network_api if network_api is not None else (
@@ -111,6 +121,11 @@ def _network_api(manager):
 
 
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
+# system_metadata key: the vm_state an instance had before an evacuation
+# failed and left it in ERROR; the next evacuation brings it back in that
+# state (a stopped instance is not started by the retry).
+OLD_VM_STATE = 'old_vm_state'
+
 REBUILD = operation.Operation('rebuild', 'rebuild', EVENT)
 
 
@@ -294,7 +309,7 @@ class RebuildWorkflow:
             on_shared_storage=shared, network_info=self.network_info,
             block_device_info=None,
             preserve_ephemeral=request.preserve_ephemeral,
-            power_on=instance.vm_state != vm_states.STOPPED,
+            power_on=_state_before(instance) != vm_states.STOPPED,
             attempt=self.attempt)
         crashpoint.reached('evacuate.before_instance_moves')
 
@@ -313,6 +328,8 @@ class RebuildWorkflow:
             vm_state = original_vm_state
         else:
             vm_state = vm_states.ERROR
+            if original_vm_state != vm_states.ERROR:
+                instance.system_metadata[OLD_VM_STATE] = original_vm_state
             port_bindings.rebind_to_owner(_network_api(self.manager),
                                           self.host, context, instance)
         evacuation_states.end_evacuation(
@@ -347,7 +364,8 @@ class RebuildWorkflow:
         instance.power_state = operation.current_power_state(self.driver,
                                                              instance)
         instance.vm_state = states.get('evacuate').vm_state_after(
-            True, original_vm_state)
+            True, _state_before(instance, original_vm_state))
+        instance.system_metadata.pop(OLD_VM_STATE, None)
         instance.task_state = None
         instance.network_info = port_bindings.after_spawn(
             _network_api(self.manager), context, instance, self.network_info)

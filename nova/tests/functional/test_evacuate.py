@@ -311,3 +311,26 @@ class TestConcurrentEvacuations(harness.EvacuateTestCase):
                          [a.action for a in reversed(
                              objects.InstanceAction.get_by_instance_uuid(
                                  self.ctx, instance.uuid))])
+
+
+class TestStoppedInstanceThroughAFailedAttempt(harness.EvacuateTestCase):
+
+    def test_a_retry_brings_it_back_stopped(self):
+        instance = self.boot('a')
+        self.api.stop(self.ctx, self.fresh(instance))
+        self.wait_for(lambda: self.fresh(instance).vm_state == 'stopped',
+                      'the stop')
+        self.kill('a')
+        self.hosts['b'].sim.remove_bridge(harness.BRIDGE)
+        migration = self.evacuate(instance, host='b')
+        self.assertFailedOnSource(instance, migration)
+        self.assertEqual('stopped',
+                         self.fresh(instance).system_metadata['old_vm_state'])
+        migration = self.evacuate(instance, host='c')
+        row = self.fresh(instance)
+        self.assertEqual(('c', 'stopped', None),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertNotIn('old_vm_state', row.system_metadata)
+        self.assertEqual(migration_obj.DONE, self.fresh(migration).status)
+        self.assertTrue(self.hosts['c'].has_domain(instance))
+        self.assertFalse(self.hosts['c'].running(instance))
