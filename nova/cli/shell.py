@@ -22,6 +22,7 @@ import sys
 from nova.cli import admin
 from nova.cli import client as client_mod
 from nova.cli import host_evacuate
+from nova.cli import host_evacuate_view
 from nova.cli import servers
 
 DEFAULT_TOKEN = 'admin:admin'
@@ -149,7 +150,7 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
                           help='target host (default: the conductor '
                                'chooses)')
 
-    host_evac = command('host-evacuate', host_evacuate.do_host_evacuate,
+    host_evac = command('host-evacuate', host_evacuate_view.do_host_evacuate,
                         'Evacuate every server of a failed host.')
     host_evac.description = (
         'Evacuate every server of a failed host. Without --wait: one '

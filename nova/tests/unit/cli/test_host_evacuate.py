@@ -16,6 +16,7 @@ import io
 from nova.api import wsgi as api_wsgi
 from nova.cli import client as client_mod
 from nova.cli import host_evacuate
+from nova.cli import host_evacuate_view
 from nova.cli import shell
 from nova.compute import evacuation_states
 from nova.compute import states
@@ -157,7 +158,7 @@ class TestWait(HostEvacuateTestCase):
         code, out, err = self.wait('host1')
         self.assertEqual(0, code, out + err)
         self.assertNotIn('\r', out)
-        self.assertEqual(host_evacuate.TABLE_COLUMNS,
+        self.assertEqual(host_evacuate_view.TABLE_COLUMNS,
                          [c.strip() for c in out.splitlines()[1].split('|')[
                              1:-1]])
         rows = self.rows(out)
@@ -432,11 +433,11 @@ class TestProgressLine(HostEvacuateTestCase):
         self.assertEqual(60.0, progress.eta)
         self.assertEqual('h: 4/10 ended, ETA 1:00 | 3 done, 1 failed, 4 in '
                          'progress, 2 waiting, 1 retried',
-                         host_evacuate.progress_text(progress))
+                         host_evacuate_view.progress_text(progress))
         self.assertIsNone(host_evacuate.Progress(
             'h', 1, 0, 0, 0, 1, 0, 0, 5.0).eta)
-        self.assertEqual('?', host_evacuate.format_duration(None))
-        self.assertEqual('1:01:05', host_evacuate.format_duration(3665))
+        self.assertEqual('?', host_evacuate_view.format_duration(None))
+        self.assertEqual('1:01:05', host_evacuate_view.format_duration(3665))
 
 
 class TestUsage(HostEvacuateTestCase):
