@@ -3,7 +3,8 @@
 ``Cluster(spec).up()`` brings up, on loopback, a PostgreSQL database, a
 RabbitMQ broker, nova-api and nova-conductor (the "controller"), and
 ``spec.hosts`` compute hosts, each a ``cluster_host.ClusterHost``: its own
-network and mount namespaces, libvirtd + virtlogd, storage (private, or
+network and mount namespaces, libvirtd + virtlogd + virtlockd (disk
+leases), storage (private, or
 one directory shared by a group of hosts, standing in for NFS) and its
 own nova-compute running inside the host. ``down()`` stops everything by
 PID and removes every file, namespace and device it made. ``fail(host)``
@@ -12,7 +13,10 @@ and ``revive(host)`` kill a host as a power loss would and boot it again.
 once with ``[fault_injection] crash_point`` set; the owner notices when a
 nova-compute exits, reaps it and records how (``wait_for_compute_exit``).
 ``mount_shared(host, group)`` mounts another storage over a host's
-``instances_path`` while it runs, as a late NFS mount.
+``instances_path`` while it runs, as a late NFS mount. ``partition(host)``
+and ``heal(host)`` cut a host's nova-compute off the control plane (its
+guests run on) and let it come back without a restart;
+``restart_libvirtd(host)`` restarts its libvirtd alone.
 
 The process that calls ``up()`` owns the cluster (the hosts' namespace
 holders stop their hosts by themselves if it dies). ``tools/cluster``
@@ -405,6 +409,31 @@ class Cluster:
                 raise ClusterError('nova-compute of %s still runs after %s '
                                    's' % (name, timeout))
             time.sleep(cluster_services.POLL)
+
+    def partition(self, name):
+        """Host ``name`` loses the control plane (``ClusterHost.partition``:
+        its nova-compute stopped, its guests running); the control plane
+        sees it down ``service_down_time`` after its last heartbeat."""
+        with self._lock:
+            self.host(name).partition()
+            self.save()
+
+    def heal(self, name):
+        """Host ``name``'s partition ends: its nova-compute goes on, never
+        restarted; it heartbeats again within ``report_interval``."""
+        with self._lock:
+            self.host(name).heal()
+            self.save()
+
+    def restart_libvirtd(self, name):
+        """Restart host ``name``'s libvirtd alone (its guests, virtlockd
+        and the leases it holds, and nova-compute run on)."""
+        with self._lock:
+            host = self.host(name)
+            if host.entry.state == 'failed':
+                raise ClusterError('host %s failed; revive it' % name)
+            host.restart_libvirtd()
+            self.save()
 
     def mount_shared(self, name, group):
         """Mount storage group ``group`` (``shared1``, or a host's name:

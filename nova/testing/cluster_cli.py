@@ -8,12 +8,16 @@
     tools/cluster wait-exit HOST [--timeout S]
     tools/cluster mount-shared HOST GROUP
     tools/cluster unmount-shared HOST
+    tools/cluster partition HOST
+    tools/cluster heal HOST
+    tools/cluster restart-libvirtd HOST
     tools/cluster down
 
 ``up`` starts a supervisor process that owns the cluster (its hosts'
 namespaces stop themselves if it dies) and returns once every service
 answers; ``fail``, ``revive``, ``restart-compute``, ``wait-exit``,
-``mount-shared``, ``unmount-shared`` and ``down`` are requests to it over
+``mount-shared``, ``unmount-shared``, ``partition``, ``heal``,
+``restart-libvirtd`` and ``down`` are requests to it over
 a Unix socket (``DIR/control.sock``), one line of JSON each way.
 ``status`` reads ``DIR/cluster.json`` and asks each piece itself.
 ``down`` also works when the supervisor has died: it stops what the
@@ -56,7 +60,11 @@ def _spec_from_args(args):
         base_dir=_base_dir(args), hosts=args.hosts,
         shared_groups=tuple(cluster_config.parse_group(g)
                             for g in args.shared_storage),
-        vif_plugging_timeout=args.vif_plugging_timeout)
+        vif_plugging_timeout=args.vif_plugging_timeout,
+        hosts_without_leases=tuple(
+            name for group in args.no_disk_leases
+            for name in cluster_config.parse_group(group)),
+        reap_orphans_interval=args.reap_orphans_interval)
 
 
 def _load(base_dir):
@@ -137,6 +145,16 @@ class Supervisor:
             mount = cluster.unmount_shared(host)
             return 'host %s: unmounted %s; it has %s again' % (
                 host, mount['source'], mount['covers'])
+        if command == 'partition':
+            cluster.partition(host)
+            return ('host %s partitioned: its nova-compute is stopped, its '
+                    'guests run on' % host)
+        if command == 'heal':
+            cluster.heal(host)
+            return 'host %s healed: its nova-compute goes on' % host
+        if command == 'restart-libvirtd':
+            cluster.restart_libvirtd(host)
+            return 'libvirtd of %s restarted' % host
         if command == 'down':
             self.stopping.set()
             return 'stopping'
@@ -262,6 +280,9 @@ def _up(args):
             '--vif-plugging-timeout', str(spec.vif_plugging_timeout)]
     for group in spec.shared_groups:
         argv += ['--shared-storage', ','.join(group)]
+    if spec.hosts_without_leases:
+        argv += ['--no-disk-leases', ','.join(spec.hosts_without_leases)]
+    argv += ['--reap-orphans-interval', str(spec.reap_orphans_interval)]
     began = time.monotonic()
     supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE,
@@ -372,6 +393,16 @@ def _parser():
         sub.add_argument('--vif-plugging-timeout', type=int, default=20,
                          help='seconds a host waits for '
                               'network-vif-plugged (default 20)')
+        sub.add_argument('--no-disk-leases', action='append', default=[],
+                         metavar='HOSTS',
+                         help='comma-separated hosts whose libvirt runs '
+                              'without a lock manager (no virtlockd, no '
+                              'disk leases); repeatable')
+        sub.add_argument('--reap-orphans-interval', type=int, default=600,
+                         metavar='S',
+                         help='the compute hosts\' reap_orphans_interval '
+                              '(default 600, nova\'s): how soon a healed '
+                              'host stops what was evacuated away')
     status = commands.add_parser('status', help='every piece, its PID and '
                                  'whether it answers')
     status.add_argument('--json', action='store_true')
@@ -385,7 +416,13 @@ def _parser():
                           'and say how'),
             ('mount-shared', 'mount a storage group over a host\'s '
                              'instances_path, as a late NFS mount'),
-            ('unmount-shared', 'undo the newest mount-shared of a host')):
+            ('unmount-shared', 'undo the newest mount-shared of a host'),
+            ('partition', 'cut a host\'s nova-compute off the control '
+                          'plane (SIGSTOP); its guests run on'),
+            ('heal', 'end a partition: the host\'s nova-compute goes on '
+                     '(SIGCONT), never restarted'),
+            ('restart-libvirtd', 'restart a host\'s libvirtd alone (guests '
+                                 'and leases stay)')):
         sub = commands.add_parser(name, help=text)
         sub.add_argument('host', metavar='HOST')
         if name in ('revive', 'restart-compute'):
@@ -420,7 +457,8 @@ def main(argv=None):
         if args.command == 'status':
             return _status(args)
         if args.command in ('fail', 'revive', 'restart-compute',
-                            'wait-exit', 'mount-shared', 'unmount-shared'):
+                            'wait-exit', 'mount-shared', 'unmount-shared',
+                            'partition', 'heal', 'restart-libvirtd'):
             return _host_request(args, args.command)
         return _down(args)
     except (cluster_mod.ClusterError, cluster_config.SpecError) as e:

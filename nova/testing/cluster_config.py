@@ -51,7 +51,9 @@ class ClusterSpec:
     directory (standing in for NFS); every other host has its own.
     The timing options are small so that failure detection and VIF
     waits fit in a test run: a host is "down" ``service_down_time`` s
-    after its last heartbeat.
+    after its last heartbeat. Every host runs virtlockd and takes disk
+    leases (``lock_manager = "lockd"``) but the ``hosts_without_leases``.
+    ``reap_orphans_interval`` is the compute hosts' (nova's default).
     """
     base_dir: str
     hosts: int = 2
@@ -69,6 +71,8 @@ class ClusterSpec:
     vif_plugging_is_fatal: bool = True
     agent_poll_interval: float = 0.5
     shutdown_timeout: int = 0
+    hosts_without_leases: tuple = ()
+    reap_orphans_interval: int = 600
     # Tiny TCG guests on a 2-core machine: room for a few dozen (Nova's
     # default of 4.0 would stop at eight per host).
     cpu_allocation_ratio: float = 16.0
@@ -92,9 +96,18 @@ class ClusterSpec:
                     raise SpecError('%s is in two shared storage groups'
                                     % name)
                 seen[name] = index
+        for name in self.hosts_without_leases:
+            if name not in names:
+                raise SpecError('hosts_without_leases names %s, which is '
+                                'not one of %s' % (
+                                    name, ', '.join(self.host_names())))
 
     def host_names(self) -> list:
         return [host_name(i) for i in range(1, self.hosts + 1)]
+
+    def lock_manager(self, host: str) -> str | None:
+        """libvirt's lock manager on ``host``: 'lockd', or None."""
+        return None if host in self.hosts_without_leases else 'lockd'
 
     def storage_group(self, host: str) -> str:
         """Name of the storage directory ``host`` uses: ``shared<N>`` for
@@ -322,6 +335,7 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
         'vif_plugging_timeout': spec.vif_plugging_timeout,
         'vif_plugging_is_fatal': spec.vif_plugging_is_fatal,
         'shutdown_timeout': spec.shutdown_timeout,
+        'reap_orphans_interval': spec.reap_orphans_interval,
     })
     return _render({
         'DEFAULT': default,

@@ -5,18 +5,23 @@ A ``ClusterHost`` is what a physical compute node is in a deployment:
 * a network namespace (``cluster_net``) with the network's bridge, where
   its taps appear and where the controller is reached on loopback
   (``cluster_forward``);
-* a ``hypervisor.LibvirtHost``: virtlogd + libvirtd in a private mount
-  namespace (started from inside the network namespace, so they and every
-  QEMU they start live there too);
+* a ``hypervisor.LibvirtHost``: virtlogd, virtlockd (the disk leases,
+  unless the spec says ``hosts_without_leases``) and libvirtd in a private
+  mount namespace (started from inside the network namespace, so they and
+  every QEMU they start live there too);
 * in that mount namespace, a fresh sysfs (so ``/sys/class/net`` shows the
   host's own devices) and the host's storage directory mounted on the
   cluster's common ``instances_path``;
 * its ``nova-compute``, started with ``nsenter`` into both namespaces.
 
-``fail()`` is a host losing power: nova-compute, QEMU, libvirtd and
-virtlogd are killed (SIGKILL) and its taps vanish; disks, libvirt's
-persistent definitions and the bridge configuration stay. ``revive()``
-boots it again: libvirtd, then nova-compute, whose ``init_host`` runs.
+``fail()`` is a host losing power: nova-compute, QEMU, libvirtd,
+virtlockd and virtlogd are killed (SIGKILL) and its taps vanish; disks,
+libvirt's persistent definitions and the bridge configuration stay.
+``revive()`` boots it again: libvirtd, then nova-compute, whose
+``init_host`` runs. ``partition()`` is a host losing the control plane,
+not power: its nova-compute is stopped (SIGSTOP), its daemons and guests
+keep running, until ``heal()`` lets it go on (SIGCONT).
+``restart_libvirtd()`` restarts libvirtd alone.
 
 ``start_compute(overrides)`` runs nova-compute with extra options for that
 run only (a crash point); ``note_compute_exit()`` reaps it once it exited
@@ -72,7 +77,8 @@ class ClusterHost:
         self.netns = cluster_net.NetworkNamespace(spec.netns(name))
         self.storage_dir = layout.storage(spec.storage_group(name))
         self.hypervisor = hypervisor.LibvirtHost(
-            name, layout.hosts, instances_path=self.storage_dir)
+            name, layout.hosts, instances_path=self.storage_dir,
+            lock_manager=spec.lock_manager(name))
         self.compute = None
         self._exit_noted = False
         self._log_offset = 0
@@ -83,7 +89,8 @@ class ClusterHost:
             storage_group=spec.storage_group(name),
             netns=self.netns.name, config_file=layout.conf(name),
             log_file=layout.log('nova-compute-' + name),
-            tree=self.hypervisor.tree)
+            tree=self.hypervisor.tree,
+            lock_manager=spec.lock_manager(name))
 
     # -- what the harness calls -------------------------------------------
 
@@ -136,6 +143,10 @@ class ClusterHost:
         the rest of the host keeps running."""
         if self.compute is None:
             return
+        if self.entry.state == 'partitioned':
+            # A stopped process acts on SIGTERM only once it runs again.
+            self._signal_compute(signal.SIGCONT)
+            self.entry.state = 'up'
         # One that already died is recorded as what it was, not stopped.
         if self.note_compute_exit() is None and not self._exit_noted:
             self.compute.stop()
@@ -204,6 +215,45 @@ class ClusterHost:
         LOG.info('Host %(name)s failed (taps lost: %(taps)s) in %(s).2f s',
                  {'name': self.name, 'taps': removed,
                   's': time.monotonic() - began})
+
+    def partition(self):
+        """The host loses the control plane, not power: its nova-compute
+        is stopped where it is (SIGSTOP) and does nothing at all any more
+        (no heartbeat, no RPC, no periodic task), while libvirtd,
+        virtlockd and the guests run on. ClusterError unless its
+        nova-compute runs (and is not partitioned already)."""
+        if self.entry.state == 'partitioned':
+            raise cluster_services.ClusterError('%s is partitioned already'
+                                                % self.name)
+        if self.compute is None or not self.compute.alive():
+            raise cluster_services.ClusterError(
+                'nova-compute of %s does not run' % self.name)
+        self._signal_compute(signal.SIGSTOP)
+        self.entry.state = 'partitioned'
+        LOG.info('Host %s partitioned: nova-compute (%d) stopped',
+                 self.name, self.compute.record.pid)
+
+    def heal(self):
+        """The partition ends: the host's nova-compute goes on (SIGCONT)
+        from where it stopped, never restarted (no ``init_host``)."""
+        if self.entry.state != 'partitioned':
+            raise cluster_services.ClusterError('%s is not partitioned'
+                                                % self.name)
+        self._signal_compute(signal.SIGCONT)
+        self.entry.state = 'up'
+        LOG.info('Host %s healed: nova-compute (%d) continued', self.name,
+                 self.compute.record.pid)
+
+    def _signal_compute(self, sig):
+        # Popen.send_signal signals only a child not yet reaped: never a
+        # reused PID.
+        self.compute.popen.send_signal(sig)
+
+    def restart_libvirtd(self):
+        """libvirtd alone stopped and started again (guests, virtlogd,
+        virtlockd and nova-compute run on)."""
+        self.hypervisor.restart_libvirtd()
+        self._record_processes()
 
     def revive(self, overrides=None):
         """The host boots again: libvirtd, then nova-compute."""

@@ -32,8 +32,10 @@ Format (``format`` 1)::
                 "config_file": "<base>/etc/compute1.conf",
                 "log_file": "<base>/logs/nova-compute-compute1.log",
                 "tree": "<base>/hosts/compute1",
+                "lock_manager": "lockd",
                 "processes": {"holder": {..}, "virtlogd": {..},
-                              "libvirtd": {..}, "nova-compute": {..}},
+                              "virtlockd": {..}, "libvirtd": {..},
+                              "nova-compute": {..}},
                 "compute_overrides": {"fault_injection":
                                       {"crash_point": "..."}},
                 "override_file": "<base>/etc/compute1.override.conf",
@@ -54,7 +56,10 @@ host uses the same one, each with its own storage mounted there);
 (after ``mount-shared``, the mounted storage's). ``last_exit.cause`` is
 ``crash point`` (it died by SIGKILL and its log says it reached
 ``crash_point``), ``stopped`` (the harness stopped it), ``host failed``
-(``fail``) or ``exited`` (anything else: look at its log).
+(``fail``) or ``exited`` (anything else: look at its log). A host's
+``state`` is ``partitioned`` between ``partition`` and ``heal`` (its
+nova-compute stopped with SIGSTOP, everything else running);
+``lock_manager`` is ``lockd`` (its virtlockd leases every disk) or null.
 """
 
 import dataclasses
@@ -83,6 +88,8 @@ class HostEntry:
     log_file: str
     tree: str
     state: str = 'starting'
+    # libvirt's lock manager on the host: 'lockd' (disk leases) or None.
+    lock_manager: str | None = 'lockd'
     processes: dict = dataclasses.field(default_factory=dict)
     # The extra options the running nova-compute was started with
     # ({section: {option: value}}, in override_file), e.g. a crash point.

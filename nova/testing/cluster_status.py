@@ -101,11 +101,16 @@ def gather(base_dir):
 def _host_lines(host, record, state):
     name = host.name
     lines = []
-    for role in ('holder', 'virtlogd', 'libvirtd', 'nova-compute'):
+    for role in ('holder', 'virtlogd', 'virtlockd', 'libvirtd',
+                 'nova-compute'):
+        if role == 'virtlockd' and not host.lock_manager:
+            continue
         proc = host.processes.get(role)
         answers = None
         detail = ''
-        if role == 'libvirtd' and proc is not None:
+        if role == 'virtlockd':
+            detail = 'disk leases (lock_manager = "lockd")'
+        elif role == 'libvirtd' and proc is not None:
             answers = cluster_services.libvirt_answers(host.libvirt_uri)
             detail = host.libvirt_uri
         elif role == 'nova-compute':

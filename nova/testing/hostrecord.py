@@ -20,7 +20,10 @@ from nova.testing import procs
 LOG = logging.getLogger(__name__)
 
 REGISTRY_DIR = '/run/nova-testing/hosts'
-ROLES = ('holder', 'virtlogd', 'libvirtd')
+# The host's daemons, in the order they are stopped: libvirtd first (it
+# may talk to the others while it stops), virtlockd last.
+DAEMONS = ('libvirtd', 'virtlogd', 'virtlockd')
+ROLES = ('holder',) + DAEMONS
 
 
 @dataclasses.dataclass
@@ -103,8 +106,9 @@ def members(state, but=()):
 def stop_state(state, timeout, release_holder=None):
     """Stop every process of the host; its namespace ends with them.
 
-    QEMU first (SIGKILL: guests are disposable), then libvirtd and
-    virtlogd (SIGTERM, SIGKILL after ``timeout``), then anything else
+    QEMU first (SIGKILL: guests are disposable, and their leases go with
+    them), then libvirtd, virtlogd and virtlockd (SIGTERM, SIGKILL after
+    ``timeout``), then anything else
     that entered the namespace, then the holder, whose exit ends the
     namespace and with it every mount made in it. ``release_holder()``
     lets the holder exit on its own (its owner closes its input); SIGKILL
@@ -114,7 +118,7 @@ def stop_state(state, timeout, release_holder=None):
     for pid in qemu:
         procs.kill(pid, signal.SIGKILL)
     procs.wait_gone(sorted(qemu), timeout)
-    for role in ('libvirtd', 'virtlogd'):
+    for role in DAEMONS:
         record = state.processes.get(role)
         if record is not None:
             procs.terminate(record, timeout)

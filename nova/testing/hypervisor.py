@@ -1,7 +1,8 @@
 """Real libvirtd + QEMU hosts on one machine, for integration tests.
 
-A ``LibvirtHost`` is one simulated hypervisor host: a ``virtlogd`` and a
-``libvirtd`` running in a private mount namespace in which a per-host tree
+A ``LibvirtHost`` is one simulated hypervisor host: a ``virtlogd``, a
+``virtlockd`` (libvirt's lock manager, see below) and a ``libvirtd``
+running in a private mount namespace in which a per-host tree
 is bind-mounted over ``/etc/libvirt``, ``/run/libvirt``,
 ``/var/lib/libvirt``, ``/var/cache/libvirt`` and ``/var/log/libvirt``.
 Several hosts run at once without seeing each other's domains. Clients in
@@ -12,6 +13,17 @@ absolute path is the same inside and outside the namespace, so a compute
 driver running in the test process and QEMU running in the namespace see
 the same files. Passing one directory to several hosts makes them share
 storage.
+
+Disk leases: with ``lock_manager='lockd'`` (the default) libvirtd runs
+with ``lock_manager = "lockd"``, and each host's own virtlockd takes an
+fcntl lock directly on every disk file a domain uses (the "direct"
+lockspace of ``qemu-lockd.conf``) before QEMU starts. Hosts that share a
+directory share those locks (one kernel, one inode), exactly as hosts
+sharing an NFS export do: a second domain on a disk whose lease another
+host's virtlockd holds is refused. The lease lives in virtlockd, not in
+libvirtd: it survives ``restart_libvirtd()`` and goes when QEMU dies
+(``crash()`` kills every daemon, virtlockd included).
+``lock_manager=None`` runs without leases (benchmarks compare the two).
 
 The namespace is held by ``nsholder.py``, which starts the daemons and,
 as a child subreaper, reaps them and every QEMU at once (see there why
@@ -58,8 +70,10 @@ LOG = logging.getLogger(__name__)
 
 SYSTEM_CACHE = '/var/cache/libvirt'
 KVM_DEVICE = '/dev/kvm'
-REQUIRED_BINARIES = ('libvirtd', 'virtlogd', 'virsh', 'qemu-system-x86_64',
-                     'qemu-img', 'unshare', 'nsenter', 'taskset', 'ip')
+REQUIRED_BINARIES = ('libvirtd', 'virtlogd', 'virtlockd', 'virsh',
+                     'qemu-system-x86_64', 'qemu-img', 'unshare', 'nsenter',
+                     'taskset', 'ip')
+LOCK_MANAGERS = (None, 'lockd')
 
 # Per-host subdirectory -> the system directory it is mounted over.
 MOUNTS = (
@@ -91,8 +105,21 @@ cgroup_controllers = [ ]
 namespaces = [ ]
 stdio_handler = "logd"
 """
+# lock_manager: libvirtd asks virtlockd (its socket in /run/libvirt, so
+# the host's own) for a lease on each disk before QEMU starts.
+QEMU_CONF_LOCKD = 'lock_manager = "lockd"\n'
+# Leases on every disk, taken on the disk files themselves (no
+# file_lockspace_dir: the "direct" lockspace), so that whoever sees the
+# same file sees the same lease.
+QEMU_LOCKD_CONF = 'auto_disk_leases = 1\n'
 LIBVIRTD_CONF = 'log_outputs = "3:file:/var/log/libvirt/libvirtd.log"\n'
 VIRTLOGD_CONF = 'log_outputs = "3:file:/var/log/libvirt/virtlogd.log"\n'
+VIRTLOCKD_CONF = 'log_outputs = "3:file:/var/log/libvirt/virtlockd.log"\n'
+# Daemon -> the socket it listens on (under run/libvirt), in start order:
+# virtlockd before the libvirtd that connects to it.
+DAEMON_SOCKETS = (('virtlogd', 'virtlogd-sock'),
+                  ('virtlockd', 'virtlockd-sock'),
+                  ('libvirtd', 'libvirt-sock'))
 
 
 class HostStartError(RuntimeError):
@@ -168,12 +195,17 @@ class LibvirtHost:
     ``base_dir``); ``instances_path`` defaults to ``<tree>/instances``;
     pass one directory to several hosts for shared storage.
     ``update_system_cache`` hands a fresh capability probe back to
-    ``/var/cache/libvirt`` so that later hosts skip it.
+    ``/var/cache/libvirt`` so that later hosts skip it. ``lock_manager``:
+    ``'lockd'`` (disk leases, the default) or None.
     """
 
     def __init__(self, name, base_dir, instances_path=None,
-                 update_system_cache=True):
+                 update_system_cache=True, lock_manager='lockd'):
+        if lock_manager not in LOCK_MANAGERS:
+            raise ValueError('lock_manager must be one of %s, not %r'
+                             % (LOCK_MANAGERS, lock_manager))
         self.name = name
+        self.lock_manager = lock_manager
         self.tree = os.path.abspath(os.path.join(base_dir, name))
         self.instances_path = os.path.abspath(
             instances_path or os.path.join(self.tree, 'instances'))
@@ -220,7 +252,8 @@ class LibvirtHost:
     @property
     def pids(self):
         """Live PIDs of the host's own processes, by role: holder,
-        virtlogd, libvirtd (QEMU: ``qemu_pids()``)."""
+        virtlogd, virtlockd (with leases), libvirtd (QEMU:
+        ``qemu_pids()``)."""
         return {role: record.pid
                 for role, record in self._state.processes.items()
                 if record.alive()}
@@ -289,7 +322,7 @@ class LibvirtHost:
             return self
 
     def crash(self):
-        """Simulate a host failure: SIGKILL QEMU, libvirtd and virtlogd.
+        """Simulate a host failure: SIGKILL QEMU and every daemon.
 
         Every process in the namespace but its holder is killed; the
         namespace and the tree (the host's configuration and state on
@@ -301,7 +334,7 @@ class LibvirtHost:
             for pid in victims:
                 procs.kill(pid, signal.SIGKILL)
             procs.wait_gone(victims, timeout=10)
-            for role in ('libvirtd', 'virtlogd'):
+            for role in hostrecord.DAEMONS:
                 self._state.processes.pop(role, None)
             hostrecord.save(self._state)
             LOG.info('Host %(name)s crashed (killed %(pids)s)',
@@ -316,6 +349,23 @@ class LibvirtHost:
             self.timings.restart = time.monotonic() - began
             LOG.info('Host %(name)s restarted in %(secs).2f s',
                      {'name': self.name, 'secs': self.timings.restart})
+
+    def restart_libvirtd(self, timeout=30):
+        """Stop libvirtd (SIGTERM) and start it again, as ``systemctl
+        restart libvirtd`` does: the guests keep running, virtlogd and
+        virtlockd (and the leases it holds) are not touched."""
+        with self._lock:
+            began = time.monotonic()
+            record = self._state.processes.get('libvirtd')
+            if record is not None:
+                procs.terminate(record, timeout)
+                self._state.processes.pop('libvirtd', None)
+                hostrecord.save(self._state)
+            self._start_daemons(timeout)
+            self._wait_for_reconnection(timeout)
+            LOG.info('Host %(name)s: libvirtd restarted in %(secs).2f s',
+                     {'name': self.name,
+                      'secs': time.monotonic() - began})
 
     def stop(self, timeout=10, before_release=None):
         """Stop every process of the host; leave no namespace behind.
@@ -379,9 +429,13 @@ class LibvirtHost:
             shutil.copytree('/etc/libvirt', etc, dirs_exist_ok=True,
                             ignore=_ignore_host_objects)
         write = hostrecord.write_atomically
-        write(os.path.join(etc, 'qemu.conf'), QEMU_CONF)
+        lockd = self.lock_manager == 'lockd'
+        write(os.path.join(etc, 'qemu.conf'),
+              QEMU_CONF + (QEMU_CONF_LOCKD if lockd else ''))
+        write(os.path.join(etc, 'qemu-lockd.conf'), QEMU_LOCKD_CONF)
         write(os.path.join(etc, 'libvirtd.conf'), LIBVIRTD_CONF)
         write(os.path.join(etc, 'virtlogd.conf'), VIRTLOGD_CONF)
+        write(os.path.join(etc, 'virtlockd.conf'), VIRTLOCKD_CONF)
         if os.path.isdir('/var/lib/libvirt'):
             _copy_dir_layout('/var/lib/libvirt',
                              os.path.join(self.tree, 'lib', 'libvirt'))
@@ -455,8 +509,9 @@ class LibvirtHost:
 
     def _start_daemons(self, timeout):
         run = os.path.join(self.tree, 'run')
-        for role, sockname in (('virtlogd', 'virtlogd-sock'),
-                               ('libvirtd', 'libvirt-sock')):
+        for role, sockname in DAEMON_SOCKETS:
+            if role == 'virtlockd' and self.lock_manager != 'lockd':
+                continue
             record = self._state.processes.get(role)
             if record is not None and record.alive():
                 continue

@@ -15,6 +15,7 @@ Example::
 import dataclasses
 import os
 import signal
+import stat
 import time
 
 POLL = 0.05
@@ -155,3 +156,69 @@ def wait_for_pid_file(path, timeout):
             raise TimeoutError('no live PID in %s after %s s'
                                % (path, timeout))
         time.sleep(POLL)
+
+
+def file_id(path):
+    """(device, inode) of the file at ``path`` (followed), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def open_files(pid):
+    """{(device, inode): path as the process sees it} of the regular
+    files ``pid`` holds open, like ``lsof -p``: read from outside its
+    mount namespace, so files are told apart by inode, never by path
+    (every host of a cluster has the same ``instances_path``)."""
+    found = {}
+    fd_dir = '/proc/%d/fd' % pid
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return found
+    for fd in fds:
+        link = os.path.join(fd_dir, fd)
+        try:
+            st = os.stat(link)
+            target = os.readlink(link)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[(st.st_dev, st.st_ino)] = target
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class FileLock:
+    """One lock of ``/proc/locks``: ``kind`` POSIX (fcntl, what virtlockd
+    takes) or OFDLCK (open file description locks, what QEMU takes; their
+    pid is -1), ``mode`` READ or WRITE, bytes ``start`` to ``end``."""
+    kind: str
+    mode: str
+    pid: int
+    start: str
+    end: str
+
+
+def locks_on(path, proc_locks='/proc/locks'):
+    """The locks the kernel holds on the file at ``path`` (followed)."""
+    ident = file_id(path)
+    if ident is None:
+        return []
+    device, inode = ident
+    wanted = '%02x:%02x:%d' % (os.major(device), os.minor(device), inode)
+    found = []
+    with open(proc_locks) as f:
+        for line in f:
+            fields = line.split()
+            # "1: POSIX  ADVISORY  WRITE 123 fe:00:2180724 0 0"; a lock
+            # someone waits for has "->" after the number.
+            if len(fields) > 1 and fields[1] == '->':
+                continue
+            if len(fields) >= 8 and fields[5] == wanted:
+                found.append(FileLock(kind=fields[1], mode=fields[3],
+                                      pid=int(fields[4]), start=fields[6],
+                                      end=fields[7]))
+    return found

@@ -90,8 +90,10 @@ class TestClusterTool(base.TestCase):
         for host in record.hosts:
             self.assertEqual('shared1', host.storage_group)
             self.assertIn('socket=%s' % host.tree, host.libvirt_uri)
-            self.assertEqual({'holder', 'virtlogd', 'libvirtd',
-                              'nova-compute'}, set(host.processes))
+            self.assertEqual({'holder', 'virtlogd', 'virtlockd',
+                              'libvirtd', 'nova-compute'},
+                             set(host.processes))
+            self.assertEqual('lockd', host.lock_manager)
         self.assertEqual({'postgres', 'rabbitmq', 'epmd', 'nova-api',
                           'nova-conductor'}, set(record.processes))
         status = self.status()
@@ -120,6 +122,7 @@ class TestClusterTool(base.TestCase):
 
         self._restart_compute_with_a_crash_point_and_back()
         self._mounts_are_refused_where_they_make_no_sense()
+        self._partition_heal_and_restart_libvirtd()
 
         # The supervisor dies: its hosts stop themselves; the next up
         # reclaims the rest (database, broker, API, conductor).
@@ -166,6 +169,30 @@ class TestClusterTool(base.TestCase):
                                   '--crash-point', 'nowhere', check=False)
         self.assertEqual(2, result.returncode)
         self.assertIn('invalid choice', result.stderr)
+
+    def _partition_heal_and_restart_libvirtd(self):
+        before = self.record().host('compute1')
+        compute = before.processes['nova-compute']
+        self.assertIn('partitioned', self.tool('partition', 'compute1'))
+        host = self.record().host('compute1')
+        self.assertEqual('partitioned', host.state)
+        line = self.status()['compute1/nova-compute']
+        self.assertTrue(line['running'], line)
+        self.assertIn('host state partitioned', line['detail'])
+        result = self.tool_result('partition', 'compute1', check=False)
+        self.assertEqual(1, result.returncode)
+        self.assertIn('partitioned already', result.stderr)
+        self.assertIn('healed', self.tool('heal', 'compute1'))
+        host = self.record().host('compute1')
+        self.assertEqual('up', host.state)
+        self.assertEqual(compute, host.processes['nova-compute'])
+        self.tool('restart-libvirtd', 'compute1')
+        after = self.record().host('compute1')
+        self.assertNotEqual(before.processes['libvirtd'],
+                            after.processes['libvirtd'])
+        for role in ('virtlockd', 'virtlogd', 'nova-compute'):
+            self.assertEqual(before.processes[role], after.processes[role])
+        self.assertTrue(self.status()['compute1/libvirtd']['answers'])
 
     def _mounts_are_refused_where_they_make_no_sense(self):
         # Both hosts already share shared1 (the late mount itself is in

@@ -51,6 +51,8 @@ class TestClusterSpec(base.TestCase):
             (dict(hosts=3, shared_groups=(('compute1', 'compute2'),
                                           ('compute2', 'compute3'))),
              'compute2 is in two'),
+            (dict(hosts=2, hosts_without_leases=('compute3',)),
+             'hosts_without_leases names compute3'),
         ]
         for overrides, message in cases:
             values = dict(base_dir='/c', hosts=2)
@@ -58,6 +60,12 @@ class TestClusterSpec(base.TestCase):
             with self.assertRaises(cluster_config.SpecError) as caught:
                 cluster_config.ClusterSpec(**values)
             self.assertIn(message, str(caught.exception))
+
+    def test_every_host_takes_disk_leases_unless_told(self):
+        spec = cluster_config.ClusterSpec(
+            base_dir='/c', hosts=2, hosts_without_leases=('compute2',))
+        self.assertEqual('lockd', spec.lock_manager('compute1'))
+        self.assertIsNone(spec.lock_manager('compute2'))
 
     def test_parse_group(self):
         self.assertEqual(('compute1', 'compute2'),
@@ -107,6 +115,7 @@ class TestConfigFiles(base.TestCase):
         self.assertEqual('/c/images', settings.image_store_path)
         self.assertEqual(10, conf.service_down_time)
         self.assertEqual(2, conf.report_interval)
+        self.assertEqual(600, conf.reap_orphans_interval)
         self.assertEqual('http://127.0.0.1:5005/v2.1',
                          conf.network.events_api_url)
         self.assertIn('host=/c/postgres', conf.database.connection)

@@ -9,6 +9,7 @@ test_late_shared_mount.py and test_cluster_tool.py.
 import os
 import signal
 import sys
+import time
 from unittest import mock
 
 from nova.testing import cluster_config
@@ -83,6 +84,65 @@ class TestComputeExit(base.TestCase):
         self.assertIsNone(self.host.note_compute_exit())
         self.host.stop_compute()
         self.assertEqual('stopped', self.host.entry.last_exit['cause'])
+
+    def test_partition_stops_nova_compute_and_heal_lets_it_go_on(self):
+        self.host.compute = cluster_services.ServiceProcess.start(
+            'fake nova-compute', [sys.executable, '-c', TERMINABLE],
+            self.log)
+        self.host._exit_noted = False
+        self.host.entry.state = 'up'
+        self.addCleanup(self.host.compute.stop)
+        pid = self.host.compute.popen.pid
+        _wait_for_line(self.log, 'ready')       # its handler is set
+        self.host.partition()
+        self.assertEqual('partitioned', self.host.entry.state)
+        self.assertEqual('T', _process_state(pid, until='T'))
+        self.assertIsNone(self.host.note_compute_exit())
+        self.assertRaises(cluster_services.ClusterError,
+                          self.host.partition)
+        self.host.heal()
+        self.assertEqual('up', self.host.entry.state)
+        self.assertNotEqual('T', _process_state(pid, until='not T'))
+        self.assertRaises(cluster_services.ClusterError, self.host.heal)
+        # Stopping a partitioned one: it is continued, so its SIGTERM
+        # handler runs (exit 0), not killed after the grace period.
+        self.host.partition()
+        self.host.stop_compute()
+        self.assertEqual((0, 'stopped'),
+                         (self.host.entry.last_exit['returncode'],
+                          self.host.entry.last_exit['cause']))
+
+
+TERMINABLE = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+print('ready', flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def _wait_for_line(path, line, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(path) as f:
+            if line in f.read().splitlines():
+                return
+        time.sleep(0.05)
+    raise AssertionError('%s never said %r' % (path, line))
+
+
+def _process_state(pid, until, timeout=10):
+    """The state letter of /proc/<pid>/stat once it is ``until`` (a
+    signal is delivered a moment after it was sent), or at the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open('/proc/%d/stat' % pid) as f:
+            state = f.read().rsplit(')', 1)[1].split()[0]
+        if (state == 'T') == (until == 'T') or \
+                time.monotonic() > deadline:
+            return state
+        time.sleep(0.02)
 
 
 class TestTopMount(base.TestCase):
