@@ -23,7 +23,9 @@ busy timeout; taking the write lock up front makes it wait instead.
 
 import contextlib
 import os
+import sqlite3
 import threading
+import time
 
 from oslo_log import log as logging
 from oslo_utils import fileutils
@@ -54,6 +56,29 @@ def configured_url() -> str:
     return CONF.database.connection or default_url()
 
 
+def _enable_wal(cursor, timeout: float):
+    """Put the database in WAL mode, waiting up to ``timeout`` s for it.
+
+    NOTE: the switch needs the database to itself for a moment. When two
+    connections to a new database try it at once, SQLite breaks the
+    deadlock by answering "database is locked" at once to one of them,
+    without its busy handler. WAL is a property of the file: once one
+    connection switched, the others find it on, so a short retry ends
+    either way.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        if cursor.execute('PRAGMA journal_mode').fetchone()[0] == 'wal':
+            return
+        try:
+            cursor.execute('PRAGMA journal_mode = WAL')
+            return
+        except sqlite3.OperationalError as e:
+            if 'locked' not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.01)
+
+
 def _on_sqlite_connect(dbapi_connection, connection_record):
     # NOTE: pysqlite's own transaction handling issues a deferred BEGIN
     # lazily; take control of BEGIN ourselves (see _on_sqlite_begin).
@@ -62,7 +87,7 @@ def _on_sqlite_connect(dbapi_connection, connection_record):
     try:
         cursor.execute('PRAGMA busy_timeout = %d'
                        % CONF.database.sqlite_busy_timeout)
-        cursor.execute('PRAGMA journal_mode = WAL')
+        _enable_wal(cursor, CONF.database.sqlite_busy_timeout / 1000.0)
         cursor.execute('PRAGMA foreign_keys = ON')
     finally:
         cursor.close()
