@@ -161,6 +161,46 @@ class HostClaimBusy(NovaException):
     code = 409
 
 
+class DiskLeaseHeld(Conflict):
+    """libvirt refused to start a guest: a disk of it is in use elsewhere.
+
+    Its lease (libvirt's lock manager, ``virtlockd``) or QEMU's own lock
+    on the image is held by another process: a QEMU on another host that
+    shares the storage (a host that is partitioned, not dead), or another
+    domain on this host. Raised at the libvirt boundary (``guest.py``)
+    with what libvirt knows, the disk; who holds it is named by whoever
+    knows (``holder``: a host from the database; ``local_domain``: a
+    domain of this very host). The message starts with what to do.
+    """
+    msg_fmt = ('disk in use by another host: fence %(holder)s first '
+               '(libvirt refused to start the guest: %(disk)s is locked, '
+               '%(reason)s)')
+    UNKNOWN_HOLDER = 'the host that runs it'
+
+    def __init__(self, message=None, disk='a disk of the guest',
+                 holder=None, local_domain=None, reason=''):
+        self.disk = disk
+        self.holder = holder
+        self.local_domain = local_domain
+        self.reason = reason
+        if message is None and local_domain:
+            message = ('disk in use by domain %s on this host: stop it '
+                       'first (libvirt refused to start the guest: %s is '
+                       'locked, %s)' % (local_domain, disk, reason))
+        super().__init__(message, disk=disk,
+                         holder=holder or self.UNKNOWN_HOLDER,
+                         reason=reason)
+
+    @property
+    def holder_known(self) -> bool:
+        return bool(self.holder or self.local_domain)
+
+    def naming(self, holder: str) -> 'DiskLeaseHeld':
+        """The same refusal, naming the host that holds the disk."""
+        return type(self)(disk=self.disk, holder=holder,
+                          reason=self.reason)
+
+
 class HypervisorUnavailable(NovaException):
     msg_fmt = 'Connection to the hypervisor is broken on host: %(host)s'
     code = 503

@@ -16,6 +16,11 @@ def do_service_list(client, args, out) -> int:
                'Updated_at', 'Disabled Reason']
     if client.version >= V211:
         headers.append('Forced down')
+    # This project's own field (compute services only): the disk leases of
+    # the host, with the warning when it shares storage without them.
+    leases = any(s.get('disk_leases') for s in services)
+    if leases:
+        headers.append('Disk Leases')
     rows = []
     for s in services:
         row = [s.get('id'), s.get('binary'), s.get('host'), s.get('zone'),
@@ -23,6 +28,8 @@ def do_service_list(client, args, out) -> int:
                s.get('disabled_reason') or '-']
         if client.version >= V211:
             row.append(s.get('forced_down'))
+        if leases:
+            row.append(s.get('disk_leases') or '-')
         rows.append(row)
     print(table.render(headers, rows), file=out)
     return 0

@@ -32,6 +32,7 @@ from oslo_utils import excutils
 
 from nova.compute import build
 from nova.compute import delete
+from nova.compute import disk_leases
 from nova.compute import evacuation
 from nova.compute import external_events
 from nova.compute import host_init
@@ -71,6 +72,7 @@ class ComputeManager:
         self.driver = driver or virt_driver.load_compute_driver(
             self.virtapi, settings, CONF.compute_driver)
         self.storage = storage_report.StorageReporter(self.host, self.driver)
+        self.leases = disk_leases.LeaseReporter(self.host, self.driver)
         self.compute = operation.ComputeHost(
             host=self.host, settings=settings, driver=self.driver,
             virtapi=self.virtapi, storage=self.storage)
@@ -88,6 +90,13 @@ class ComputeManager:
         # What the storage is now, recorded before anything compares with
         # it (storage_report.py).
         self.storage.record_at_start(context)
+        # Which disk leases its libvirt takes, and a warning when it
+        # shares storage without them (disk_leases.py).
+        try:
+            self.leases.record_at_start(context)
+        except Exception:
+            LOG.exception('Could not record the disk leases of %s',
+                          self.host)
         # Then what the previous process left half done (recovery.py), so
         # that nothing below sees a partial disk or a dead attempt's guest.
         recovery.recover_interrupted_attempts(self.compute, context)
@@ -153,8 +162,14 @@ class ComputeManager:
 
     def update_service_record(self, service):
         """Called by the service before each heartbeat: the storage fields
-        of its row, written with the heartbeat (storage_report.py)."""
+        of its row, written with the heartbeat (storage_report.py); a new
+        storage identity is checked for sharing without disk leases
+        (disk_leases.py)."""
         self.storage.update(service)
+        try:
+            self.leases.update(nova_context.get_admin_context(), service)
+        except Exception:
+            LOG.exception('Could not check the disk leases of %s', self.host)
 
     def cleanup_host(self):
         self.driver.cleanup_host(host=self.host)

@@ -16,7 +16,11 @@ Each one reads the same way (Ironic's conductor shape)::
    an evacuation moved the instance away never runs an operation here;
    An instance whose ``task_state`` already is the operation's (the API
    set it before casting, or a crash left it there) is taken as claimed;
-4. hand off to the workflow (``body``);
+4. hand off to the workflow (``body``). A ``DiskLeaseHeld`` from the
+   driver (libvirt refused to start a guest whose disk is in use
+   elsewhere) is raised on naming the host that holds the disk, when the
+   database can tell (``disk_leases.naming_holder``): the fault and the
+   action event say whom to fence;
 5. success: vm_state from the table, task_state cleared, power_state from
    the driver, saved by compare-and-swap on the operation's task_state.
    Failure (after the claim only): an ``InstanceFault``, vm_state from the
@@ -31,6 +35,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova.compute import actions
+from nova.compute import disk_leases
 from nova.compute import power_state
 from nova.compute import states
 from nova import exception
@@ -170,7 +175,14 @@ class Runner:
                 claim(instance, transition, host)
             LOG.info('Starting %s', operation.transition, instance=instance)
             try:
-                body()
+                try:
+                    body()
+                except exception.DiskLeaseHeld as e:
+                    named = disk_leases.naming_holder(context, host,
+                                                      instance, e)
+                    if named is e:
+                        raise
+                    raise named from e
                 (flow.succeed or self._succeeded)(instance, transition,
                                                   original_vm_state)
                 if after_success is not None:

@@ -33,6 +33,7 @@ class HostSettings:
     image_store_path: str = ''
     images_type: str = 'qcow2'
     instances_path_must_be_mounted: bool = False
+    libvirt_config_dir: str = '/etc/libvirt'
 
     @classmethod
     def from_conf(cls, conf):
@@ -53,6 +54,7 @@ class HostSettings:
             images_type=conf.libvirt.images_type,
             instances_path_must_be_mounted=(
                 conf.instances_path_must_be_mounted),
+            libvirt_config_dir=conf.libvirt.config_dir,
         )
 
     def replace(self, **changes):

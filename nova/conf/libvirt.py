@@ -59,6 +59,20 @@ Possible values:
 
 Related options: ``instances_path``.
 """),
+    cfg.StrOpt('config_dir',
+               default='/etc/libvirt',
+               help="""
+libvirt's configuration directory on this host, where nova-compute reads
+which lock manager libvirtd runs with (``qemu.conf``: ``lock_manager``;
+``qemu-lockd.conf``, ``qemu-sanlock.conf``).
+
+The service records what it reads in its service row (``disk_leases`` in
+``GET /os-services``) and warns, at start, when the host shares its
+instance storage with another host while either takes no disk leases:
+then nothing stops an evacuation from starting a second QEMU on the disks
+of a guest that still runs on a partitioned host (doc/source/cleanup.rst,
+"Fencing").
+"""),
     cfg.IntOpt('wait_running_timeout',
                default=60,
                min=1,

@@ -148,6 +148,8 @@ class Service(TimestampMixin, Base):
     disabled_reason: orm.Mapped[str | None] = orm.mapped_column(_str())
     forced_down: orm.Mapped[bool] = orm.mapped_column(default=False)
     storage_identity: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # What the host's libvirt takes: lockd, sanlock, none (NULL: unknown).
+    disk_leases: orm.Mapped[str | None] = orm.mapped_column(_str())
     last_seen_up: orm.Mapped[Timestamp | None]
 
 

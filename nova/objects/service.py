@@ -29,6 +29,7 @@ class Service(base.NovaObject):
         'disabled_reason': fields.String(),
         'forced_down': fields.Boolean(default=False, nullable=False),
         'storage_identity': fields.String(),
+        'disk_leases': fields.String(),
         'last_seen_up': fields.DateTime(),
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),

@@ -122,6 +122,31 @@ DAEMON_SOCKETS = (('virtlogd', 'virtlogd-sock'),
                   ('libvirtd', 'libvirt-sock'))
 
 
+def domain_xml(name, uuid, disk_path, memory_mib=64, console_log=None):
+    """A minimal TCG domain: one qcow2 disk, optional file serial."""
+    serial = ''
+    if console_log:
+        serial = ("<serial type='file'><source path='%s'/></serial>"
+                  % console_log)
+    return f"""<domain type='qemu'>
+  <name>{name}</name>
+  <uuid>{uuid}</uuid>
+  <memory unit='MiB'>{memory_mib}</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64' machine='pc'>hvm</type><boot dev='hd'/></os>
+  <features><acpi/></features>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <disk type='file' device='disk'>
+      <driver name='qemu' type='qcow2'/>
+      <source file='{disk_path}'/>
+      <target dev='vda' bus='virtio'/>
+    </disk>
+    {serial}
+  </devices>
+</domain>"""
+
+
 class HostStartError(RuntimeError):
     """A simulated host could not be started; the message says why."""
 

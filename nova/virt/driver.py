@@ -105,6 +105,12 @@ class ComputeDriver:
             self.settings.instances_path,
             must_be_mounted=self.settings.instances_path_must_be_mounted)
 
+    def get_disk_leases(self):
+        """What keeps a second host from running this host's disks: a
+        ``nova.virt.libvirt.lock_config.DiskLeases``, or None when the
+        driver cannot tell (the base driver)."""
+        return None
+
     def get_storage_identity(self) -> str | None:
         """Identity of the storage behind ``instances_path``, or None.
 

@@ -31,8 +31,14 @@ ERR_INTERNAL_ERROR = libvirt.VIR_ERR_INTERNAL_ERROR
 ERR_NO_CONNECT = libvirt.VIR_ERR_NO_CONNECT
 ERR_INVALID_CONN = libvirt.VIR_ERR_INVALID_CONN
 ERR_OPERATION_TIMEOUT = libvirt.VIR_ERR_OPERATION_TIMEOUT
+# A lock manager refused a lease (lockd: "resource busy: Lockspace
+# resource '<disk>' is locked", domain FROM_LOCKSPACE).
+ERR_RESOURCE_BUSY = libvirt.VIR_ERR_RESOURCE_BUSY
 FROM_REMOTE = libvirt.VIR_FROM_REMOTE
 FROM_RPC = libvirt.VIR_FROM_RPC
+FROM_QEMU = libvirt.VIR_FROM_QEMU
+FROM_LOCKING = libvirt.VIR_FROM_LOCKING
+FROM_LOCKSPACE = libvirt.VIR_FROM_LOCKSPACE
 
 # Domain states (virDomainState).
 DOMAIN_NOSTATE = libvirt.VIR_DOMAIN_NOSTATE

@@ -34,6 +34,7 @@ from nova.virt.libvirt import disks
 from nova.virt.libvirt import host as libvirt_host
 from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
+from nova.virt.libvirt import lock_config
 from nova.virt import instancedir
 from nova.virt.libvirt import vif as libvirt_vif
 
@@ -72,6 +73,11 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def is_hypervisor_available(self):
         return self.host.is_available()
+
+    def get_disk_leases(self):
+        """The disk leases libvirtd's configuration gives (read from
+        ``settings.libvirt_config_dir``: ``lock_config``)."""
+        return lock_config.read(self.settings.libvirt_config_dir)
 
     def get_available_resource(self, nodename):
         node = self.host.get_node_info()
@@ -263,8 +269,34 @@ class LibvirtDriver(driver.ComputeDriver):
             except Exception:
                 LOG.exception('Cleanup of the failed start failed',
                               instance=instance)
+            if isinstance(e, exception.DiskLeaseHeld) and \
+                    not e.holder_known:
+                local = self._local_domain_using(instance, e.disk)
+                if local is not None:
+                    raise exception.DiskLeaseHeld(
+                        disk=e.disk, local_domain=local,
+                        reason=e.reason) from e
             raise
         return guest
+
+    def _local_domain_using(self, instance, disk):
+        """The name of another running domain of this host whose disks
+        include ``disk``, or None (then the holder is on another host)."""
+        try:
+            guests = self.host.list_guests()
+        except exception.NovaException:
+            return None
+        for guest in guests:
+            if guest.uuid == instance.uuid:
+                continue
+            try:
+                if guest.is_active() and any(
+                        _same_file(disk, path)
+                        for path in guest.disk_paths()):
+                    return guest.name
+            except exception.NovaException:
+                continue
+        return None
 
     def _cleanup_failed_start(self, context, instance, network_info,
                               block_device_info, guest, destroy_disks):
@@ -489,3 +521,12 @@ class LibvirtDriver(driver.ComputeDriver):
             except exception.NovaException as e:
                 LOG.error('Failed to unplug VIF %(vif)s: %(err)s',
                           {'vif': vif.id, 'err': e}, instance=instance)
+
+
+def _same_file(a, b):
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -5,6 +5,22 @@ it turns libvirt errors into the project's exceptions here, at the
 boundary: a missing domain (``VIR_ERR_NO_DOMAIN``) is ``InstanceNotFound``,
 a failed start ``InstancePowerOnFailure`` and so on.
 
+A start refused because a disk is in use elsewhere is ``DiskLeaseHeld``,
+naming the disk, whichever of the two guards refused it (libvirt 9.0,
+QEMU 7.2):
+
+* libvirt's lock manager (``lock_manager = "lockd"``): the lease on the
+  disk is held by another virtlockd. ``VIR_ERR_RESOURCE_BUSY`` from
+  ``VIR_FROM_LOCKSPACE``, "resource busy: Lockspace resource '<disk>' is
+  locked" (with a ``file_lockspace_dir``, '<disk>' is the SHA-256 of the
+  disk's path, mapped back here). libvirt takes leases when the guest's
+  vCPUs start, so a guest started paused is refused by ``resume()``.
+* QEMU's own image locking: the image is open in another QEMU.
+  ``VIR_ERR_INTERNAL_ERROR`` from ``VIR_FROM_QEMU``, "... Failed to get
+  "write" lock\nIs another process using the image [<disk>]?". On one
+  file system both see each other, and QEMU, which opens its images
+  before libvirt asks for the leases, refuses first.
+
 Example::
 
     guest = host.get_guest(instance.uuid)
@@ -14,7 +30,10 @@ Example::
 """
 
 import contextlib
+import hashlib
+import re
 import time
+import xml.etree.ElementTree as etree
 
 from oslo_log import log as logging
 
@@ -40,6 +59,52 @@ POWER_STATE_MAP = {
 
 _POLL_INTERVAL = 0.05
 
+_LOCKSPACE_BUSY = re.compile(r"Lockspace resource '(?P<disk>[^']+)' is "
+                             r"locked")
+_QEMU_LOCK = re.compile(r'Failed to get (?:shared )?"[a-z ]+" lock')
+_QEMU_LOCK_IMAGE = re.compile(r'Is another process using the image '
+                              r'\[(?P<disk>[^\]]+)\]')
+
+
+def disk_paths(xml: str) -> list[str]:
+    """The files of a domain's disks (``<source file=...>``)."""
+    try:
+        root = etree.fromstring(xml)
+    except etree.ParseError:
+        return []
+    return [source.get('file') for source in
+            root.findall('./devices/disk/source') if source.get('file')]
+
+
+def lease_refusal(error, disks=()) -> exception.DiskLeaseHeld | None:
+    """``DiskLeaseHeld`` when ``error`` says a disk is in use elsewhere,
+    else None. ``disks``: the domain's disk files, to name the disk of a
+    lease that libvirt reports by hash (a ``file_lockspace_dir``)."""
+    code = binding.error_code(error)
+    if code is None:
+        return None
+    message = error.get_error_message() or str(error)
+    if code == binding.ERR_RESOURCE_BUSY:
+        match = _LOCKSPACE_BUSY.search(message)
+        disk = match.group('disk') if match else None
+        if disk is not None and disk not in disks:
+            for path in disks:
+                if hashlib.sha256(path.encode()).hexdigest() == \
+                        disk.rsplit('/', 1)[-1]:
+                    disk = path
+                    break
+        return exception.DiskLeaseHeld(
+            disk=disk or 'a disk of the guest',
+            reason='its lease is held by another lock manager '
+                   '(libvirt: %s)' % message.strip())
+    if _QEMU_LOCK.search(message):
+        match = _QEMU_LOCK_IMAGE.search(message)
+        return exception.DiskLeaseHeld(
+            disk=match.group('disk') if match else 'a disk of the guest',
+            reason='another QEMU has it open (QEMU\'s image lock: %s)'
+                   % _QEMU_LOCK.search(message).group(0))
+    return None
+
 
 class Guest:
     def __init__(self, domain: binding.virDomain, host_name: str = ''):
@@ -61,10 +126,25 @@ class Guest:
                 raise exception.InstanceNotFound(instance_id=self.uuid)
             if binding.is_connection_error(e):
                 raise exception.HypervisorUnavailable(host=self._host_name)
+            refusal = lease_refusal(e, self._disks_quietly())
+            if refusal is not None:
+                LOG.error('Disk in use elsewhere: %s', e,
+                          instance_uuid=self.uuid)
+                raise refusal from e
             message = e.get_error_message() or str(e)
             if failure is exception.InternalError:
                 raise exception.InternalError(err=message)
             raise failure(reason=message, **kwargs)
+
+    def _disks_quietly(self) -> list[str]:
+        try:
+            return disk_paths(self._domain.XMLDesc(0))
+        except binding.Error:
+            return []
+
+    def disk_paths(self) -> list[str]:
+        """The files of this domain's disks."""
+        return disk_paths(self.get_xml())
 
     # -- state -------------------------------------------------------------
 

@@ -12,6 +12,13 @@ through ``cluster.json``: ``virsh -c <host URI>``, ``ip -n <host netns>
 link`` and the host's storage directory (``self.observe``). Every
 observation is printed, so a failing test's output says what each host
 held before and after.
+
+``watch_disks()`` samples, until the end of the test, which disk files
+every QEMU process of every host holds open (``/proc/<pid>/fd``, files
+told apart by inode, since every host sees its storage at the same path)
+and fails the test if one disk stayed open in two QEMU processes at once
+(doc/source/cleanup.rst, invariant 6) longer than a refused start takes
+to exit.
 """
 
 import dataclasses
@@ -21,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -33,6 +41,8 @@ from nova.tests import base
 
 NOVA_TIMEOUT = 120
 POLL = 0.5
+# The files of an instance directory a QEMU opens read-write.
+DISK_NAMES = ('disk', 'disk.eph0', 'disk.swap')
 E2E_ROOT = os.path.join(tempfile.gettempdir(), 'nova-e2e')
 
 _VIRSH_ROW = re.compile(r'^\s*(\S+)\s+(\S+)\s+(.+?)\s*$')
@@ -91,6 +101,73 @@ def sha256_files(directory, names=None):
     return found
 
 
+class DiskWatch:
+    """Samples every QEMU process of every host of ``cluster``, every
+    ``interval`` s, for the instance disks it holds open; ``problems``
+    lists each disk open in the same two QEMU processes for ``settle`` s
+    or more.
+
+    NOTE: QEMU opens a disk image before it takes its lock on it, so a
+    QEMU that a lease or QEMU's own image lock refuses holds the disk
+    open for the moment it takes to exit (about 0.1 s here). That is a
+    refused start, not two guests on one disk; ``transient`` counts
+    those, and a pair of QEMU processes that keeps the disk open past
+    ``settle`` is a problem.
+    """
+
+    def __init__(self, cluster, interval=0.1, settle=2.0):
+        self.cluster = cluster
+        self.interval = interval
+        self.settle = settle
+        self.problems = []
+        self.transient = set()
+        self.samples = 0
+        self._first_seen = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='disk-watch')
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.problems
+
+    def snapshot(self):
+        """{(device, inode): [(host, QEMU pid, path as it sees it)]} of
+        the instance disks open in a QEMU process now."""
+        found = {}
+        for name, host in list(self.cluster.hosts.items()):
+            for pid in host.hypervisor.qemu_pids():
+                for ident, path in procs.open_files(pid).items():
+                    if os.path.basename(path) in DISK_NAMES:
+                        found.setdefault(ident, []).append((name, pid,
+                                                            path))
+        return found
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            try:
+                snapshot = self.snapshot()
+            except Exception as e:      # a host going down meanwhile
+                print('disk watch: sample failed: %s' % e)
+                continue
+            self.samples += 1
+            now = time.monotonic()
+            for ident, users in snapshot.items():
+                pids = frozenset(pid for _host, pid, _path in users)
+                if len(pids) < 2:
+                    continue
+                first = self._first_seen.setdefault((ident, pids), now)
+                if now - first >= self.settle:
+                    self.problems.append((ident, users))
+                else:
+                    self.transient.add((ident, pids))
+
+
 def _mounts_mentioning(path):
     with open('/proc/self/mountinfo') as f:
         return [line.strip() for line in f if path in line]
@@ -102,6 +179,8 @@ class ClusterTestCase(base.TestCase):
     shared_groups = ()
     vif_plugging_timeout = 20
     vif_plugging_is_fatal = True
+    reap_orphans_interval = 600
+    hosts_without_leases = ()
 
     # -- the class's cluster ----------------------------------------------
 
@@ -118,7 +197,9 @@ class ClusterTestCase(base.TestCase):
             base_dir=base_dir, hosts=cls.cluster_hosts,
             shared_groups=cls.shared_groups,
             vif_plugging_timeout=cls.vif_plugging_timeout,
-            vif_plugging_is_fatal=cls.vif_plugging_is_fatal)
+            vif_plugging_is_fatal=cls.vif_plugging_is_fatal,
+            reap_orphans_interval=cls.reap_orphans_interval,
+            hosts_without_leases=cls.hosts_without_leases)
         # Taps seen on the hosts; none may outlive the cluster.
         cls.seen_taps = set()
         cls.cluster = cluster_mod.Cluster(cls.spec)
@@ -302,6 +383,86 @@ class ClusterTestCase(base.TestCase):
         if force_down:
             self.force_down(host)
         self.wait_for_compute_state(host, 'down')
+
+    def partition_host(self, host, force_down=False):
+        """The host loses the control plane, its guests run on
+        (``cluster.partition``); wait until the control plane sees it
+        down (at once with ``force_down``)."""
+        self.cluster.partition(host)
+        print('%s partitioned' % host)
+        if force_down:
+            self.force_down(host)
+        self.wait_for_compute_state(host, 'down')
+
+    def heal_host(self, host):
+        """The partition ends (``cluster.heal``); returns once the host's
+        nova-compute heartbeats again. A ``forced_down`` stays."""
+        offset = os.path.getsize(self.host_entry(host).log_file)
+        self.cluster.heal(host)
+        print('%s healed' % host)
+        self.wait_for_heartbeats(host, 1)
+        return offset
+
+    def wait_for_heartbeats(self, host, count):
+        """Until ``host`` heartbeat ``count`` more times; its row then."""
+        first = self.service_row(host)['report_count']
+        deadline = time.monotonic() + count * self.spec.report_interval * 10
+        while self.service_row(host)['report_count'] < first + count:
+            if time.monotonic() > deadline:
+                self.fail('%s did not heartbeat %d times' % (host, count))
+            time.sleep(POLL)
+        return self.service_row(host)
+
+    def wait_for_log(self, host, text, offset=0, timeout=60):
+        """Until the host's nova-compute log says ``text`` after byte
+        ``offset``; the line."""
+        path = self.host_entry(host).log_file
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(path, 'rb') as f:
+                f.seek(offset)
+                for line in f.read().decode(errors='replace').splitlines():
+                    if text in line:
+                        return line
+            if time.monotonic() > deadline:
+                self.fail('%s never logged %r' % (host, text))
+            time.sleep(POLL)
+
+    def watch_disks(self):
+        """Start a ``DiskWatch`` over the cluster; the test fails at its
+        end if a disk stayed open in two QEMU processes at once."""
+        watch = DiskWatch(self.cluster).start()
+
+        def check():
+            problems = watch.stop()
+            print('disk watch: %d samples, %d disk(s) open in two QEMU '
+                  'processes, %d refused start(s) seen opening a disk in '
+                  'use' % (watch.samples, len(problems),
+                           len(watch.transient)))
+            if problems:
+                self.fail('a disk was open in two QEMU processes at once: '
+                          '%s' % problems[:5])
+        self.addCleanup(check)
+        return watch
+
+    def lease_holders(self, disk):
+        """The hosts whose virtlockd holds a lease (an fcntl lock) on the
+        file ``disk`` (a path seen from outside the hosts)."""
+        virtlockd = {h.entry.processes['virtlockd'].pid: name
+                     for name, h in self.cluster.hosts.items()
+                     if 'virtlockd' in h.entry.processes}
+        locks = procs.locks_on(disk)
+        print('locks on %s: %s' % (disk, locks))
+        return sorted(virtlockd.get(lock.pid, 'pid %d' % lock.pid)
+                      for lock in locks if lock.kind == 'POSIX')
+
+    def qemu_with_open(self, disk):
+        """[(host, QEMU pid)] of the QEMU processes, on every host, that
+        hold the file ``disk`` (seen from outside) open: ``ps`` and
+        ``lsof`` in each host's namespace."""
+        ident = procs.file_id(disk)
+        users = DiskWatch(self.cluster).snapshot().get(ident, [])
+        return sorted((host, pid) for host, pid, _path in users)
 
     def revive_host(self, host, **kwargs):
         """``cluster.revive``, clearing ``forced_down`` first."""

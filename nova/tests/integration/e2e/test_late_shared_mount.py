@@ -23,7 +23,6 @@ storage may change meanwhile (sha256).
 import json
 import os
 import signal
-import time
 
 from nova.tests.integration.e2e import base
 
@@ -57,16 +56,6 @@ class TestLateSharedMount(base.ClusterTestCase):
         with open(os.path.join(storage_dir, '.nova-storage-identity')) as f:
             return f.read().strip()
 
-    def _wait_for_heartbeats(self, host, count):
-        """Until ``host`` heartbeat ``count`` more times; its row then."""
-        first = self.service_row(host)['report_count']
-        deadline = time.monotonic() + count * self.spec.report_interval * 10
-        while self.service_row(host)['report_count'] < first + count:
-            if time.monotonic() > deadline:
-                self.fail('%s did not heartbeat %d times' % (host, count))
-            time.sleep(base.POLL)
-        return self.service_row(host)
-
     def _mount_late_and_check_identity(self):
         local_a = self.host_entry(A).storage_dir
         storage_b = self.host_entry(B).storage_dir
@@ -88,7 +77,7 @@ class TestLateSharedMount(base.ClusterTestCase):
         # the old marker; the next one reads the new one: two heartbeats
         # after the mount, A's row must record the shared identity. (In
         # heartbeats, not seconds: tests never assert on time.)
-        row = self._wait_for_heartbeats(A, 2)
+        row = self.wait_for_heartbeats(A, 2)
         print('A after the mount: %s' % row)
         self.assertEqual(shared_identity, row['storage_identity'])
         self.assertFalse(row['disabled'], row)

@@ -305,6 +305,20 @@ class AdminCommandsTest(ShellTestCase):
                                     version='2.10')
         self.assertNotIn('Forced down', out)
         self.assertNotIn('host1', out)
+        self.assertNotIn('Disk Leases', out)
+
+    def test_service_list_shows_the_disk_lease_warning(self):
+        for service, leases in ((self.host1, 'lockd'), (self.host2, 'none')):
+            row = objects.Service.get_by_id(self.ctx, service.id)
+            row.storage_identity = 'shared'
+            row.disk_leases = leases
+            row.save()
+        code, out, _err = self.nova('service-list', '--host', 'host2')
+        self.assertEqual(0, code)
+        lines = out.splitlines()
+        self.assertEqual('Disk Leases', lines[1].split('|')[-2].strip())
+        self.assertIn('none: shares storage with host1 without disk leases; '
+                      'fence it before evacuating', lines[3])
 
     def test_service_force_down_both_forms(self):
         for version in ('2.11', '2.53'):

@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0003'
+HEAD = '0004'
 
 
 class MigrationTestCase(base.TestCase):

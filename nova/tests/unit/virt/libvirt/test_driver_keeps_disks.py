@@ -6,12 +6,16 @@ every disk are byte-for-byte intact, and the next attempt succeeds.
 """
 
 import os
+from unittest import mock
+
+from oslo_utils import uuidutils
 
 from nova.compute import instance_events
 from nova.compute import power_state
 from nova import exception
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.tests.unit.virt.libvirt import test_driver
+from nova.virt.libvirt import guest as libvirt_guest
 
 
 class TestBug1660647(test_driver.LibvirtTestCase):
@@ -206,3 +210,96 @@ class TestRebootAndPower(test_driver.LibvirtTestCase):
         self.assertRaises(exception.DiskNotFound, self.driver.power_on,
                           self.context, instance,
                           fixtures.make_network_info())
+
+
+def _held(disk):
+    return exception.DiskLeaseHeld(disk=disk, reason='its lease is held')
+
+
+class TestDiskInUseElsewhere(test_driver.LibvirtTestCase):
+    """libvirt refuses the start because a disk is in use elsewhere (its
+    lease, or QEMU's own lock): the typed error goes on, and nothing of
+    the disks is touched, for start, hard reboot and a spawn that reuses
+    the disks on shared storage (an evacuation)."""
+
+    def refuse_launch(self, instance, host=None):
+        disk = os.path.join((host or self.host).instance_dir(instance.uuid),
+                            'disk')
+        return mock.patch.object(libvirt_guest.Guest, 'launch',
+                                 side_effect=_held(disk))
+
+    def test_start_and_hard_reboot_keep_every_file(self):
+        instance, network_info = self.booted()
+        self.driver.power_off(instance)
+        before = self.disk_files(instance)
+        operations = (
+            lambda: self.driver.power_on(self.context, instance,
+                                         network_info),
+            lambda: self.driver.reboot(self.context, instance,
+                                       network_info, 'HARD'))
+        for operation in operations:
+            with self.refuse_launch(instance):
+                with self.assertRaises(exception.DiskLeaseHeld) as caught:
+                    operation()
+            self.assertFalse(caught.exception.holder_known)
+            self.assertEqual(before, self.disk_files(instance))
+            self.assertFalse(self.host.is_running(instance.uuid))
+            self.assertEqual(frozenset(), self.host.plugged_vifs())
+        # Once the disk is free, the start works.
+        self.driver.power_on(self.context, instance, network_info)
+        self.assertTrue(self.host.is_running(instance.uuid))
+        self.assertEqual(before, self.disk_files(instance))
+
+    def test_spawn_on_shared_storage_keeps_the_disks_it_found(self):
+        instance, network_info, other = self._left_on_shared_storage()
+        before = self.disk_files(instance)
+        with self.refuse_launch(instance, other):
+            self.assertRaises(exception.DiskLeaseHeld, other.driver.spawn,
+                              self.context, instance, None, [], None,
+                              network_info=network_info)
+        self.assertEqual(before, self.disk_files(instance, other))
+        self.assertEqual(set(), other.domain_uuids())
+        self.assertEqual(frozenset(), other.plugged_vifs())
+
+    def _left_on_shared_storage(self):
+        instance, network_info = self.booted()
+        self.driver.destroy(self.context, instance, network_info,
+                            destroy_disks=False)
+        other = self.make_host(
+            'compute2', instances_path=self.host.settings.instances_path)
+        return instance, network_info, other
+
+    def test_a_domain_of_this_host_on_the_disk_is_named(self):
+        instance, network_info = self.booted()
+        self.driver.power_off(instance)
+        disk = os.path.join(self.host.instance_dir(instance.uuid), 'disk')
+        intruder = self.driver.host.define_guest(INTRUDER_XML.format(
+            uuid=uuidutils.generate_uuid(), disk=disk))
+        intruder.launch()
+        with self.refuse_launch(instance):
+            with self.assertRaises(exception.DiskLeaseHeld) as caught:
+                self.driver.power_on(self.context, instance, network_info)
+        self.assertEqual(intruder.name, caught.exception.local_domain)
+        self.assertTrue(caught.exception.format_message().startswith(
+            'disk in use by domain intruder on this host: stop it first'))
+        # A domain that does not run holds nothing.
+        intruder.poweroff()
+        with self.refuse_launch(instance):
+            with self.assertRaises(exception.DiskLeaseHeld) as caught:
+                self.driver.power_on(self.context, instance, network_info)
+        self.assertIsNone(caught.exception.local_domain)
+
+
+INTRUDER_XML = """<domain type='qemu'>
+  <name>intruder</name>
+  <uuid>{uuid}</uuid>
+  <memory unit='KiB'>65536</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64'>hvm</type><boot dev='hd'/></os>
+  <devices>
+    <disk type='file' device='disk'>
+      <source file='{disk}'/><target dev='vda' bus='virtio'/>
+    </disk>
+  </devices>
+</domain>
+"""

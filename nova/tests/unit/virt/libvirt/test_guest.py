@@ -1,11 +1,16 @@
 """Guest on libvirt's test driver: states, transitions, errors."""
 
+import hashlib
+from unittest import mock
+
 from oslo_utils import uuidutils
 
 from nova.compute import power_state
 from nova import exception
 from nova.tests import base
 from nova.tests.unit.virt.libvirt import fixtures
+from nova.virt.libvirt import binding
+from nova.virt.libvirt import guest as guest_mod
 from nova.virt.libvirt import host as libvirt_host
 
 DOMAIN_XML = """<domain type='qemu'>
@@ -94,3 +99,96 @@ class TestGuest(GuestTestCase):
         guest = self.define()
         guest.launch()
         self.assertRaises(exception.InstancePowerOnFailure, guest.launch)
+
+
+def libvirt_error(code, domain, message):
+    """A libvirtError as libvirt raises it (code, domain, message)."""
+    error = binding.Error(message)
+    error.err = (code, domain, message, 2, None, None, None, -1, -1)
+    return error
+
+
+# What libvirt 9.0 and QEMU 7.2 report (nova/tests/integration/libvirt/
+# test_disk_leases.py provokes both on real daemons).
+LOCKD_BUSY = ("resource busy: Lockspace resource '/srv/i/%s/disk' is "
+              "locked")
+QEMU_LOCKED = (
+    'internal error: process exited while connecting to monitor: '
+    '2026-01-01T00:00:00.000000Z qemu-system-x86_64: -blockdev '
+    '{"node-name":"libvirt-1-format","read-only":false,"driver":"qcow2",'
+    '"file":"libvirt-1-storage","backing":null}: Failed to get "write" '
+    'lock\nIs another process using the image [/srv/i/%s/disk]?')
+
+
+class TestLeaseRefusal(base.TestCase):
+    """A start refused because a disk is in use elsewhere: one typed
+    error, naming the disk, whichever guard refused it."""
+
+    def test_lockd_refusal(self):
+        refusal = guest_mod.lease_refusal(libvirt_error(
+            binding.ERR_RESOURCE_BUSY, binding.FROM_LOCKSPACE,
+            LOCKD_BUSY % 'u1'))
+        self.assertIsInstance(refusal, exception.DiskLeaseHeld)
+        self.assertEqual(409, refusal.code)
+        self.assertEqual('/srv/i/u1/disk', refusal.disk)
+        self.assertFalse(refusal.holder_known)
+        self.assertTrue(refusal.format_message().startswith(
+            'disk in use by another host: fence the host that runs it '
+            'first (libvirt refused to start the guest: /srv/i/u1/disk is '
+            'locked'), refusal.format_message())
+        self.assertIn('lease', refusal.format_message())
+
+    def test_qemu_image_lock_refusal(self):
+        refusal = guest_mod.lease_refusal(libvirt_error(
+            binding.ERR_INTERNAL_ERROR, binding.FROM_QEMU,
+            QEMU_LOCKED % 'u2'))
+        self.assertEqual('/srv/i/u2/disk', refusal.disk)
+        self.assertIn('another QEMU has it open', refusal.format_message())
+
+    def test_a_lease_in_a_lockspace_directory_is_named_by_its_disk(self):
+        disk = '/srv/i/u3/disk'
+        digest = hashlib.sha256(disk.encode()).hexdigest()
+        refusal = guest_mod.lease_refusal(libvirt_error(
+            binding.ERR_RESOURCE_BUSY, binding.FROM_LOCKSPACE,
+            "resource busy: Lockspace resource '%s' is locked" % digest),
+            disks=['/srv/i/u3/disk.eph0', disk])
+        self.assertEqual(disk, refusal.disk)
+
+    def test_other_errors_are_not_refusals(self):
+        for error in (libvirt_error(binding.ERR_INTERNAL_ERROR,
+                                    binding.FROM_QEMU, 'qemu died'),
+                      libvirt_error(binding.ERR_OPERATION_INVALID,
+                                    binding.FROM_QEMU,
+                                    'domain is already running'),
+                      ValueError('not libvirt')):
+            self.assertIsNone(guest_mod.lease_refusal(error))
+
+    def test_naming_the_holder(self):
+        refusal = guest_mod.lease_refusal(libvirt_error(
+            binding.ERR_RESOURCE_BUSY, binding.FROM_LOCKSPACE,
+            LOCKD_BUSY % 'u4'))
+        named = refusal.naming('compute1')
+        self.assertTrue(named.holder_known)
+        self.assertTrue(named.format_message().startswith(
+            'disk in use by another host: fence compute1 first'))
+        local = exception.DiskLeaseHeld(disk='/d', local_domain='other',
+                                        reason='r')
+        self.assertTrue(local.format_message().startswith(
+            'disk in use by domain other on this host: stop it first'))
+
+
+class TestLaunchRefused(GuestTestCase):
+    """Guest.launch and Guest.resume raise the refusal (leases are taken
+    when the vCPUs start: a guest started paused is refused by resume)."""
+
+    def test_launch_and_resume(self):
+        guest = self.define()
+        busy = libvirt_error(binding.ERR_RESOURCE_BUSY,
+                             binding.FROM_LOCKSPACE, LOCKD_BUSY % 'u5')
+        with mock.patch.object(guest._domain, 'create', side_effect=busy):
+            with self.assertRaises(exception.DiskLeaseHeld) as caught:
+                guest.launch()
+        self.assertEqual('/srv/i/u5/disk', caught.exception.disk)
+        guest.launch(pause=True)
+        with mock.patch.object(guest._domain, 'resume', side_effect=busy):
+            self.assertRaises(exception.DiskLeaseHeld, guest.resume)

@@ -24,11 +24,44 @@ class ServicesTest(fakes.APITestCase):
         self.assertEqual({'id': self.host1.id, 'binary': 'nova-compute',
                           'host': 'host1', 'zone': 'nova',
                           'status': 'enabled', 'state': 'up',
-                          'disabled_reason': None},
+                          'disabled_reason': None, 'disk_leases': None},
                          {k: v for k, v in host1.items()
                           if k != 'updated_at'})
         self.assertEqual('down', services['host2/nova-compute']['state'])
         self.assertEqual('internal', services['ctl/nova-conductor']['zone'])
+        self.assertNotIn('disk_leases', services['ctl/nova-conductor'])
+
+    def _record(self, service, identity, leases):
+        row = self.reloaded(service)
+        row.storage_identity = identity
+        row.disk_leases = leases
+        row.save()
+
+    def test_disk_leases_and_the_warning_for_shared_storage(self):
+        self._record(self.host1, 'shared', 'lockd')
+        self._record(self.host2, 'shared', 'lockd')
+        services = self.services()
+        self.assertEqual('lockd',
+                         services['host1/nova-compute']['disk_leases'])
+        # host2 takes none now: both sides say so, host2 first.
+        self._record(self.host2, 'shared', 'none')
+        services = self.services(query='?host=host2')
+        self.assertEqual(
+            'none: shares storage with host1 without disk leases; fence it '
+            'before evacuating',
+            services['host2/nova-compute']['disk_leases'])
+        services = self.services(query='?binary=nova-compute')
+        self.assertEqual(
+            'lockd, but host2 sharing its storage takes no disk leases; '
+            'fence before evacuating',
+            services['host1/nova-compute']['disk_leases'])
+        # Separate storage: no warning, whatever the leases.
+        self._record(self.host2, 'other', 'none')
+        services = self.services()
+        self.assertEqual('lockd',
+                         services['host1/nova-compute']['disk_leases'])
+        self.assertEqual('none',
+                         services['host2/nova-compute']['disk_leases'])
 
     def test_list_by_microversion(self):
         self.assertIn('forced_down',

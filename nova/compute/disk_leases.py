@@ -1,0 +1,198 @@
+"""Disk leases: what keeps two hosts from running one disk, and whom to
+fence when a start is refused (doc/source/cleanup.rst, "Fencing").
+
+On shared storage, an evacuation away from a host that is partitioned
+rather than dead (its nova-compute silent, its guests running) would start
+a second QEMU on the same disks. libvirt's lock manager prevents it: with
+``lock_manager = "lockd"`` each host's virtlockd takes a lease on every
+disk a domain uses, and a second domain on a leased disk is refused
+(``exception.DiskLeaseHeld``, raised by the libvirt driver). This module:
+
+* records, when the compute service starts, which leases its host's
+  libvirt takes (``driver.get_disk_leases()``, read from libvirt's
+  configuration) in its service row (``disk_leases``: ``lockd``,
+  ``sanlock``, ``none``), and warns in the log when the host shares its
+  instance storage with another compute host (the same storage identity)
+  while either of them takes none; again whenever the storage it
+  records changes (a late mount). ``GET /os-services`` shows the same
+  (``describe``);
+* names the host holding a refused disk (``naming_holder``): libvirt
+  only knows that the disk is locked, not by whom (a lease on NFS carries
+  no host), but the database knows who ran the instance: the host the
+  instance is recorded on when this is another one (an evacuation: its
+  source), else the source of the instance's newest evacuation, else the
+  one other host sharing this storage.
+
+Example (the compute manager)::
+
+    reporter = disk_leases.LeaseReporter(host, driver)
+    reporter.record_at_start(context)
+    ...
+    raise disk_leases.naming_holder(context, host, instance, exc)
+"""
+
+from oslo_log import log as logging
+
+from nova import exception
+from nova import objects
+from nova.objects import migration as migration_obj
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_BINARY = 'nova-compute'
+PROTECTED = ('lockd', 'sanlock')
+NONE = 'none'
+
+
+def protected(value) -> bool:
+    """Whether a recorded ``disk_leases`` value means leased disks."""
+    return value in PROTECTED
+
+
+def sharing_peers(service, services) -> list:
+    """The other compute services of ``services`` that record the same
+    storage identity as ``service``."""
+    identity = service.storage_identity
+    if not identity:
+        return []
+    return [s for s in services
+            if s.binary == COMPUTE_BINARY and s.host != service.host
+            and s.storage_identity == identity]
+
+
+def unprotected_sharing(service, services) -> list:
+    """The hosts sharing storage with ``service`` where one of the two
+    takes no disk lease (unknown counts as none)."""
+    peers = sharing_peers(service, services)
+    if not protected(service.disk_leases):
+        return [p.host for p in peers]
+    return [p.host for p in peers if not protected(p.disk_leases)]
+
+
+def describe(service, services) -> str | None:
+    """``disk_leases`` of a compute service as ``GET /os-services`` shows
+    it: what its libvirt takes, and a warning when it shares storage
+    with a host where either takes none; None when not reported."""
+    if service.binary != COMPUTE_BINARY or service.disk_leases is None:
+        return None
+    exposed = unprotected_sharing(service, services)
+    if not exposed:
+        return service.disk_leases
+    if not protected(service.disk_leases):
+        return ('%s: shares storage with %s without disk leases; fence it '
+                'before evacuating' % (service.disk_leases,
+                                       ', '.join(exposed)))
+    return ('%s, but %s sharing its storage take%s no disk leases; fence '
+            'before evacuating' % (service.disk_leases, ', '.join(exposed),
+                                   's' if len(exposed) == 1 else ''))
+
+
+def _compute_services(context):
+    return objects.Service.get_all(context, binary=COMPUTE_BINARY)
+
+
+class LeaseReporter:
+    """Records one compute host's disk leases and warns about sharing
+    storage without them."""
+
+    def __init__(self, host: str, driver):
+        self.host = host
+        self.driver = driver
+        self.leases = None
+        self._checked_identity = None
+
+    def record_at_start(self, context):
+        """Read the host's leases, record them in its service row, log
+        them, warn when storage is shared without leases. The leases
+        (None: the driver cannot tell)."""
+        self.leases = self.driver.get_disk_leases()
+        value = None if self.leases is None else self.leases.manager
+        try:
+            row = objects.Service.get_by_host_and_binary(
+                context, self.host, COMPUTE_BINARY)
+        except exception.ServiceNotFound:
+            return self.leases
+        if self.leases is not None:
+            log = LOG.info if self.leases.protected else LOG.warning
+            log('Disk leases on %(host)s: %(detail)s',
+                {'host': self.host, 'detail': self.leases.detail})
+        if row.disk_leases != value:
+            row.disk_leases = value
+            row.save()
+        self.check_sharing(context, row)
+        return self.leases
+
+    def update(self, context, row):
+        """At a heartbeat: check the sharing again when the storage
+        identity ``row`` records changed since the last check (the
+        service writes the row)."""
+        if row.storage_identity != self._checked_identity:
+            self.check_sharing(context, row)
+
+    def check_sharing(self, context, row):
+        """Warn (once per storage identity) when this host shares storage
+        with hosts where one side takes no lease; their names."""
+        self._checked_identity = row.storage_identity
+        if not row.storage_identity:
+            return []
+        services = [s for s in _compute_services(context)
+                    if s.host != self.host] + [row]
+        exposed = unprotected_sharing(row, services)
+        if exposed:
+            LOG.warning(
+                'Host %(host)s shares its instance storage (identity '
+                '%(identity)s) with %(peers)s, and %(who)s no disk leases: '
+                'nothing keeps an evacuation from starting a second QEMU on '
+                'the disks of a guest that still runs on a partitioned host. '
+                'Enable libvirt\'s lock manager (lock_manager = "lockd") on '
+                'every host sharing the storage, or fence every host before '
+                'evacuating it (doc/source/cleanup.rst, "Fencing")',
+                {'host': self.host, 'identity': row.storage_identity,
+                 'peers': ', '.join(exposed),
+                 'who': ('this host takes' if not protected(row.disk_leases)
+                         else 'they take')})
+        return exposed
+
+
+def holder_of(context, host: str, instance) -> str | None:
+    """The host most likely to run ``instance``'s disks, seen from
+    ``host`` whose start of it was refused; None when nothing says."""
+    if instance.host and instance.host != host:
+        return instance.host
+    try:
+        migrations = objects.Migration.get_by_filters(
+            context, instance_uuid=instance.uuid,
+            migration_type=migration_obj.EVACUATION)
+    except Exception:
+        LOG.debug('Could not read the migrations', instance=instance)
+        migrations = []
+    for migration in reversed(migrations):      # newest first
+        if migration.source_compute and migration.source_compute != host:
+            return migration.source_compute
+    try:
+        row = objects.Service.get_by_host_and_binary(context, host,
+                                                     COMPUTE_BINARY)
+        peers = sharing_peers(row, _compute_services(context))
+    except exception.NovaException:
+        return None
+    if len(peers) == 1:
+        return peers[0].host
+    if peers:
+        return ('the host that runs it (one of %s, which share this '
+                'storage)' % ', '.join(p.host for p in peers))
+    return None
+
+
+def naming_holder(context, host: str, instance,
+                  exc: exception.DiskLeaseHeld) -> exception.DiskLeaseHeld:
+    """``exc`` naming the host that holds the disk when it did not and
+    the database can tell (else ``exc`` itself)."""
+    if exc.holder_known:
+        return exc
+    try:
+        holder = holder_of(context, host, instance)
+    except Exception:
+        LOG.exception('Could not tell which host holds the disk',
+                      instance=instance)
+        holder = None
+    return exc if holder is None else exc.naming(holder)
