@@ -437,7 +437,7 @@ class LibvirtHost:
     # -- internals -------------------------------------------------------
 
     def _build_tree(self):
-        """Per-host copies of libvirt's directories, seeded from the system.
+        """Per-host copies of libvirt's directories, copied from the system's.
 
         /etc/libvirt is copied without persistent domains, networks and
         pools or their autostart links (the host starts empty) and with

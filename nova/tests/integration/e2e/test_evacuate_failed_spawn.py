@@ -94,7 +94,7 @@ class TestEvacuateAfterFailedSpawn(base.ClusterTestCase):
 
     def test_storage_not_shared(self):
         a, b = 'compute1', 'compute2'
-        (uuid,) = self.boot_on(a, ['seed1-local'])
+        (uuid,) = self.boot_on(a, ['leftovers-local'])
         self.wait_for_banners(a, uuid, 1)
         self.observe('booted on A', uuid, [a, b])
         self.assert_running_on(a, uuid)
@@ -108,7 +108,7 @@ class TestEvacuateAfterFailedSpawn(base.ClusterTestCase):
 
     def test_storage_not_shared_events_withheld(self):
         a, b = 'compute2', 'compute1'
-        (uuid,) = self.boot_on(a, ['seed1-local-events'])
+        (uuid,) = self.boot_on(a, ['leftovers-local-events'])
         self.wait_for_banners(a, uuid, 1)
         self.observe('booted on A', uuid, [a, b])
         self.assert_running_on(a, uuid)
@@ -122,7 +122,7 @@ class TestEvacuateAfterFailedSpawn(base.ClusterTestCase):
 
     def test_storage_shared(self):
         a, b = 'compute3', 'compute4'
-        (uuid,) = self.boot_on(a, ['seed1-shared'])
+        (uuid,) = self.boot_on(a, ['leftovers-shared'])
         self.wait_for_banners(a, uuid, 1)
         self.observe('booted on A', uuid, [a, b])
         self.assert_running_on(a, uuid)

@@ -65,7 +65,7 @@ class TestStartWithVIFPlugFailure(base.ClusterTestCase):
 
     def test_bridge_missing_start_keeps_files_and_next_start_works(self):
         host = 'compute1'
-        uuid = self._boot_and_stop(host, 'seed2-bridge')
+        uuid = self._boot_and_stop(host, 'bug1660647-bridge')
         disk_sha = base.sha256(self._disk(host, uuid))
         self.remove_bridge(host)
         try:

@@ -70,7 +70,7 @@ class TestNetworkAPI(base.TestCase):
         self.assertEqual([], self._ports())
 
     def test_macs_are_unique_even_when_the_draw_repeats(self):
-        # Two generators with the same seed draw the same MACs: the second
+        # Two generators started alike draw the same MACs: the second
         # API must notice the collision in the database and draw again.
         first = network_api.API(rand=random.Random(7))
         second = network_api.API(rand=random.Random(7))
