@@ -140,9 +140,11 @@ class ComputeServiceInUse(Conflict):
     msg_fmt = 'Compute service of %(host)s is still in use.'
 
 
-class ComputeServiceUnavailable(NovaException):
+class ComputeServiceUnavailable(Invalid):
+    # NOTE: a client error, as in Nova: the request names a host whose
+    # compute service is down (evacuate to HOST); asking again will not
+    # help until the operator acts, so it is not a 503.
     msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
-    code = 503
 
 
 class ComputeServiceStillUp(Invalid):

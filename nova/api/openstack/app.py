@@ -23,6 +23,7 @@ from nova.api.openstack import faults
 from nova.api.openstack import router as router_mod
 from nova.api.openstack import wsgi
 from nova import context as nova_context
+from nova import exception
 
 LOG = logging.getLogger(__name__)
 
@@ -36,6 +37,30 @@ def _status_line(status: int) -> str:
     except ValueError:
         phrase = 'Unknown'
     return '%d %s' % (status, phrase)
+
+
+def _raw_path_qs(environ) -> str:
+    """The request's path and query as the server received them, for the
+    log: unlike WebOb's, never fails on bytes that are not UTF-8."""
+    path = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
+    query = environ.get('QUERY_STRING')
+    return path + ('?' + query if query else '')
+
+
+def _check_utf8(req) -> None:
+    """A path that is not UTF-8 names no resource (404); a query that is
+    not UTF-8 is a client error (400). Both are checked first, so that no
+    handler meets an undecodable value."""
+    try:
+        req.path_info
+    except UnicodeDecodeError:
+        raise wsgi.HTTPError(404, 'The resource could not be found: the '
+                                  'path is not valid UTF-8.')
+    try:
+        req.GET.items()
+    except UnicodeDecodeError:
+        raise exception.ValidationError(
+            detail='Invalid query string: not valid UTF-8.')
 
 
 class APIApplication:
@@ -61,7 +86,7 @@ class APIApplication:
             headers[name] = request_id
         LOG.info('%(method)s %(path)s status: %(status)d len: %(len)d '
                  'microversion: %(ver)s time: %(secs).3f request: %(req)s',
-                 {'method': req.method, 'path': req.path_qs,
+                 {'method': req.method, 'path': _raw_path_qs(environ),
                   'status': status, 'len': len(payload),
                   'ver': req.api_version, 'secs': time.monotonic() - started,
                   'req': request_id})
@@ -71,6 +96,7 @@ class APIApplication:
     def _respond(self, req) -> tuple[int, object, dict]:
         headers = {}
         try:
+            _check_utf8(req)
             segments = router_mod.split_path(req.path_info)
             if not segments:
                 return 200, versions.index(req), headers

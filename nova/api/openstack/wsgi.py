@@ -26,6 +26,28 @@ from nova.api.openstack import validation
 from nova import exception
 
 JSON_TYPE = 'application/json'
+# No request of this API nests deeper than a few levels.
+MAX_JSON_DEPTH = 32
+# How much of a body that is too large is read before the 413 is sent.
+DISCARD_LIMIT = 16 * 1024 * 1024
+
+
+def _nested_deeper_than(value, limit: int) -> bool:
+    """Whether a parsed JSON value nests lists and objects deeper than
+    ``limit`` (iteratively: the check itself must not recurse)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 class HTTPError(Exception):
@@ -71,6 +93,7 @@ class Request(webob.Request):
             # client closes its side; a request without one has no body.
             return None
         if length > self.max_body_size:
+            self._discard(length)
             raise HTTPError(413, 'Request is too large: %d bytes, at most '
                             '%d are accepted.' % (length, self.max_body_size))
         raw = self.body_file.read(length) if length > 0 else b''
@@ -84,10 +107,37 @@ class Request(webob.Request):
             raise HTTPError(415, 'Unsupported Content-Type %s: send %s.'
                             % (content_type, JSON_TYPE))
         try:
-            return json.loads(raw.decode('utf-8'))
+            body = json.loads(raw.decode('utf-8'))
+            too_deep = _nested_deeper_than(body, MAX_JSON_DEPTH)
         except (UnicodeDecodeError, ValueError):
             raise exception.ValidationError(
                 detail='Malformed request body: not valid JSON.')
+        except RecursionError:
+            too_deep = True
+        if too_deep:
+            # NOTE: a body nested deeper than any request of this API
+            # would otherwise exhaust the interpreter's stack later (in
+            # validation, or when an error message shows the value).
+            raise exception.ValidationError(
+                detail='Malformed request body: nested deeper than %d '
+                       'levels.' % MAX_JSON_DEPTH)
+        return body
+
+    def _discard(self, length: int) -> None:
+        """Read and drop up to ``DISCARD_LIMIT`` bytes of a body refused
+        unread.
+
+        NOTE: clients that send the whole body before they read the
+        answer (urllib, requests, so every CLI) would otherwise see the
+        connection reset under their feet instead of the 413: closing a
+        socket with unread data makes the kernel send a reset.
+        """
+        remaining = min(length, DISCARD_LIMIT)
+        while remaining > 0:
+            chunk = self.body_file_raw.read(min(remaining, 65536))
+            if not chunk:
+                return
+            remaining -= len(chunk)
 
     def json_body(self):
         """The parsed JSON body; a request without one is a 400."""

@@ -1,10 +1,14 @@
 """The threaded WSGI server: real sockets on 127.0.0.1, port 0."""
 
 import http.client
+import json
 import threading
+import urllib.error
+import urllib.request
 
 from nova.api import server
 from nova.tests import base
+from nova.tests.unit.api.openstack import fakes
 
 
 class APIServerTest(base.TestCase):
@@ -46,3 +50,24 @@ class APIServerTest(base.TestCase):
         api = server.APIServer(lambda e, s: [], '127.0.0.1', 0)
         self.addCleanup(api.stop)
         self.assertEqual('http://127.0.0.1:%d' % api.port, api.url)
+
+
+class TooLargeBodyTest(fakes.APITestCase):
+    """A client that sends its whole body before it reads the answer, as
+    urllib (and so every CLI) does, reads the 413 and its fault body
+    instead of a reset connection."""
+
+    def test_413_is_readable_by_a_client_that_sends_first(self):
+        api = server.APIServer(self.app, '127.0.0.1', 0).start()
+        self.addCleanup(api.stop)
+        body = json.dumps({'server': {'name': 'a' * 2000000}}).encode()
+        request = urllib.request.Request(
+            api.url + '/v2.1/servers', data=body, method='POST',
+            headers={'Content-Type': 'application/json',
+                     'X-Auth-Token': fakes.ADMIN_TOKEN})
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=10)
+        self.assertEqual(413, caught.exception.code)
+        fault = json.loads(caught.exception.read())
+        self.assertEqual(413, fault['overLimit']['code'])
+        self.assertEqual([], fakes.objects.Instance.get_all(self.ctx))

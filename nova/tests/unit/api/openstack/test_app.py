@@ -143,6 +143,34 @@ class RequestHandlingTest(fakes.APITestCase):
                                 raw=b'{"x": "' + b'a' * 200000 + b'"}')
         self.assertFault(response, 413, 'overLimit')
 
+    def test_deeply_nested_body_is_400_and_changes_nothing(self):
+        instance = self.make_instance()
+        # 50,000 levels: under the size limit, deeper than the stack.
+        deep = b'[' * 50000 + b']' * 50000
+        for raw in (deep, b'{"os-stop": ' + deep + b'}',
+                    b'{"a": ' * 33 + b'1' + b'}' * 33):
+            with self.subTest(size=len(raw)):
+                response = self.action(instance, None, raw=raw)
+                self.assertFault(response, 400, 'badRequest',
+                                 'nested deeper than 32 levels')
+        self.assertIsNone(self.reload(instance).task_state)
+        self.assertEqual([], self.compute_rpc.casts)
+        # A real body nests a few levels: still accepted.
+        response = self.action(instance, {'os-stop': None})
+        self.assertEqual(202, response.status_int)
+
+    def test_query_that_is_not_utf8_is_400(self):
+        response = self.request('GET', '/v2.1/servers?name=%ff')
+        self.assertFault(response, 400, 'badRequest',
+                         'Invalid query string: not valid UTF-8')
+
+    def test_path_that_is_not_utf8_is_404(self):
+        for path in ('/v2.1/servers/%ff', '/v2.1/%ff/servers', '/%c3%28'):
+            with self.subTest(path=path):
+                response = self.request('GET', path)
+                self.assertFault(response, 404, 'itemNotFound',
+                                 'not valid UTF-8')
+
     def test_missing_body_is_400(self):
         instance = self.make_instance()
         self.assertFault(self.action(instance, None), 400, 'badRequest',

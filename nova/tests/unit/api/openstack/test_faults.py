@@ -21,7 +21,11 @@ class FaultsTest(base.TestCase):
             (exception.InvalidGlobalAPIVersion(req_ver='3.0', min_ver='2.1',
                                                max_ver='2.53'), 406,
              'computeFault'),
-            (exception.ComputeServiceUnavailable(host='h'), 503,
+            # A named host that is down is the client's problem, as in
+            # Nova (evacuate to HOST).
+            (exception.ComputeServiceUnavailable(host='h'), 400,
+             'badRequest'),
+            (exception.HypervisorUnavailable(host='h'), 503,
              'serviceUnavailable'),
             (wsgi.HTTPError(405, 'no', {'Allow': 'GET'}), 405, 'badMethod'),
             (wsgi.HTTPError(413, 'big'), 413, 'overLimit'),

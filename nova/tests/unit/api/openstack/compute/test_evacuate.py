@@ -120,3 +120,12 @@ class EvacuateTest(fakes.APITestCase):
                          'conflictingRequest')
         self.assertEqual(1, len(objects.Migration.get_by_filters(
             self.ctx, instance_uuid=self.instance.uuid)))
+
+    def test_a_named_target_that_is_down_is_400(self):
+        # Nova answers 400 (ComputeServiceUnavailable is an Invalid): the
+        # request cannot succeed until the operator acts.
+        self.set_down(self.host2)
+        self.assertFault(self.evacuate({'host': 'host2'}, version='2.29'),
+                         400, 'badRequest',
+                         'Compute service of host2 is unavailable')
+        self.assertUntouched()
