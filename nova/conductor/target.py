@@ -108,6 +108,17 @@ class Candidate:
                 and total.disk_gb <= limit.disk_gb)
 
 
+def _contradicts(service, source_identity, on_shared_storage) -> bool:
+    """Whether an explicit ``on_shared_storage`` says the opposite of what
+    the recorded storage identities of the source and ``service`` say (a
+    target would refuse the evacuation)."""
+    if on_shared_storage is None or not source_identity or \
+            not service.storage_identity:
+        return False
+    shared = source_identity == service.storage_identity
+    return shared != bool(on_shared_storage)
+
+
 def compute_services(context) -> list:
     return objects.Service.get_all(context, binary=shared_storage.
                                    COMPUTE_BINARY)
@@ -149,17 +160,9 @@ class TargetChooser:
         source_identity = shared_storage.recorded_identity(
             context, instance.host)
         result = []
-        for service in compute_services(context):
-            if (service.host == instance.host or service.disabled
-                    or service.host in exclude):
+        for service in self._usable(context, instance, exclude):
+            if _contradicts(service, source_identity, on_shared_storage):
                 continue
-            if not service.is_up(CONF.service_down_time):
-                continue
-            if (on_shared_storage is not None and source_identity
-                    and service.storage_identity):
-                shared = source_identity == service.storage_identity
-                if shared != bool(on_shared_storage):
-                    continue
             # NOTE: usage is read before capacity (keyword arguments are
             # evaluated in order); TestClaimsAcrossProcesses relies on it
             # to hold two choosers between their usage read and their
@@ -170,6 +173,25 @@ class TargetChooser:
                            exclude_instance=instance.uuid),
                 capacity=self._capacity(context, service.host)))
         return result
+
+    @staticmethod
+    def _usable(context, instance, exclude):
+        """Up, enabled compute services other than the source's and
+        ``exclude``."""
+        return [service for service in compute_services(context)
+                if service.host != instance.host and not service.disabled
+                and service.host not in exclude
+                and service.is_up(CONF.service_down_time)]
+
+    def _left_out_by_storage(self, context, instance, on_shared_storage,
+                             exclude) -> list[str]:
+        """The usable hosts an explicit ``on_shared_storage`` left out."""
+        source_identity = shared_storage.recorded_identity(
+            context, instance.host)
+        return sorted(
+            service.host
+            for service in self._usable(context, instance, exclude)
+            if _contradicts(service, source_identity, on_shared_storage))
 
     def choose(self, context, instance, on_shared_storage=None,
                exclude=()) -> str:
@@ -190,6 +212,18 @@ class TargetChooser:
             return unknown[0].host
         left_out = (' (left out: %s)' % ', '.join(sorted(exclude))
                     if exclude else '')
+        contradicted = []
+        if on_shared_storage is not None:
+            contradicted = self._left_out_by_storage(
+                context, instance, on_shared_storage, exclude)
+        if contradicted:
+            # NOTE: "0 candidates checked" alone would be false: these
+            # hosts are up, and left out only because the operator's
+            # onSharedStorage contradicts their recorded storage.
+            left_out += ('; left out because onSharedStorage=%s '
+                         'contradicts their recorded storage identity: %s'
+                         % (bool(on_shared_storage),
+                            ', '.join(contradicted)))
         raise exception.NoValidHost(
             reason='no up, enabled compute host other than %s has room for '
                    '%s (%d candidates checked)%s' % (

@@ -107,6 +107,24 @@ class TestChoose(TargetTestCase):
         self.assertEqual('b', self.chooser.choose(
             self.ctx, self.instance, on_shared_storage=False))
 
+    def test_no_valid_host_names_the_hosts_the_storage_left_out(self):
+        dbf.make_service(self.ctx, 'b', identity=ID_B)
+        dbf.make_service(self.ctx, 'c', identity=ID_B)
+        self.capacities = {'b': _capacity(8192), 'c': _capacity(8192)}
+        with self.assertRaises(exception.NoValidHost) as caught:
+            self.chooser.choose(self.ctx, self.instance,
+                                on_shared_storage=True)
+        self.assertIn('(0 candidates checked); left out because '
+                      'onSharedStorage=True contradicts their recorded '
+                      'storage identity: b, c', str(caught.exception))
+        # Full hosts are not blamed on the storage.
+        self.capacities = {'b': _capacity(1), 'c': _capacity(1)}
+        with self.assertRaises(exception.NoValidHost) as caught:
+            self.chooser.choose(self.ctx, self.instance,
+                                on_shared_storage=False)
+        self.assertIn('(2 candidates checked)', str(caught.exception))
+        self.assertNotIn('onSharedStorage', str(caught.exception))
+
 
 class TestClaim(TargetTestCase):
 
