@@ -100,13 +100,16 @@ class ComputeManager:
         # Then what the previous process left half done (recovery.py), so
         # that nothing below sees a partial disk or a dead attempt's guest.
         recovery.recover_interrupted_attempts(self.compute, context)
-        # With those undone, what dead processes left that no journal
-        # describes: stale .part- files (reaper.py).
+        # With those undone, the deletes made while this host was down
+        # (pending_deletes.py), and what dead processes left that no
+        # journal describes: stale .part- files (reaper.py).
         try:
-            reaper.reap_stale_files(context, self.settings, self.driver,
-                                    dry_run=CONF.reap_orphans_dry_run)
+            reaper.reap_at_start(context, self.settings, self.driver,
+                                 self.instance_locks,
+                                 dry_run=CONF.reap_orphans_dry_run)
         except Exception:
-            LOG.exception('Could not remove stale temporary files')
+            LOG.exception('Could not finish pending deletes or remove stale '
+                          'temporary files')
         # Evacuations next (evacuation.py): an instance evacuated away, or
         # being evacuated, must never be started here again.
         evacuation.fail_interrupted_evacuations(context, self.host,

@@ -16,6 +16,12 @@ a. **Evacuations away from this host that are done**: the normal
    of those instances has an operation in progress (a task state, a
    migration ``accepted`` or ``pre-migrating``, its lock held); otherwise
    the whole cleanup waits for a later run.
+e. **Pending deletes** (``pending_deletes.py``), before part b: the
+   domain, VIFs and directory of an instance deleted while this host was
+   down (deleted, its last host this one) go as a delete would have
+   removed them (``destroy(..., destroy_disks=True)``); only while the
+   storage has no problem (below), no evacuation of it is in progress and
+   its lock is free.
 b. **Orphan domains**: a domain on this host of an instance that is
    deleted, or that the database places on another host after its newest
    migration, an evacuation *to this host*, failed, is powered off and
@@ -35,7 +41,8 @@ c. **Stale temporary files**: ``<name>.part-<attempt id>`` in instance
    only when last modified before this process started *and* at least
    ``STALE_MIN_AGE`` seconds ago: the work of a running process (this one
    or another host's, with some clock skew) is never taken for a dead
-   one. ``reap_stale_files`` runs this part alone, once at ``init_host``.
+   one. ``reap_at_start`` runs this part and part e alone, once at
+   ``init_host``.
 d. **Unused base images** (``[image_cache] remove_unused_base_images``): a
    file of ``_base`` that no disk of any instance directory under
    ``instances_path`` (quarantined ones included) has as its qcow2 backing
@@ -73,6 +80,7 @@ from oslo_log import log as logging
 from nova.compute import disk_ownership
 from nova.compute import evacuation
 from nova.compute import locks
+from nova.compute import pending_deletes
 from nova.compute import shared_storage
 from nova.compute import storage_report
 from nova.conf import CONF
@@ -98,6 +106,7 @@ STALE_MIN_AGE = 3600
 
 # Kinds of finding.
 EVACUATED = 'evacuated'
+PENDING_DELETE = 'pending-delete'
 DOMAIN = 'domain'
 PART = 'part'
 BASE_PART = 'base-part'
@@ -109,9 +118,10 @@ STORAGE = 'storage'
 STOP = 'stop'           # a domain powered off and undefined
 REMOVE = 'remove'       # a file removed
 CLEAN = 'clean'         # the source-side cleanup of an evacuation
-KEEP = 'keep'
-ERROR = 'error'
-_ACTED = (STOP, REMOVE, CLEAN)
+DELETE = pending_deletes.DELETE     # a delete finished: guest and disks
+KEEP = pending_deletes.KEEP
+ERROR = pending_deletes.ERROR
+_ACTED = (STOP, REMOVE, CLEAN, DELETE)
 
 _UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 _PART = re.compile(r'^(?P<name>.+)\.part-(?P<id>%s)$' % _UUID)
@@ -202,11 +212,14 @@ def reap(context, settings, driver, instance_locks=None,
     instance_locks = instance_locks or locks.InstanceLocks()
     _step(report, EVACUATED, _reap_evacuated, context, settings.host,
           driver, instance_locks, report)
+    status = _usable_storage(context, settings, driver, report)
+    scan = _Scan(settings.instances_path)
+    if status is not None:
+        _step(report, PENDING_DELETE, _reap_pending_deletes, context,
+              settings.host, driver, instance_locks, scan, report)
     _step(report, DOMAIN, _reap_domains, context, settings.host, driver,
           instance_locks, report)
-    status = _usable_storage(context, settings, driver, report)
     if status is not None:
-        scan = _Scan(settings.instances_path)
         _step(report, PART, _reap_stale_files, settings, driver, scan,
               report)
         if CONF.image_cache.remove_unused_base_images:
@@ -221,15 +234,18 @@ def reap(context, settings, driver, instance_locks=None,
     return report
 
 
-def reap_stale_files(context, settings, driver,
-                     dry_run: bool = False) -> ReapReport:
-    """Part c alone: the stale ``.part-`` and journal temporary files
-    (``init_host`` runs it once, after the interrupted attempts were
-    recovered)."""
+def reap_at_start(context, settings, driver, instance_locks,
+                  dry_run: bool = False) -> ReapReport:
+    """Parts e and c alone: the pending deletes, then the stale ``.part-``
+    and journal temporary files (``init_host`` runs it once, after the
+    interrupted attempts were recovered)."""
     report = ReapReport(settings.host, settings.instances_path, dry_run)
     if _usable_storage(context, settings, driver, report) is not None:
-        _step(report, PART, _reap_stale_files, settings, driver,
-              _Scan(settings.instances_path), report)
+        scan = _Scan(settings.instances_path)
+        _step(report, PENDING_DELETE, _reap_pending_deletes, context,
+              settings.host, driver, instance_locks, scan, report)
+        _step(report, PART, _reap_stale_files, settings, driver, scan,
+              report)
     _log_summary(report)
     return report
 
@@ -350,6 +366,20 @@ def _would_clean(context, host, driver, instance, migration):
             % (owner, migration.uuid, verdict.reason,
                ' (to quarantine)'
                if verdict.action == disk_ownership.QUARANTINE else ''))
+
+
+# -- e. pending deletes ----------------------------------------------------
+
+def _reap_pending_deletes(context, host, driver, instance_locks, scan,
+                          report):
+    own = {i.uuid for i in objects.Instance.get_by_host(context, host)}
+    candidates = (set(scan.instance_dirs) | set(
+        driver.list_instance_uuids())) - own
+    for outcome in pending_deletes.finish(context, host, driver,
+                                          instance_locks, candidates,
+                                          dry_run=report.dry_run):
+        report.add(PENDING_DELETE, outcome.uuid, outcome.uuid,
+                   outcome.action, outcome.reason)
 
 
 # -- b. orphan domains -----------------------------------------------------

@@ -243,12 +243,18 @@ class TestInitHost(test_lifecycle.LifecycleTestCase):
         self.assertRaises(exception.HypervisorUnavailable,
                           self.start_manager)
 
-    def test_deleted_instance_domain_is_not_touched(self):
-        instance = self.build()
-        row = self.reload(instance)
-        row.destroy()
+    def test_a_delete_made_while_the_host_was_down_is_finished(self):
+        # The API deletes the row alone while the host is down (a local
+        # delete); at its start the host removes what the delete would
+        # have removed (compute/pending_deletes.py), the other instance
+        # untouched.
+        instance, other = self.build(), self.build()
+        other_files = self.files(other)
+        self.reload(instance).destroy()
 
         self.start_manager()
 
-        self.assertGuestRunning(instance)
-        self.assertTrue(os.path.isdir(self.instance_dir(instance)))
+        self.assertNotIn(instance.uuid, self.driver.list_instance_uuids())
+        self.assertFalse(os.path.exists(self.instance_dir(instance)))
+        self.assertGuestRunning(other)
+        self.assertEqual(other_files, self.files(other))

@@ -268,7 +268,9 @@ class TestOrphanDomains(ReaperTestCase):
         self.assertEqual(set(), self.host.domain_uuids())
 
     def test_stops_a_deleted_instances_guest_and_keeps_its_disks(self):
-        instance = self.guest()
+        # Deleted on compute2 (where the database had it last): its guest
+        # here is an orphan, its disks not this host's to judge.
+        instance = self.guest('compute2')
         instance.destroy()
         before = sha256_tree(self.idir(instance))
         report = self.reap()
@@ -545,6 +547,120 @@ class TestFetchLeftovers(StaleFilesTestCase):
         self.assertFalse(os.path.exists(lock_file))
 
 
+class TestPendingDeletes(ReaperTestCase):
+    """e. What a delete made while this host was down left here goes as
+    the delete would have removed it."""
+
+    def deleted_while_down(self, **fields):
+        """A guest of compute1 whose row was deleted in the database only
+        (the API's local delete: compute1's service was down)."""
+        instance = self.guest(**fields)
+        instance.destroy()
+        return instance
+
+    def assertGone(self, instance):
+        self.assertNotIn(instance.uuid, self.host.domain_uuids())
+        self.assertFalse(os.path.exists(self.idir(instance)))
+        self.assertEqual(frozenset(), self.host.plugged_vifs() & {
+            vif.id for vif in instance.network_info})
+
+    def test_the_guest_vifs_and_directory_go(self):
+        own = self.guest()
+        instance = self.deleted_while_down()
+        own_files = sha256_tree(self.idir(own))
+        report = self.reap()
+        finding = self.finding(report, reaper.PENDING_DELETE, instance.uuid)
+        self.assertEqual(reaper.DELETE, finding.action)
+        self.assertIn('deleted while compute1 was down', finding.reason)
+        self.assertGone(instance)
+        # Not reported again as an orphan domain; the host's own instance
+        # untouched, byte for byte.
+        self.assertEqual([], [f for f in report.findings
+                              if f.kind == reaper.DOMAIN])
+        self.assertTrue(self.host.is_running(own.uuid))
+        self.assertEqual(own_files, sha256_tree(self.idir(own)))
+
+    def test_a_directory_without_a_domain_goes(self):
+        instance = self.deleted_while_down()
+        self.driver.destroy(self.ctx, instance, instance.network_info,
+                            destroy_disks=False)
+        self.assertTrue(os.path.isdir(self.idir(instance)))
+        self.assertEqual(reaper.DELETE, self.finding(
+            self.reap(), reaper.PENDING_DELETE, instance.uuid).action)
+        self.assertGone(instance)
+
+    def test_a_directory_another_host_stamped_goes_to_quarantine(self):
+        instance = self.deleted_while_down()
+        with open(os.path.join(self.idir(instance),
+                               '.nova-owner')) as f:
+            stamp = f.read()
+        with open(os.path.join(self.idir(instance), '.nova-owner'),
+                  'w') as f:
+            f.write(stamp.replace('"compute1"', '"compute2"'))
+        before = sha256_tree(self.idir(instance))
+        self.reap()
+        self.assertFalse(os.path.exists(self.idir(instance)))
+        (moved,), _other = instancedir.list_quarantine(self.path)
+        self.assertEqual(instance.uuid, moved.instance_uuid)
+        after = sha256_tree(moved.path)
+        del after[instancedir.QUARANTINE_REASON]   # why it was moved
+        self.assertEqual(before, after)
+
+    def test_dry_run_removes_nothing(self):
+        instance = self.deleted_while_down()
+        before = sha256_tree(self.path)
+        report = self.reap(dry_run=True)
+        self.assertEqual(reaper.DELETE, self.finding(
+            report, reaper.PENDING_DELETE, instance.uuid).action)
+        self.assertTrue(self.host.is_running(instance.uuid))
+        self.assertEqual(before, sha256_tree(self.path))
+
+    def test_waits_while_an_evacuation_is_in_progress(self):
+        instance = self.deleted_while_down()
+        self.migration(instance, HOST, 'compute2',
+                       migration_obj.PRE_MIGRATING)
+        before = sha256_tree(self.idir(instance))
+        report = self.reap()
+        self.assertKept(report, reaper.PENDING_DELETE, instance.uuid,
+                        'compute1 -> compute2 is pre-migrating')
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+
+    def test_waits_while_the_instance_lock_is_held(self):
+        instance = self.deleted_while_down()
+        with self.locks.lock(instance.uuid):
+            report = self.reap()
+        self.assertKept(report, reaper.PENDING_DELETE, instance.uuid,
+                        'holds its lock')
+        self.assertTrue(os.path.isdir(self.idir(instance)))
+        self.reap()
+        self.assertGone(instance)
+
+    def test_another_hosts_delete_is_not_finished_here(self):
+        # Deleted while on compute2: compute1 (sharing nothing with it)
+        # keeps the disks; only its orphan guest is stopped (part b).
+        instance = self.guest('compute2')
+        instance.destroy()
+        before = sha256_tree(self.idir(instance))
+        report = self.reap()
+        self.assertEqual([], [f for f in report.findings
+                              if f.kind == reaper.PENDING_DELETE])
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+
+    def test_nothing_goes_while_the_storage_has_a_problem(self):
+        instance = self.deleted_while_down()
+        before = sha256_tree(self.idir(instance))
+        host = fixtures.make_host(self.tmp, 'compute9',
+                                  instances_path=self.path,
+                                  image_store_path=self.images.path,
+                                  instances_path_must_be_mounted=True)
+        self.addCleanup(host.close)
+        instance.host = 'compute9'
+        report = reaper.reap(self.ctx, host.settings, host.driver)
+        self.assertEqual([], [f for f in report.findings
+                              if f.kind == reaper.PENDING_DELETE])
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+
+
 class TestWithTheManager(compute_fixtures.ComputeTestCase):
     """On the fake driver: part c at init_host (after the interrupted
     attempts were recovered), the periodic task, one failure among
@@ -590,8 +706,11 @@ class TestWithTheManager(compute_fixtures.ComputeTestCase):
 
     def test_one_failure_does_not_stop_the_others(self):
         first, second = self.active_instance(), self.active_instance()
-        first.destroy()
-        second.destroy()
+        for orphan in (first, second):
+            # Deleted on another host: orphan domains here (part b).
+            orphan.host = 'compute2'
+            orphan.save()
+            orphan.destroy()
         idir = instancedir.InstanceDir(self.settings.instances_path,
                                        first.uuid)
         dead = write(idir.file(journal.part_name(
