@@ -4,11 +4,10 @@ Three compute hosts in one process, as ``nova/tests/functional/
 evacuate_harness.py`` runs them: the real ``nova.service.Service``,
 ``ComputeManager`` and ``LibvirtDriver`` per host on libvirt's test driver
 (one node file and one ``instances_path`` each), the real conductor
-service and compute API, oslo.messaging ``fake://`` RPC and a real SQLite
-database. The network backend answers every plug at once (the fixtures'
-``NetworkBackendVirtAPI``), so no network latency is included; the
-``fake://`` transport adds up to 50 ms to every RPC message (its
-listener polls), which is in every figure below.
+service and compute API, the in-process ``inproc://`` RPC transport (as
+``nova-all``) and a real SQLite database. The network backend answers
+every plug at once (the fixtures' ``NetworkBackendVirtAPI``), so no
+network latency is included.
 
 Scenario: boot N+1 instances on host ``a`` through the compute API, one
 after the other; ``a`` dies (its compute service stops) and the operator
@@ -412,7 +411,7 @@ def main():
                               group='conductor')
         db_api.configure('sqlite:///' + os.path.join(tmp, 'nova.sqlite'))
         db_migration.db_sync()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         cloud = Cloud(tmp, args.instances)
         figures = run(cloud, args.instances, args.max_concurrent,
                       args.poll_interval)

@@ -2,16 +2,18 @@
 and the serializer that carries the project's typed values.
 
 ``transport_url`` (oslo.messaging's own option, on the global ``cfg.CONF``)
-selects the bus: ``fake://`` inside one process (``nova-all``, functional
+selects the bus: ``inproc://`` inside one process (``nova-all``, functional
 tests), ``rabbit://user:pass@host:port/`` across processes.
 
 NOTE: the global ``cfg.CONF`` is used on purpose. oslo.messaging registers
 some options (``oslo_messaging_tracing`` ...) only there; with a private
 ``ConfigOpts`` every call fails and servers silently never reply.
 
-NOTE: ``fake://`` works only between clients and servers sharing the one
-transport object of this module (its queues live in the driver instance),
-and its listener polls every 50 ms, so each message costs up to ~50 ms.
+NOTE: ``inproc://`` (``nova/rpc_inproc.py``) works only between clients
+and servers sharing the one transport object of this module (its queues
+live in the driver instance); a message reaches its server at once (under
+a millisecond a call), where oslo.messaging's ``fake://`` polls every
+50 ms.
 
 Example::
 
@@ -49,14 +51,14 @@ TRANSPORT = None
 
 def register_transport_opts(conf=cfg.CONF, default_url=None):
     """Register oslo.messaging's ``transport_url`` now, optionally changing
-    its default (``nova-all`` defaults to ``fake://``).
+    its default (``nova-all`` defaults to ``inproc://``).
 
     oslo.messaging registers its transport options itself on first use;
     ``TransportURL.parse`` with an explicit URL is its public way to do that
     without reading the option, so a default can be set before parsing the
     command line.
     """
-    messaging.TransportURL.parse(conf, default_url or 'fake://')
+    messaging.TransportURL.parse(conf, default_url or 'inproc://')
     if default_url is not None:
         conf.set_default('transport_url', default_url)
 

@@ -67,7 +67,7 @@ def prepare_service(prog, argv=None, default_transport_url=None):
     (``--config-file`` as usual), set up logging, open the RPC transport.
 
     ``default_transport_url`` changes the default of ``transport_url``
-    (``nova-all``: ``fake://``).
+    (``nova-all``: ``inproc://``).
     """
     rpc.register_transport_opts(CONF, default_url=default_transport_url)
     logging.register_options(CONF)

@@ -5,7 +5,7 @@
 Runs the conductor, one compute service (and network agent) per name of
 ``[DEFAULT] compute_hosts`` (each with its ``[compute:NAME]`` group), and
 the REST API when ``nova.api.wsgi`` is available, all over one
-oslo.messaging transport (``fake://`` by default).
+oslo.messaging transport (``inproc://`` by default).
 
 With no configuration file at all it runs the embedded default: hosts
 ``compute1`` and ``compute2`` on libvirt's test driver (node files under
@@ -48,7 +48,7 @@ from nova import service
 LOG = logging.getLogger(__name__)
 
 BINARY = 'nova-all'
-DEFAULT_TRANSPORT_URL = 'fake://'
+DEFAULT_TRANSPORT_URL = 'inproc://'
 DEFAULT_FLAVOR = dict(flavorid='1', name='m1.tiny', memory_mb=64, vcpus=1,
                       root_gb=1)
 DEFAULT_IMAGE_NAME = 'tiny'

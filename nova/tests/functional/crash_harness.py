@@ -2,7 +2,7 @@
 killed with SIGKILL at a named crash point, then the host restarted.
 
 The evacuation harness (``evacuate_harness``: hosts ``a``, ``b``, ``c`` as
-real services in this process, a real SQLite file, ``fake://`` RPC), plus
+real services in this process, a real SQLite file, ``inproc://`` RPC), plus
 ``crash(host, operation, point, ...)``: the host's in-process compute
 service stops, a child process (``crash_child``) starts that host's
 manager on the same node file, instances_path and database, runs the

@@ -4,7 +4,7 @@ Each compute host is a real ``nova.service.Service`` running the real
 ``ComputeManager`` and ``LibvirtDriver`` on its own libvirt test-driver
 node file and ``instances_path`` (``nova/tests/unit/virt/libvirt/
 fixtures.py``), or on one shared directory for shared storage. RPC is
-oslo.messaging's ``fake://`` transport, the database a real SQLite file.
+oslo.messaging's ``inproc://`` transport, the database a real SQLite file.
 The network backend answers every plug with a ``network-vif-plugged``
 event (the fixture's ``NetworkBackendVirtAPI``), or stays silent when told.
 
@@ -97,7 +97,7 @@ class EvacuateTestCase(base.TestCase):
         self.use_database()
         self.flags(host='conductor')
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         self.addCleanup(rpc.cleanup)
         self.ctx = nova_context.get_admin_context()
         self.images = fixtures.make_image_store(self.tmp)

@@ -1,6 +1,6 @@
 """Evacuation between hosts with private storage, end to end.
 
-API -> conductor -> target compute over RPC (fake://), the real manager
+API -> conductor -> target compute over RPC (inproc://), the real manager
 and libvirt driver on libvirt's test driver, a real SQLite database; see
 ``evacuate_harness``. Every test reads back the rows, the domains libvirt
 reports on each host, the VIFs and the files.

@@ -2,7 +2,7 @@
 
 ``nova-all``'s embedded default (``prepare_embedded_default``) and its
 services (``AllInOne``) in one process: two compute hosts on libvirt's
-test driver, each with its network agent, ``fake://`` RPC and a real
+test driver, each with its network agent, ``inproc://`` RPC and a real
 SQLite database. A boot takes the whole path, and what ``nova list``
 prints for it (``public=172.24.4.8`` in the report of Nova bug 1660647)
 is built from the instance row as the REST API and the CLI build it.

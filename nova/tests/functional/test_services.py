@@ -1,7 +1,7 @@
 """nova-all in one process: services, RPC, heartbeats and the network agent.
 
 Two compute hosts on libvirt's test driver (one node file each), the
-conductor, one ``fake://`` transport and a real SQLite database, built by
+conductor, one ``inproc://`` transport and a real SQLite database, built by
 ``nova.cmd.all.AllInOne`` exactly as ``nova-all`` builds them. A boot goes
 the whole way: compute API -> RPC cast -> compute manager -> libvirt
 driver plugs the VIF -> that host's network agent marks the port ACTIVE and
@@ -50,7 +50,7 @@ class AllInOneTestCase(base.TestCase):
         super().setUp()
         self.use_database()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         self.addCleanup(rpc.cleanup)
         self.ctxt = nova_context.get_admin_context()
         images = os.path.join(self.state_path, 'images')

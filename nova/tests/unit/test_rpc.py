@@ -18,7 +18,7 @@ PORT = '4b1c3f2e-7a6d-4e5f-9a8b-0c1d2e3f4a5b'
 def use_fake_rpc(test):
     """A fresh in-process transport for ``test`` (undone at its end)."""
     rpc.cleanup()
-    rpc.init(url='fake://')
+    rpc.init(url='inproc://')
     test.addCleanup(rpc.cleanup)
 
 
@@ -118,7 +118,7 @@ class Endpoint:
 
 
 class TestFakeTransport(base.TestCase):
-    """Client and server in one process over ``fake://``.
+    """Client and server in one process over ``inproc://``.
 
     One server for the whole class: stopping an oslo.messaging server
     waits up to a second for its idle worker threads.
@@ -129,7 +129,7 @@ class TestFakeTransport(base.TestCase):
         super().setUpClass()
         base._parse_conf_once()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         cls.endpoint = Endpoint()
         cls.server = rpc.get_server(
             messaging.Target(topic='test', server='h1'), [cls.endpoint])
@@ -192,5 +192,5 @@ class TestInit(base.TestCase):
 
     def test_init_is_idempotent(self):
         use_fake_rpc(self)
-        self.assertIs(rpc.TRANSPORT, rpc.init(url='fake://'))
+        self.assertIs(rpc.TRANSPORT, rpc.init(url='inproc://'))
         self.assertTrue(rpc.initialized())

@@ -1,4 +1,4 @@
-"""Services against a real SQLite database and real fake:// RPC.
+"""Services against a real SQLite database and real inproc:// RPC.
 
 Starting a service is cheap, stopping one costs up to a second
 (oslo.messaging's idle worker threads), so one service is shared by the
@@ -111,7 +111,7 @@ class _DatabaseAndRPC:
                                                      'nova.sqlite'))
         migration.db_sync()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
 
     @classmethod
     def tearDownClass(cls):

@@ -3,7 +3,7 @@
 The API application is served on 127.0.0.1 (port 0) by the real threaded
 server, over the compute API, conductor and compute hosts of
 ``evacuate_harness`` (real ComputeManager and LibvirtDriver on libvirt's
-test driver, RPC over ``fake://``, SQLite). Every step is a ``nova``
+test driver, RPC over ``inproc://``, SQLite). Every step is a ``nova``
 command or an HTTP request, and every test reads back the rows, the
 domains and the files.
 """

@@ -1,6 +1,6 @@
 """``nova host-evacuate HOST --wait`` over real HTTP against real compute
 hosts (``evacuate_harness``: the real compute API, conductor and compute
-managers on libvirt's test driver, RPC over ``fake://``).
+managers on libvirt's test driver, RPC over ``inproc://``).
 
 Host ``a`` dies with the instances; ``b``, ``c`` and ``d`` are the
 targets. A target made to fail lacks the ports' bridge, so its spawn fails

@@ -27,7 +27,7 @@ class NovaAPIProcessTest(base.TestCase):
         self.port = _free_port()
         self.conf = os.path.join(self.tmp, 'nova.conf')
         with open(self.conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = fake://\n'
+            f.write('[DEFAULT]\nstate_path = %s\ntransport_url = inproc://\n'
                     '[database]\nconnection = %s\n'
                     '[api]\nlisten = 127.0.0.1\nlisten_port = %d\n'
                     % (self.state_path, self.db_url, self.port))

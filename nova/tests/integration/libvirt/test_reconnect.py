@@ -95,7 +95,7 @@ class TestComputeServiceWithLibvirtDown(_KeepHostRunning,
         super().setUp()
         self.use_database()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         self.addCleanup(rpc.cleanup)
         self.keep_host_running()
         settings = host_settings.HostSettings(

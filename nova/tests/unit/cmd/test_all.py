@@ -80,7 +80,7 @@ class TestAllInOne(base.TestCase):
     def setUp(self):
         super().setUp()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         self.addCleanup(rpc.cleanup)
 
     def test_services_in_start_order_each_host_with_its_agent(self):

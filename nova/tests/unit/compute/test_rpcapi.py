@@ -1,4 +1,4 @@
-"""The compute RPC client against real oslo.messaging servers (fake://).
+"""The compute RPC client against real oslo.messaging servers (inproc://).
 
 The servers' endpoint records what arrives: the test proves each method
 reaches the right host with the right arguments and types.
@@ -44,7 +44,7 @@ class TestComputeAPI(base.TestCase):
         super().setUpClass()
         base._parse_conf_once()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         cls.received = queue.Queue()
         cls.servers = []
         for host in ('compute1', 'compute2'):

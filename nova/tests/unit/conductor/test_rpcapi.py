@@ -1,4 +1,4 @@
-"""The conductor RPC client against a real oslo.messaging server (fake://)."""
+"""The conductor RPC client against a real oslo.messaging server (inproc://)."""
 
 import queue
 
@@ -37,7 +37,7 @@ class TestConductorAPI(base.TestCase):
         super().setUpClass()
         base._parse_conf_once()
         rpc.cleanup()
-        rpc.init(url='fake://')
+        rpc.init(url='inproc://')
         cls.received = queue.Queue()
         # Any conductor may serve: the server name is not in the target.
         cls.server = rpc.get_server(
