@@ -154,7 +154,10 @@ class HostAuditTestCase(base.TestCase):
         dbf.make_service(ctx, 'compute1', identity=identity)
         dbf.make_service(ctx, 'compute3', identity=identity)   # shared
         self.own = dbf.make_instance(ctx, 'compute1')
-        self.deleted = dbf.make_instance(ctx, 'compute1')
+        # Deleted on compute2: its domain here is an orphan to stop, its
+        # disks not compute1's (a delete made while compute1 was down
+        # would be finished instead: test_reaper.TestPendingDeletes).
+        self.deleted = dbf.make_instance(ctx, 'compute2')
         self.deleted.destroy()
         self.shared = dbf.make_instance(ctx, 'compute3')
         db_api.dispose()
@@ -582,7 +585,10 @@ class HostReapTestCase(base.TestCase):
         dbf.make_service(ctx, 'compute1',
                          identity=storage_identity.create(self.path))
         self.own = dbf.make_instance(ctx, 'compute1')
-        self.deleted = dbf.make_instance(ctx, 'compute1')
+        # Deleted on compute2: its domain here is an orphan to stop, its
+        # disks not compute1's (a delete made while compute1 was down
+        # would be finished instead: test_reaper.TestPendingDeletes).
+        self.deleted = dbf.make_instance(ctx, 'compute2')
         self.deleted.destroy()
         db_api.dispose()
         with open(node, 'w') as f:
