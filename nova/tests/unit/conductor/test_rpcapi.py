@@ -1,4 +1,5 @@
-"""The conductor RPC client against a real oslo.messaging server (inproc://)."""
+"""The conductor RPC client against a real oslo.messaging server
+(inproc://)."""
 
 import queue
 
