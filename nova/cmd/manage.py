@@ -6,6 +6,7 @@
     nova-manage [--config-file F ...] host cleanup [--host H] [--yes]
     nova-manage [--config-file F ...] host reap [--host H] [--yes]
     nova-manage [--config-file F ...] host init-storage [--existing]
+                                                 [--mount-point] [--force]
     nova-manage [--config-file F ...] host record-storage-identity HOST
                                                       --from DIR [--force]
     nova-manage [--config-file F ...] host purge-quarantine
@@ -34,11 +35,20 @@ audit`` it runs on the compute host with its nova.conf.
 
 ``host init-storage`` gives this host's ``instances_path`` its storage
 identity (``nova.virt.storage_identity``) and prints it; a marker that is
-there already is reported, never replaced. It refuses, writing nothing,
-when ``instances_path_must_be_mounted`` is set and ``instances_path`` is
-not a mount point, and when ``instances_path`` already holds instance
-directories (their storage may be another host's) unless ``--existing``
-says the operator vouches that it is this host's.
+there already is reported, never replaced. ``--mount-point`` says the
+storage is mounted at ``instances_path``: the marker (a new one, or the
+one there, identity kept) records it, and the host then refuses its
+storage whenever ``instances_path`` is not a mount point. It refuses,
+writing nothing, when ``instances_path_must_be_mounted`` or
+``--mount-point`` is given and ``instances_path`` is not a mount point,
+and when ``instances_path`` already holds instance directories (their
+storage may be another host's) unless ``--existing`` says the operator
+vouches that it is this host's. It then records the identity in this
+host's nova-compute service row, if there is one (the running service
+takes it at its next heartbeat); replacing another identity recorded
+there, or dropping a recorded "must be a mount point", needs ``--force``
+(without it nothing is written): that is how an operator makes a host use
+the directory it sees when its recorded mount is gone for good.
 
 ``host record-storage-identity HOST --from DIR`` reads the identity marker
 in DIR (HOST's ``instances_path`` as mounted here; read only) and records
@@ -46,8 +56,9 @@ it in HOST's nova-compute service row: for a dead host that never recorded
 an identity, or recorded a stale one, so that an evacuation from it can
 tell whether storage is shared. It refuses when DIR holds no valid marker,
 when HOST has no service row, while HOST's service is up (it records its
-own), and when HOST recorded another identity, unless ``--force``. It
-prints the old and the new identity.
+own), and when HOST recorded another identity (or recorded its storage
+as a mount point and DIR's marker does not say so), unless ``--force``.
+It prints the old and the new identity.
 
 ``host purge-quarantine`` lists the directories in
 ``<instances_path>/_quarantine`` and deletes those older than
@@ -182,6 +193,15 @@ def _storage_actions(host_actions):
         '--existing', action='store_true',
         help='instances_path holds instance directories already: create '
              'it anyway, vouching that this storage is this host\'s own')
+    init.add_argument(
+        '--mount-point', action='store_true',
+        help='the storage is mounted at instances_path: record that in '
+             'the marker, so that the host refuses the directory it sees '
+             'whenever the mount is missing')
+    init.add_argument(
+        '--force', action='store_true',
+        help='replace the storage identity this host\'s service row '
+             'records (or its "must be a mount point") with this one')
     init.set_defaults(func=host_init_storage_command)
 
     record = host_actions.add_parser(
@@ -252,6 +272,9 @@ def _audit(args):
         print('Host %s, instances_path %s, storage identity %s'
               % (report.host, report.instances_path,
                  report.storage_identity or 'unknown'))
+        if report.storage_problem:
+            print('Storage problem: %s; no instance directory is removed'
+                  % report.storage_problem)
         if report.orphans:
             print(audit.format_table(report.orphans))
         else:
@@ -321,6 +344,29 @@ def host_reap_command(args) -> int:
     return EXIT_FAILED if report.errors else EXIT_OK
 
 
+def _describe_record(identity, must_be_mounted) -> str:
+    return '%s%s' % (identity or 'none',
+                     ' (must be a mount point)' if must_be_mounted else '')
+
+
+def _replacing(old, old_mounted, new, new_mounted) -> bool:
+    """Whether recording (new, new_mounted) over what a service row holds
+    takes evidence away: another identity, or a "must be a mount point"
+    dropped. Recording a first identity, or adding the flag, does not."""
+    if not old:
+        return False
+    return old != new or (bool(old_mounted) and not new_mounted)
+
+
+def _own_service_row(host):
+    try:
+        return objects.Service.get_by_host_and_binary(
+            nova_context.get_admin_context(), host,
+            storage_report.COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        return None
+
+
 def host_init_storage_command(args) -> int:
     settings = host_settings.HostSettings.from_conf(CONF)
     path = settings.instances_path
@@ -330,35 +376,84 @@ def host_init_storage_command(args) -> int:
         return _fail('instances_path %s is not a mount point and '
                      'instances_path_must_be_mounted is set: mount its '
                      'storage first; nothing written' % path)
+    if args.mount_point and not storage_identity.is_mount_point(path):
+        return _fail('instances_path %s is not a mount point: mount its '
+                     'storage first (--mount-point says it is mounted '
+                     'there); nothing written' % path)
     status = storage_identity.read(path)
-    if status.identity:
-        print('%s already has storage identity %s (%s); not replaced'
-              % (path, status.identity, marker))
-        return EXIT_OK
-    if os.path.lexists(marker):
-        return _fail('%s; not replacing it (look at it, and remove it '
-                     'yourself if it is not a marker of this storage); '
-                     'nothing written' % status.unknown_reason)
-    if storage_identity.holds_instance_directories(path):
-        if not args.existing:
+    if not status.identity:
+        if os.path.lexists(marker):
+            return _fail('%s; not replacing it (look at it, and remove it '
+                         'yourself if it is not a marker of this '
+                         'storage); nothing written' % status.unknown_reason)
+        if storage_identity.holds_instance_directories(path) and \
+                not args.existing:
             return _fail(
                 '%s already holds instance directories: it may be storage '
                 'of another host (a copy, or a shared file system that is '
                 'not mounted as it should be); nothing written. If you '
                 'know that this storage is this host\'s own, run again '
                 'with --existing' % path)
-        warning = (
-            'WARNING: %s holds instance directories and had no storage '
-            'identity. Creating one because you vouch (--existing) that '
-            'this storage is this host\'s own. If it is in fact shared '
-            'with other hosts or a copy of another host\'s, decisions '
-            'about these instances\' disks will rest on a wrong '
-            'identity.' % path)
-        print(warning, file=sys.stderr)
-        LOG.warning('%s', warning)
-    identity = storage_identity.create(path)
-    print('Created storage identity %s at %s' % (identity, marker))
+    mounted = bool(args.mount_point or status.must_be_mounted)
+    # Checked before anything is written: a host that recorded another
+    # storage may be looking at a bare mount point or at the directory
+    # under a missing mount, which must not become its storage by
+    # accident.
+    row = _own_service_row(settings.host)
+    if row is not None and not args.force and _replacing(
+            row.storage_identity, row.storage_must_be_mounted,
+            status.identity, mounted):
+        return _fail(
+            'host %s records storage identity %s, but %s has %s: is its '
+            'storage mounted? Pass --force to make this its storage '
+            'instead; nothing written'
+            % (settings.host, _describe_record(
+                row.storage_identity, row.storage_must_be_mounted),
+               path, _describe_record(status.identity, mounted)
+               if status.identity else 'none'))
+    if status.identity:
+        identity = status.identity
+        if args.mount_point and not status.must_be_mounted:
+            storage_identity.mark_mount_point(path)
+            print('Storage identity %s at %s now says instances_path is a '
+                  'mount point' % (identity, marker))
+        else:
+            print('%s already has storage identity %s (%s); not replaced'
+                  % (path, _describe_record(identity, mounted), marker))
+    else:
+        if storage_identity.holds_instance_directories(path):
+            warning = (
+                'WARNING: %s holds instance directories and had no storage '
+                'identity. Creating one because you vouch (--existing) '
+                'that this storage is this host\'s own. If it is in fact '
+                'shared with other hosts or a copy of another host\'s, '
+                'decisions about these instances\' disks will rest on a '
+                'wrong identity.' % path)
+            print(warning, file=sys.stderr)
+            LOG.warning('%s', warning)
+        identity = storage_identity.create(path, mount_point=mounted)
+        print('Created storage identity %s at %s'
+              % (_describe_record(identity, mounted), marker))
+    _record_own(settings.host, row, identity, mounted)
     return EXIT_OK
+
+
+def _record_own(host, row, identity, mounted):
+    if row is None:
+        print('Host %s has no %s service row yet: its first start records '
+              'this identity' % (host, storage_report.COMPUTE_BINARY))
+        return
+    old = (row.storage_identity, bool(row.storage_must_be_mounted))
+    if old == (identity, mounted):
+        return
+    row.storage_identity = identity
+    row.storage_must_be_mounted = mounted
+    row.save()
+    LOG.warning('Host %s: recorded storage identity %s -> %s', host,
+                _describe_record(*old), _describe_record(identity, mounted))
+    print('Host %s: recorded storage identity %s -> %s'
+          % (host, _describe_record(*old),
+             _describe_record(identity, mounted)))
 
 
 def host_record_storage_identity_command(args) -> int:
@@ -380,20 +475,23 @@ def host_record_storage_identity_command(args) -> int:
                      'or forced-down host\'s can be recorded here; nothing '
                      'recorded' % (storage_report.COMPUTE_BINARY,
                                    args.target_host))
-    old = service.storage_identity
-    if old == status.identity:
+    old = (service.storage_identity, bool(service.storage_must_be_mounted))
+    new = (status.identity, bool(status.must_be_mounted))
+    if old == new:
         print('Host %s records storage identity %s already'
-              % (args.target_host, old))
+              % (args.target_host, _describe_record(*old)))
         return EXIT_OK
-    if old and not args.force:
+    if _replacing(*old, *new) and not args.force:
         return _fail('host %s records storage identity %s, not the %s '
                      'found in %s; pass --force to replace it; nothing '
-                     'recorded' % (args.target_host, old, status.identity,
+                     'recorded' % (args.target_host, _describe_record(*old),
+                                   _describe_record(*new),
                                    status.instances_path))
-    service.storage_identity = status.identity
+    service.storage_identity, service.storage_must_be_mounted = new
     service.save()
     print('Host %s: storage identity %s -> %s (read from %s)'
-          % (args.target_host, old or 'none', status.identity,
+          % (args.target_host, _describe_record(*old),
+             _describe_record(*new),
              storage_identity.marker_path(status.instances_path)))
     return EXIT_OK
 

@@ -34,7 +34,10 @@ keep the disks and report the leftover):
   told, are kept. "Removed" means moved to quarantine
   (``<instances_path>/_quarantine``, purged after ``quarantine_max_age``):
   the audit's verdict rests on inference, so a wrong one must cost disk
-  space, never data.
+  space, never data. No directory at all goes while this host's storage
+  has a problem (``storage_report.storage_problem``: a required mount
+  missing, a recorded marker gone): what is seen then is not the storage
+  the database's evidence is about.
 
 Entries of ``instances_path`` that are not instance directories (``_base``,
 ``locks``, ``_journal``, ``_quarantine``, the storage identity marker,
@@ -55,12 +58,12 @@ import os
 from oslo_log import log as logging
 
 from nova.compute import shared_storage
+from nova.compute import storage_report
 from nova import exception
 from nova.network import model as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir
-from nova.virt import storage_identity
 
 LOG = logging.getLogger(__name__)
 
@@ -105,6 +108,8 @@ class AuditReport:
     instances_path: str
     storage_identity: str | None
     orphans: list[Orphan] = dataclasses.field(default_factory=list)
+    # Why this host's storage cannot be judged now (no directory goes).
+    storage_problem: str | None = None
 
     @property
     def removable(self) -> list[Orphan]:
@@ -163,9 +168,14 @@ def _disks_elsewhere(context, owner, own_identity):
     return REMOVE, 'storage not shared with %s' % owner
 
 
-def _directory_action(driver, host, own_identity, uuid, verdict):
+def _directory_action(driver, host, own_identity, uuid, verdict,
+                      problem=None):
     """(action, reason) for the instance directory, the verdict's and the
-    stamp's together."""
+    stamp's together; ``problem``: this host's storage problem, if any."""
+    if problem and (verdict.disk_action == REMOVE
+                    or verdict.status == ELSEWHERE):
+        # Said in so many words: "identity unknown" alone would hide why.
+        return KEEP, '%s, but %s; kept' % (verdict.disk_reason, problem)
     if verdict.disk_action != REMOVE:
         return verdict.disk_action, verdict.disk_reason
     action, why = _stamp_allows(driver, host, own_identity, uuid,
@@ -247,23 +257,37 @@ def classify(context, host: str, own_identity: str | None,
                     disk_action, disk_reason)
 
 
-def own_storage_identity(context, host: str, instances_path: str):
-    """This host's storage identity, read (never created) from the marker
-    at the root of ``instances_path``; None when missing, malformed, or
-    different from what the host's service row recorded (remounted
-    storage: sharing cannot be told)."""
-    identity = storage_identity.read(instances_path).identity
-    if identity is None:
-        return None
-    recorded = shared_storage.recorded_identity(context, host)
-    if recorded and recorded != identity:
+def own_storage(context, host: str,
+                driver) -> tuple[str | None, str | None]:
+    """(identity, problem): this host's storage identity, read (never
+    created) through its driver, with the checks the compute service
+    makes (a required mount, a storage recorded as a mount point). The
+    identity is None when unknown: a storage problem (then named), a
+    missing or malformed marker, or one different from what the host's
+    service row recorded (remounted storage: sharing cannot be told)."""
+    status = driver.get_storage_status()
+    recorded, must_be_mounted = shared_storage.recorded_storage(context,
+                                                                host)
+    problem = storage_report.storage_problem(status, recorded,
+                                             must_be_mounted)
+    if problem:
+        LOG.warning('Host %(host)s: %(problem)s; no instance directory is '
+                    'removed', {'host': host, 'problem': problem})
+        return None, problem
+    identity = status.identity
+    if identity and recorded and recorded != identity:
         LOG.warning('Storage identity %(marker)s in %(path)s differs from '
                     'the %(recorded)s host %(host)s recorded; treating '
                     'storage sharing as unknown',
-                    {'marker': identity, 'path': instances_path,
+                    {'marker': identity, 'path': status.instances_path,
                      'recorded': recorded, 'host': host})
-        return None
-    return identity
+        return None, None
+    return identity, None
+
+
+def own_storage_identity(context, host: str, driver) -> str | None:
+    """``own_storage``'s identity alone."""
+    return own_storage(context, host, driver)[0]
 
 
 # -- what is on the host ----------------------------------------------------
@@ -322,9 +346,10 @@ def audit(context, settings, driver) -> AuditReport:
     """List the orphans on the host ``settings.host`` whose driver
     (connected: ``init_host`` done) is ``driver``. Changes nothing."""
     host, path = settings.host, settings.instances_path
-    own_identity = own_storage_identity(context, host, path)
+    own_identity, problem = own_storage(context, host, driver)
     report = AuditReport(host=host, instances_path=path,
-                         storage_identity=own_identity)
+                         storage_identity=own_identity,
+                         storage_problem=problem)
     domains = set(driver.list_instance_uuids())
     directories, unexpected = _scan_instances_path(path)
     ports, stray_ports = _plugged_ports(context, host, driver,
@@ -345,7 +370,7 @@ def audit(context, settings, driver) -> AuditReport:
             add(VIF, port, verdict.guest_action, verdict.guest_reason)
         if uuid in directories:
             add(DIRECTORY, directories[uuid], *_directory_action(
-                driver, host, own_identity, uuid, verdict))
+                driver, host, own_identity, uuid, verdict, problem))
     for port in sorted(stray_ports):
         report.orphans.append(Orphan(
             VIF, port, None, UNKNOWN, None, None, KEEP,
@@ -410,8 +435,7 @@ def _network_info(instance, ports):
 
 
 def _clean_instance(context, settings, driver, uuid, planned, result):
-    own_identity = own_storage_identity(context, settings.host,
-                                        settings.instances_path)
+    own_identity, problem = own_storage(context, settings.host, driver)
     verdict = classify(context, settings.host, own_identity, uuid)
     guest = [o for o in planned if o.kind in (DOMAIN, VIF)]
     disks = [o for o in planned if o.kind == DIRECTORY]
@@ -420,8 +444,8 @@ def _clean_instance(context, settings, driver, uuid, planned, result):
         result.kept.extend(guest)
         guest = []
     if verdict is None or _directory_action(
-            driver, settings.host, own_identity, uuid,
-            verdict)[0] != REMOVE:
+            driver, settings.host, own_identity, uuid, verdict,
+            problem)[0] != REMOVE:
         result.kept.extend(disks)
         disks = []
     if guest:

@@ -255,7 +255,7 @@ def _usable_storage(context, settings, driver, report):
     removed there."""
     status = driver.get_storage_status()
     problem = storage_report.storage_problem(
-        status, shared_storage.recorded_identity(context, settings.host))
+        status, *shared_storage.recorded_storage(context, settings.host))
     if problem:
         report.add(STORAGE, settings.instances_path, None, KEEP,
                    '%s: no file removed' % problem)

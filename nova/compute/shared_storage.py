@@ -76,14 +76,28 @@ class StorageEvidence:
                         verdict))
 
 
-def recorded_identity(context, host: str) -> str | None:
-    """The storage identity ``host``'s compute service recorded, if any."""
+def _service(context, host: str):
     try:
-        service = objects.Service.get_by_host_and_binary(
+        return objects.Service.get_by_host_and_binary(
             context, host, COMPUTE_BINARY)
     except exception.ServiceNotFound:
         return None
-    return service.storage_identity or None
+
+
+def recorded_identity(context, host: str) -> str | None:
+    """The storage identity ``host``'s compute service recorded, if any."""
+    return recorded_storage(context, host)[0]
+
+
+def recorded_storage(context, host: str) -> tuple[str | None, bool]:
+    """(the storage identity ``host``'s compute service recorded, whether
+    it recorded that storage as a mount point); (None, False) without a
+    service row."""
+    service = _service(context, host)
+    if service is None:
+        return None, False
+    return (service.storage_identity or None,
+            bool(service.storage_must_be_mounted))
 
 
 def own_identity(context, host: str, driver) -> str | None:
@@ -92,13 +106,25 @@ def own_identity(context, host: str, driver) -> str | None:
     ``StorageEvidenceStale`` when it differs from what the host recorded:
     other hosts may have compared against the recorded one, so no
     decision that may delete rests on either until they agree again.
+    None too when the host recorded its storage as a mount point and
+    ``instances_path`` is not one now: the marker read is then a copy,
+    not the storage it names (``storage_report.storage_problem``).
     """
     status = driver.get_storage_status()
-    recorded = recorded_identity(context, host)
+    service = _service(context, host)
+    recorded = (service.storage_identity or None) if service else None
     if status.identity and recorded and status.identity != recorded:
         raise exception.StorageEvidenceStale(
             host=host, live=status.identity, path=status.instances_path,
             recorded=recorded)
+    if status.identity and service and service.storage_must_be_mounted \
+            and not status.mounted:
+        LOG.warning('Host %(host)s recorded storage identity %(id)s as '
+                    'mounted at %(path)s, which is not a mount point now; '
+                    'its storage identity is unknown', {
+                        'host': host, 'id': recorded,
+                        'path': status.instances_path})
+        return None
     return status.identity
 
 

@@ -19,6 +19,20 @@ the storage is back, unless an operator disabled it for a reason of their
 own meanwhile. A missing marker never erases the recorded identity: it is
 the last evidence there is.
 
+A marker flagged by ``nova-manage host init-storage --mount-point`` says
+its storage is mounted at ``instances_path``; the row records that flag
+with the identity (``storage_must_be_mounted``). When the mount is missing
+the flagged marker is hidden, and the directory underneath may hold an
+older marker of its own (the host ran on local disk before its NFS mount
+was set up). Taking that one would move the recorded identity, and the
+host's new instances, onto the hidden local disk. So a host whose recorded
+storage must be mounted and whose ``instances_path`` is not a mount point
+has a storage problem like a missing marker: disabled (``AUTO:``), spawns
+refused, and the recorded identity and flag kept, until the mount is back
+or an operator records another storage (``nova-manage host init-storage
+--force`` on the host, or ``record-storage-identity`` while it is down).
+The service notices such a record at its next heartbeat.
+
 Example (the service's heartbeat)::
 
     reporter = StorageReporter(host, driver)
@@ -38,16 +52,33 @@ COMPUTE_BINARY = 'nova-compute'
 AUTO_PREFIX = 'AUTO: '
 
 
-def storage_problem(status, recorded: str | None) -> str | None:
+def storage_problem(status, recorded: str | None,
+                    recorded_must_be_mounted: bool | None = False
+                    ) -> str | None:
     """Why nothing may be written to this host's storage now; None if
-    nothing is wrong."""
+    nothing is wrong. ``recorded`` and ``recorded_must_be_mounted``: what
+    the host's service row records."""
     if status.unavailable_reason:
         return status.unavailable_reason
+    if recorded_must_be_mounted and not status.mounted:
+        # Identities and path first: the service row keeps 255
+        # characters of this.
+        return ('instance storage not mounted: storage identity %s is '
+                'recorded as mounted at %s, which is not a mount point now '
+                'and shows %s. Mount it, or run "nova-manage host '
+                'init-storage --force" on this host to make that directory '
+                'its storage' % (recorded, status.instances_path,
+                                 status.describe()))
     if recorded and not status.identity:
         return ('instance storage is missing: this host recorded storage '
                 'identity %s, but %s (is instances_path mounted?)'
                 % (recorded, status.unknown_reason))
     return None
+
+
+def _describe_record(identity, must_be_mounted) -> str:
+    return '%s%s' % (identity or 'none',
+                     ' (must be a mount point)' if must_be_mounted else '')
 
 
 class StorageReporter:
@@ -58,8 +89,10 @@ class StorageReporter:
         self.driver = driver
         self._last_problem = None
         self._checked_disabled = False
-        # The identity the row recorded when last seen.
+        # What the row recorded when last seen: the identity, and whether
+        # its storage must be a mount point.
         self._recorded = None
+        self._recorded_mounted = False
 
     def service_row(self, context):
         try:
@@ -83,22 +116,58 @@ class StorageReporter:
         row.save()
         return status
 
+    def _recorded_in(self, row):
+        """(identity, must be mounted) as recorded. The row may have been
+        read before init_host recorded the identity: what this reporter
+        recorded itself counts too."""
+        if row.storage_identity:
+            return row.storage_identity, bool(row.storage_must_be_mounted)
+        return self._recorded, bool(self._recorded_mounted)
+
+    def _reread(self, row):
+        """Take what the database records now into ``row`` (an operator
+        may have recorded another storage since the service read it)."""
+        current = objects.Service.get_by_id(
+            nova_context.get_admin_context(), row.id)
+        for name in ('storage_identity', 'storage_must_be_mounted'):
+            if getattr(row, name) != getattr(current, name):
+                setattr(row, name, getattr(current, name))
+        if current.storage_identity:
+            self._recorded = current.storage_identity
+            self._recorded_mounted = bool(current.storage_must_be_mounted)
+
     def update(self, row, fresh=False):
         """Set ``row``'s storage fields to what the storage says now (in
         memory: the caller saves or heartbeats). The storage status."""
         status = self.driver.get_storage_status()
-        # The row may have been read before init_host recorded the
-        # identity: what this reporter recorded itself counts too.
-        recorded = row.storage_identity or self._recorded
-        if status.identity and status.identity != recorded:
-            if recorded:
-                LOG.warning('Storage identity of host %(host)s changes from '
-                            '%(old)s to %(new)s (instances_path remounted?)',
-                            {'host': self.host, 'old': recorded,
-                             'new': status.identity})
-            row.storage_identity = status.identity
-        problem = storage_problem(status, recorded)
-        self._recorded = row.storage_identity
+        recorded, must_mount = self._recorded_in(row)
+        disagree = (status.identity != recorded
+                    or bool(status.must_be_mounted) != must_mount
+                    or storage_problem(status, recorded, must_mount))
+        if disagree and not fresh and row.id is not None:
+            # Rare (a remount, a missing mount): worth one read, so that
+            # an operator's record is honoured without a restart.
+            self._reread(row)
+            recorded, must_mount = self._recorded_in(row)
+        problem = storage_problem(status, recorded, must_mount)
+        if problem is None and status.identity:
+            if status.identity != recorded:
+                if recorded:
+                    LOG.warning('Storage identity of host %(host)s changes '
+                                'from %(old)s to %(new)s (instances_path '
+                                'remounted?)',
+                                {'host': self.host,
+                                 'old': _describe_record(recorded,
+                                                         must_mount),
+                                 'new': _describe_record(
+                                     status.identity,
+                                     status.must_be_mounted)})
+                row.storage_identity = status.identity
+            if bool(status.must_be_mounted) != must_mount:
+                row.storage_must_be_mounted = status.must_be_mounted
+            recorded, must_mount = status.identity, status.must_be_mounted
+        self._recorded = row.storage_identity or recorded
+        self._recorded_mounted = bool(must_mount)
         if fresh or problem != self._last_problem or \
                 not self._checked_disabled:
             self._set_disabled(row, problem, fresh)
@@ -121,7 +190,9 @@ class StorageReporter:
                       {'host': self.host, 'problem': problem})
             if not disabled or automatic:
                 row.disabled = True
-                row.disabled_reason = AUTO_PREFIX + problem
+                # The column holds 255 characters; the log line above has
+                # the whole text.
+                row.disabled_reason = (AUTO_PREFIX + problem)[:255]
         elif automatic:
             LOG.info('Host %s: instance storage is back; enabling the '
                      'service again', self.host)
@@ -132,6 +203,9 @@ class StorageReporter:
         """``StorageUnavailable`` unless this host's storage is there, read
         live now (before a build or an evacuation writes to it)."""
         problem = storage_problem(self.driver.get_storage_status(),
-                                  self._recorded)
+                                  self._recorded, self._recorded_mounted)
         if problem:
-            raise exception.StorageUnavailable(reason=problem)
+            # Named: the fault is read where it is not known which host
+            # refused.
+            raise exception.StorageUnavailable(
+                reason='host %s: %s' % (self.host, problem))

@@ -148,6 +148,9 @@ class Service(TimestampMixin, Base):
     disabled_reason: orm.Mapped[str | None] = orm.mapped_column(_str())
     forced_down: orm.Mapped[bool] = orm.mapped_column(default=False)
     storage_identity: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # The storage of that identity is mounted at instances_path: while it
+    # is not a mount point, the host's storage is missing (NULL: not said).
+    storage_must_be_mounted: orm.Mapped[bool | None] = orm.mapped_column()
     # What the host's libvirt takes: lockd, sanlock, none (NULL: unknown).
     disk_leases: orm.Mapped[str | None] = orm.mapped_column(_str())
     last_seen_up: orm.Mapped[Timestamp | None]

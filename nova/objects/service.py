@@ -29,6 +29,9 @@ class Service(base.NovaObject):
         'disabled_reason': fields.String(),
         'forced_down': fields.Boolean(default=False, nullable=False),
         'storage_identity': fields.String(),
+        # nova.compute.storage_report: the storage of that identity must
+        # be mounted at instances_path (its marker was flagged so).
+        'storage_must_be_mounted': fields.Boolean(),
         'disk_leases': fields.String(),
         'last_seen_up': fields.DateTime(),
         'created_at': fields.DateTime(),

@@ -20,6 +20,15 @@ would delete then keep the data. A host configured with
 ``instances_path_must_be_mounted`` whose ``instances_path`` is not a mount
 point is *unavailable*: it must not write into the bare mount point.
 
+The marker can say so itself (``nova-manage host init-storage
+--mount-point``): a second line ``mount-point`` means "this storage is
+mounted at instances_path". Such a marker read where instances_path is not
+a mount point makes the storage unavailable too. While the mount is
+missing that marker is hidden under it, so the compute service also
+records the flag with the identity (``services.storage_must_be_mounted``,
+``nova/compute/storage_report.py``). A marker of one line (a UUID), as
+earlier releases wrote, still reads, as not flagged.
+
 Example::
 
     status = storage_identity.read('/var/lib/nova/instances',
@@ -27,6 +36,8 @@ Example::
     if status.unavailable_reason:
         refuse(status.unavailable_reason)
     status.identity            # a UUID string, or None (status.unknown_reason)
+    status.must_be_mounted     # the marker says instances_path is a mount
+    status.mounted             # instances_path is a mount point now
 """
 
 import dataclasses
@@ -45,7 +56,11 @@ from nova.virt import instancedir
 LOG = logging.getLogger(__name__)
 
 MARKER = instancedir.STORAGE_IDENTITY_FILE
-# A marker holds a UUID and a newline; anything longer is not ours.
+# The marker's optional second line: the storage is mounted at
+# instances_path, so instances_path must be a mount point.
+MOUNT_POINT_FLAG = 'mount-point'
+# A marker holds a UUID, maybe the flag, and newlines; anything longer is
+# not ours.
 _MAX_MARKER_BYTES = 128
 MOUNTINFO = '/proc/self/mountinfo'
 _OCTAL_ESCAPE = re.compile(r'\\([0-7]{3})')
@@ -60,6 +75,10 @@ class StorageStatus:
     unknown_reason: str | None = None
     # Why nothing may be written there (a required mount is missing).
     unavailable_reason: str | None = None
+    # The marker says the storage is mounted at instances_path.
+    must_be_mounted: bool = False
+    # Whether instances_path is a mount point now (None: cannot tell).
+    mounted: bool | None = None
 
     def describe(self) -> str:
         if self.unavailable_reason:
@@ -73,38 +92,53 @@ def marker_path(instances_path: str) -> str:
     return os.path.join(instances_path, MARKER)
 
 
-def _read_marker(instances_path: str) -> tuple[str | None, str | None]:
-    """(identity, None) or (None, why not)."""
+def _read_marker(instances_path: str
+                 ) -> tuple[str | None, bool, str | None]:
+    """(identity, flagged as a mount point, None) or (None, False, why
+    not)."""
     path = marker_path(instances_path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None, 'no storage identity marker at %s' % path
+        return None, False, 'no storage identity marker at %s' % path
     except OSError as e:
         if e.errno == errno.ELOOP:
-            return None, ('storage identity marker %s is a symlink; not '
-                          'taken as evidence' % path)
-        return None, 'storage identity marker %s unreadable: %s' % (
+            return None, False, ('storage identity marker %s is a symlink; '
+                                 'not taken as evidence' % path)
+        return None, False, 'storage identity marker %s unreadable: %s' % (
             path, e.strerror or e)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None, ('storage identity marker %s is not a regular '
-                          'file' % path)
+            return None, False, ('storage identity marker %s is not a '
+                                 'regular file' % path)
         content = os.read(fd, _MAX_MARKER_BYTES + 1)
     except OSError as e:
-        return None, 'storage identity marker %s unreadable: %s' % (
+        return None, False, 'storage identity marker %s unreadable: %s' % (
             path, e.strerror or e)
     finally:
         os.close(fd)
     text = content.decode('utf-8', 'replace').strip()
     if len(content) > _MAX_MARKER_BYTES:
-        return None, ('storage identity marker %s holds %d bytes or more, '
-                      'not a UUID' % (path, len(content)))
+        return None, False, ('storage identity marker %s holds %d bytes or '
+                             'more, not a UUID' % (path, len(content)))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     try:
-        return instancedir.validated_uuid(text), None
+        identity = instancedir.validated_uuid(lines[0] if lines else '')
     except exception.InvalidUUID:
-        return None, ('storage identity marker %s holds %r, not a UUID'
-                      % (path, text[:40]))
+        return None, False, ('storage identity marker %s holds %r, not a '
+                             'UUID' % (path, text[:40]))
+    unknown = set(lines[1:]) - {MOUNT_POINT_FLAG}
+    if unknown:
+        # A flag of a later release, or garbage: either way this release
+        # cannot honour it, so the marker is no evidence.
+        return None, False, ('storage identity marker %s holds %r after '
+                             'its UUID, not a flag this release knows'
+                             % (path, sorted(unknown)[0][:40]))
+    return identity, MOUNT_POINT_FLAG in lines[1:], None
+
+
+def _marker_text(identity: str, mount_point: bool) -> str:
+    return identity + '\n' + (MOUNT_POINT_FLAG + '\n' if mount_point else '')
 
 
 def _unescape_mountinfo(field: str) -> str:
@@ -112,11 +146,13 @@ def _unescape_mountinfo(field: str) -> str:
     return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
 
 
-def mount_points(mountinfo: str = MOUNTINFO) -> set[str]:
+def mount_points(mountinfo: str | None = None) -> set[str]:
     """Every mount point this process sees (bind mounts included, which
-    ``os.path.ismount`` misses on the same file system)."""
+    ``os.path.ismount`` misses on the same file system). ``mountinfo``:
+    the mount table to read, by default ``MOUNTINFO`` as it is when
+    called (tests describe their "mounts" in a file of their own)."""
     points = set()
-    with open(mountinfo) as f:
+    with open(mountinfo or MOUNTINFO) as f:
         for line in f:
             fields = line.split()
             if len(fields) > 4:
@@ -124,23 +160,46 @@ def mount_points(mountinfo: str = MOUNTINFO) -> set[str]:
     return points
 
 
-def is_mount_point(path: str, mountinfo: str = MOUNTINFO) -> bool:
+def is_mount_point(path: str, mountinfo: str | None = None) -> bool:
     return os.path.realpath(path) in mount_points(mountinfo)
 
 
+def _mounted(path: str, mountinfo: str | None) -> bool | None:
+    try:
+        return is_mount_point(path, mountinfo)
+    except OSError as e:
+        # No mount table (not Linux, /proc not mounted): unknown, which
+        # every check below treats as "not mounted".
+        LOG.warning('Cannot tell whether %(path)s is a mount point: '
+                    '%(err)s', {'path': path, 'err': e})
+        return None
+
+
 def read(instances_path: str, must_be_mounted: bool = False,
-         mountinfo: str = MOUNTINFO) -> StorageStatus:
+         mountinfo: str | None = None) -> StorageStatus:
     """The storage status of ``instances_path`` as it is now; never
     creates or changes anything."""
     instances_path = os.path.abspath(instances_path)
-    if must_be_mounted and not is_mount_point(instances_path, mountinfo):
+    mounted = _mounted(instances_path, mountinfo)
+    if must_be_mounted and not mounted:
         reason = ('instances_path %s is not a mount point '
                   '(instances_path_must_be_mounted is set): its storage '
                   'is not there' % instances_path)
         return StorageStatus(instances_path, None, unknown_reason=reason,
-                             unavailable_reason=reason)
-    identity, why = _read_marker(instances_path)
-    return StorageStatus(instances_path, identity, unknown_reason=why)
+                             unavailable_reason=reason, mounted=mounted)
+    identity, flagged, why = _read_marker(instances_path)
+    if flagged and not mounted:
+        # The flagged marker is visible, yet not on a mount point: a copy
+        # of it, or instances_path is below the real mount point. Either
+        # way this is not the storage the flag vouches for.
+        reason = ('storage identity marker %s (identity %s) says '
+                  'instances_path %s is a mount point, and it is not one'
+                  % (marker_path(instances_path), identity, instances_path))
+        return StorageStatus(instances_path, None, unknown_reason=reason,
+                             unavailable_reason=reason,
+                             must_be_mounted=True, mounted=mounted)
+    return StorageStatus(instances_path, identity, unknown_reason=why,
+                         must_be_mounted=flagged, mounted=mounted)
 
 
 def holds_instance_directories(instances_path: str) -> bool:
@@ -158,14 +217,16 @@ def holds_instance_directories(instances_path: str) -> bool:
     return False
 
 
-def create(instances_path: str) -> str:
+def create(instances_path: str, mount_point: bool = False) -> str:
     """Give the storage at ``instances_path`` an identity; the identity.
 
-    Only for setting a host up. A marker already there is kept (its
-    identity returned); a malformed one is an error, never replaced. The
-    marker appears complete and atomically (written under a temporary
-    name, flushed, then hard-linked into place, which fails rather than
-    overwrites when another host won the race).
+    Only for setting a host up. ``mount_point``: the marker says the
+    storage is mounted at ``instances_path`` (the caller checked that it
+    is). A marker already there is kept (its identity returned; see
+    ``mark_mount_point`` to flag it); a malformed one is an error, never
+    replaced. The marker appears complete and atomically (written under a
+    temporary name, flushed, then hard-linked into place, which fails
+    rather than overwrites when another host won the race).
     """
     fileutils.ensure_tree(instances_path)
     marker = marker_path(instances_path)
@@ -173,7 +234,7 @@ def create(instances_path: str) -> str:
         tmp = '%s.part-%s' % (marker, uuidutils.generate_uuid())
         try:
             with open(tmp, 'x') as f:
-                f.write(uuidutils.generate_uuid() + '\n')
+                f.write(_marker_text(uuidutils.generate_uuid(), mount_point))
                 f.flush()
                 os.fsync(f.fileno())
             os.link(tmp, marker)
@@ -182,9 +243,28 @@ def create(instances_path: str) -> str:
         finally:
             fileutils.delete_if_exists(tmp)
         instancedir.fsync_dir(instances_path)
-    identity, why = _read_marker(instances_path)
+    identity, _flagged, why = _read_marker(instances_path)
     if identity is None:
         raise exception.InvalidStorageIdentity(reason=why)
+    return identity
+
+
+def mark_mount_point(instances_path: str) -> str:
+    """Flag the valid marker at ``instances_path`` as the marker of a
+    storage mounted there, keeping its identity; the identity.
+
+    The marker is replaced whole by a rename (other hosts reading it
+    meanwhile see the old or the new one, both with that identity).
+    ``InvalidStorageIdentity`` when there is no valid marker: a flag
+    never comes without the identity it is about.
+    """
+    identity, flagged, why = _read_marker(instances_path)
+    if identity is None:
+        raise exception.InvalidStorageIdentity(reason=why)
+    if not flagged:
+        instancedir.write_atomically(marker_path(instances_path),
+                                     _marker_text(identity, True),
+                                     purpose='part', sync_dir=True)
     return identity
 
 

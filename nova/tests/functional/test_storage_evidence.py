@@ -4,17 +4,26 @@ missing, or hosts cloned from one image.
 
 A "mount" here swaps what a host's ``instances_path`` leads to (a link to
 the shared directory in place of the host's own directory), which is what
-a mount does to every path under it. In every scenario the instance's
-disks survive byte for byte (sha256), the operator is told which hosts and
-identities disagree, and the retry or the recovery then works.
+a mount does to every path under it; where a host checks that its
+instances_path is a mount point, the test's mount table lists the
+directory mounted (``test_storage_identity.MountTable``). In every
+scenario the instance's disks survive byte for byte (sha256), the operator
+is told which hosts and identities disagree, and the retry or the recovery
+then works.
 """
 
 import os
+import shutil
 
 from nova.cmd import manage
+from nova.compute import rpcapi as compute_rpcapi
+from nova.conf import CONF
+from nova import context as nova_context
 from nova import objects
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
+from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.unit.virt import test_storage_identity
 from nova.virt import instancedir
 from nova.virt import storage_identity
 
@@ -38,9 +47,37 @@ class StorageEvidenceTestCase(harness.EvacuateTestCase):
         os.unlink(path)
         os.makedirs(path)
 
-    def recorded(self, name):
+    def unmount_to_local(self, name):
+        """The mount ``mount_shared`` made goes away: the host's own
+        directory under the mount point shows again."""
+        path = self.instances_path(name)
+        os.unlink(path)
+        os.rename(path + '.under-the-mount', path)
+
+    def row(self, name):
         return objects.Service.get_by_host_and_binary(
-            self.ctx, name, 'nova-compute').storage_identity
+            self.ctx, name, 'nova-compute')
+
+    def recorded(self, name):
+        return self.row(name).storage_identity
+
+    def manage(self, *argv, host='a'):
+        """``nova-manage`` as run on ``host``, with its instances_path."""
+        conf = os.path.join(self.tmp, 'manage-%s.conf' % host)
+        with open(conf, 'w') as f:
+            f.write('[DEFAULT]\ninstances_path = %s\n'
+                    '[database]\nconnection = sqlite:///%s\n'
+                    % (self.instances_path(host),
+                       os.path.join(self.tmp, 'nova.sqlite')))
+        # main() parses the global configuration again: parse it without
+        # that file afterwards, and run as ``host`` (an override wins over
+        # a file) for the time of the command.
+        self.addCleanup(CONF, [], project='nova', default_config_files=[])
+        self.flags(host=host)
+        try:
+            return manage.main(['--config-file', conf] + list(argv))
+        finally:
+            self.flags(host='conductor')
 
     def heartbeat(self, name):
         self.assertTrue(self.hosts[name].service.heartbeat())
@@ -99,13 +136,9 @@ class TestBootOrderRace(StorageEvidenceTestCase):
             self.shared_dir())[0])
         # The operator records a's identity from the shared mount as b
         # sees it; the evacuation then reuses the disks.
-        conf = os.path.join(self.tmp, 'manage.conf')
-        with open(conf, 'w') as f:
-            f.write('[database]\nconnection = sqlite:///%s\n'
-                    % os.path.join(self.tmp, 'nova.sqlite'))
-        self.assertEqual(0, manage.main([
-            '--config-file', conf, 'host', 'record-storage-identity', 'a',
-            '--from', self.instances_path('b'), '--force']))
+        self.assertEqual(0, self.manage(
+            'host', 'record-storage-identity', 'a',
+            '--from', self.instances_path('b'), '--force', host='b'))
         self.assertEqual(self.shared_identity, self.recorded('a'))
         migration = self.evacuate(instance, host='b')
         self.assertLandedOn('b', instance, migration)
@@ -113,11 +146,20 @@ class TestBootOrderRace(StorageEvidenceTestCase):
 
 
 class TestMirrorCase(StorageEvidenceTestCase):
-    """b's row is stale (its mount appeared after its last heartbeat) when
-    a, the source, comes back: the identities say "not shared", but b
-    re-stamped the directory it now runs the guest from."""
+    """b's row is stale (it records the local marker b had before its
+    mount) when a, the source, comes back: the identities say "not
+    shared", but b re-stamped the directory it now runs the guest from."""
 
-    SHARED = ('a', 'b')
+    SHARED = ('a',)
+
+    def setUp(self):
+        super().setUp()
+        self.b_local = self.recorded('b')
+        self.hosts['b'].service.stop()
+        self.mount_shared('b')
+        self.start_compute('b')
+        self.shared = storage_identity.read(self.shared_dir()).identity
+        self.assertEqual(self.shared, self.recorded('b'))
 
     def test_the_returning_source_keeps_the_new_owners_directory(self):
         instance = self.boot('a')
@@ -126,12 +168,16 @@ class TestMirrorCase(StorageEvidenceTestCase):
         migration = self.evacuate(instance, host='b')
         self.assertLandedOn('b', instance, migration)
         before = sha256_tree(path)
-        stale = objects.Service.get_by_host_and_binary(self.ctx, 'b',
-                                                       'nova-compute')
-        stale.storage_identity = '99999999-9999-4999-8999-999999999999'
+        # b's row goes back to what b recorded before its mount: the
+        # marker under b's mount point, b's own.
+        self.assertEqual(self.b_local, storage_identity.read(
+            self.instances_path('b') + '.under-the-mount').identity)
+        stale = self.row('b')
+        stale.storage_identity = self.b_local
         stale.save()
 
-        self.restart('a')
+        with self.assertLogs('nova.compute.evacuation', 'INFO') as logs:
+            self.restart('a')
 
         self.assertEqual('completed', self.fresh(migration).status)
         self.assertEqual(before, sha256_tree(path))
@@ -139,6 +185,216 @@ class TestMirrorCase(StorageEvidenceTestCase):
         self.assertFalse(self.hosts['a'].has_domain(instance))
         self.assertEqual([], instancedir.list_quarantine(
             self.shared_dir())[0])
+        line = next(line for line in logs.output
+                    if 'Instance was evacuated to b' in line)
+        for word in ('source host a has %s' % self.shared,
+                     'target host b has %s' % self.b_local,
+                     'not shared', 'written by host b on storage %s'
+                     % self.shared, 'kept'):
+            self.assertIn(word, line)
+
+
+def everything(path):
+    """{relative path: sha256, or '/' for a directory} of all under
+    ``path``: that nothing was written there, empty directories too."""
+    found = {os.path.relpath(os.path.join(root, name), path): '/'
+             for root, dirs, _files in os.walk(path) for name in dirs}
+    found.update(sha256_tree(path))
+    return found
+
+
+class FlaggedMountTestCase(StorageEvidenceTestCase):
+    """a's instances_path is an NFS export of its own, mounted over the
+    directory where a ran on local disk at first (whose marker is still
+    there, under the mount point), and set up with ``nova-manage host
+    init-storage --mount-point``."""
+
+    def setUp(self):
+        super().setUp()
+        self.mounts = test_storage_identity.MountTable(self)
+        self.local_identity = self.recorded('a')
+
+    def move_a_to_nfs(self, copy=()):
+        """What the operator does, with a's nova-compute stopped: mount
+        the NFS export, copy the instance directories ``copy`` there,
+        give it a marker flagged as a mount point, start nova-compute."""
+        self.kill('a')
+        self.mount_shared('a')
+        self.mounts.mount(self.shared_dir())
+        for instance in copy:
+            shutil.copytree(
+                os.path.join(self.instances_path('a') + '.under-the-mount',
+                             instance.uuid),
+                os.path.join(self.shared_dir(), instance.uuid),
+                symlinks=True)
+        # --force: a recorded its local disk, and this is other storage;
+        # --existing: the directories copied are a's.
+        self.assertEqual(0, self.manage(
+            'host', 'init-storage', '--mount-point', '--force',
+            *(['--existing'] if copy else [])))
+        self.nfs_identity = storage_identity.read(self.shared_dir()).identity
+        self.assertEqual((self.nfs_identity, True), self.recorded_pair('a'))
+        self.restart('a')
+        self.assertFalse(self.row('a').disabled)
+
+    def reboot_before_the_mount(self):
+        """a's host reboots; nova-compute starts before the mount."""
+        self.kill('a')
+        self.unmount_to_local('a')
+        self.mounts.unmount(self.shared_dir())
+
+    def recorded_pair(self, name):
+        row = self.row(name)
+        return row.storage_identity, row.storage_must_be_mounted
+
+    def assertRefusesItsStorage(self, words=()):
+        row = self.row('a')
+        self.assertEqual((self.nfs_identity, True),
+                         (row.storage_identity, row.storage_must_be_mounted))
+        self.assertTrue(row.disabled)
+        for word in ('AUTO: instance storage not mounted', self.nfs_identity,
+                     self.instances_path('a'), self.local_identity) + words:
+            self.assertIn(word, row.disabled_reason)
+
+
+class TestRestartBeforeMount(FlaggedMountTestCase):
+
+    def build_on(self, name):
+        """A build sent to ``name`` itself (as a scheduler that does not
+        skip disabled hosts would); the instance once it ended."""
+        ctx = nova_context.get_admin_context()
+        instance = dbf.make_instance(
+            ctx, name, vm_state='building', task_state='scheduling',
+            flavor=self.flavor, image_ref=self.image.id)
+        objects.InstanceAction.action_start(ctx, instance.uuid, 'create')
+        compute_rpcapi.ComputeAPI().build_and_run_instance(
+            ctx, instance, host=name, image_meta=self.image,
+            network_info=self.network_info())
+        self.wait_for(lambda: self.fresh(instance).task_state is None,
+                      'build of %s' % instance.uuid)
+        return self.fresh(instance)
+
+    def test_builds_are_refused_and_nothing_is_written(self):
+        self.move_a_to_nfs()
+        self.reboot_before_the_mount()
+        local = everything(self.instances_path('a'))
+        with self.assertLogs('nova.compute.storage_report', 'ERROR') as logs:
+            self.restart('a', host_rebooted=True)
+        # Not recorded: the local marker is not a's storage.
+        self.assertRefusesItsStorage()
+        self.assertIn('Host a: instance storage not mounted: storage '
+                      'identity %s is recorded as mounted at %s, which is '
+                      'not a mount point now and shows storage identity %s'
+                      % (self.nfs_identity, self.instances_path('a'),
+                         self.local_identity), logs.output[0])
+        instance = self.build_on('a')
+        self.assertEqual('error', instance.vm_state)
+        fault = self.fault(instance)
+        for word in ('host a: instance storage not mounted',
+                     self.nfs_identity, self.local_identity):
+            self.assertIn(word, fault)
+        # Its heartbeats change nothing either.
+        self.heartbeat('a')
+        self.assertRefusesItsStorage()
+        self.assertEqual(local, everything(self.instances_path('a')))
+
+        # The mount is back: the next heartbeat enables a again, and a
+        # build lands on the NFS storage.
+        self.mount_shared('a')
+        self.mounts.mount(self.shared_dir())
+        self.heartbeat('a')
+        row = self.row('a')
+        self.assertEqual((self.nfs_identity, True, False, None),
+                         (row.storage_identity, row.storage_must_be_mounted,
+                          row.disabled, row.disabled_reason))
+        built = self.boot('a')
+        self.assertTrue(os.path.isdir(os.path.join(self.shared_dir(),
+                                                   built.uuid)))
+        self.assertEqual(local, everything(self.instances_path('a')
+                                           + '.under-the-mount'))
+
+    def test_the_operator_makes_the_local_directory_its_storage(self):
+        self.move_a_to_nfs()
+        self.reboot_before_the_mount()
+        self.restart('a', host_rebooted=True)
+        self.assertRefusesItsStorage()
+        self.assertEqual(1, self.manage('host', 'init-storage'))
+        self.assertRefusesItsStorage()
+        self.assertEqual(0, self.manage('host', 'init-storage', '--force'))
+        self.heartbeat('a')
+        row = self.row('a')
+        self.assertEqual((self.local_identity, False, False),
+                         (row.storage_identity, row.storage_must_be_mounted,
+                          row.disabled))
+        built = self.boot('a')
+        self.assertTrue(os.path.isdir(os.path.join(self.instances_path('a'),
+                                                   built.uuid)))
+
+
+class TestStaleIdentity(FlaggedMountTestCase):
+    """A host whose live storage identity differs from the one it recorded
+    decides nothing that may delete, and says so."""
+
+    def test_an_evacuation_to_it_is_refused(self):
+        # b's NFS mount appears after its last heartbeat: its row still
+        # says its local marker.
+        b_local = self.recorded('b')
+        instance = self.boot('a')
+        a_disks = sha256_tree(self.hosts['a'].instance_dir(instance))
+        self.kill('a')
+        b_live = storage_identity.create(self.shared_dir())
+        self.mount_shared('b')
+        migration = self.evacuate(instance, host='b')
+        self.assertFailedOnSource(instance, migration, vm_state='active')
+        fault = self.fault(instance)
+        self.assertIn('Host b reads storage identity %s at %s but recorded '
+                      '%s' % (b_live, self.instances_path('b'), b_local),
+                      fault)
+        self.assertIn('refusing decisions that may delete', fault)
+        self.assertEqual(a_disks, sha256_tree(
+            self.hosts['a'].instance_dir(instance)))
+        self.assertFalse(os.path.exists(os.path.join(self.shared_dir(),
+                                                     instance.uuid)))
+        # Its heartbeat records what it reads; the retry then builds on
+        # b's storage, and a's copy is still there.
+        self.heartbeat('b')
+        self.assertEqual(b_live, self.recorded('b'))
+        migration = self.evacuate(instance, host='b')
+        self.assertLandedOn('b', instance, migration)
+        self.assertEqual(a_disks, sha256_tree(
+            self.hosts['a'].instance_dir(instance)))
+
+    def test_the_returning_source_keeps_its_copy(self):
+        # a ran the instance on local disk, then from its NFS export (a
+        # copy of the directory, as an operator moving to NFS makes); the
+        # local one stays under the mount point, stamped by a on its
+        # local storage.
+        instance = self.boot('a')
+        self.move_a_to_nfs(copy=[instance])
+        self.assertTrue(self.hosts['a'].running(instance))
+        self.kill('a')
+        migration = self.evacuate(instance, host='b')
+        self.assertLandedOn('b', instance, migration)
+        # a comes back before its mount: what it sees is the old local
+        # copy, which its live identity (the local marker) would call its
+        # own, not shared with b.
+        self.unmount_to_local('a')
+        self.mounts.unmount(self.shared_dir())
+        copy = self.hosts['a'].instance_dir(instance)
+        before = sha256_tree(copy)
+        with self.assertLogs('nova.compute.evacuation', 'INFO') as logs:
+            self.restart('a', host_rebooted=True)
+        self.assertEqual('completed', self.fresh(migration).status)
+        self.assertEqual(before, sha256_tree(copy))
+        self.assertEqual([], instancedir.list_quarantine(
+            self.instances_path('a'))[0])
+        self.assertFalse(self.hosts['a'].has_domain(instance))
+        self.assertTrue(self.hosts['b'].running(instance))
+        self.assertRefusesItsStorage()
+        stale = next(line for line in logs.output if 'reads storage' in line)
+        self.assertIn('Host a reads storage identity %s at %s but recorded '
+                      '%s' % (self.local_identity, self.instances_path('a'),
+                              self.nfs_identity), stale)
 
 
 class TestMountMissingAtEvacuation(StorageEvidenceTestCase):
@@ -170,8 +426,9 @@ class TestMountMissingAtEvacuation(StorageEvidenceTestCase):
         migration = self.evacuate(instance, host='b')
         self.assertFailedOnSource(instance, migration, vm_state='active')
         fault = self.fault(instance)
-        self.assertIn('instance storage is missing', fault)
-        self.assertIn(self.recorded('b'), fault)
+        self.assertIn('host b: instance storage is missing', fault)
+        self.assertIn('recorded storage identity %s' % self.recorded('b'),
+                      fault)
         # Nothing was made on the bare mount point: no marker, no
         # directory of the instance.
         self.assertEqual([], os.listdir(self.instances_path('b')))
@@ -217,8 +474,9 @@ class TestClonedMarkers(StorageEvidenceTestCase):
         migration = self.evacuate(instance, host='c')
         self.assertFailedOnSource(instance, migration, vm_state='active')
         fault = self.fault(instance)
-        self.assertIn('same storage identity', fault)
-        self.assertIn('cloned', fault)
+        self.assertIn('a and c have the same storage identity %s (cloned '
+                      'markers?)' % self.recorded('a'), fault)
+        self.assertIn('Give c an identity of its own', fault)
         self.assertEqual(before, sha256_tree(path))
         self.assertFalse(os.path.exists(
             self.hosts['c'].instance_dir(instance)))

@@ -25,6 +25,7 @@ from nova.tests import base
 from nova.tests.files import sha256_tree
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.unit.virt import test_storage_identity
 from nova.virt import instancedir
 from nova.virt import storage_identity
 
@@ -428,7 +429,135 @@ class StorageCommandsTestCase(base.TestCase):
         self.assertIn('not a mount point', err)
         self.assertEqual([], os.listdir(self.path))
 
+    # -- init-storage --mount-point / --force ---------------------------
+
+    def own_row(self, identity, must_be_mounted=None):
+        """This host's (compute1's) nova-compute row, up."""
+        db_api.configure(self.url)
+        try:
+            row = dbf.make_service(dbf.admin_context(), 'compute1',
+                                   identity=identity)
+            row.storage_must_be_mounted = must_be_mounted
+            row.save()
+        finally:
+            db_api.dispose()
+
+    def recorded_pair(self, host):
+        db_api.configure(self.url)
+        try:
+            row = objects.Service.get_by_host_and_binary(
+                dbf.admin_context(), host, 'nova-compute')
+            return row.storage_identity, row.storage_must_be_mounted
+        finally:
+            db_api.dispose()
+
+    def test_init_storage_mount_point_refuses_a_path_not_mounted(self):
+        os.makedirs(self.path)
+        test_storage_identity.MountTable(self)
+        code, _out, err = self.host('init-storage', '--mount-point')
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('instances_path %s is not a mount point' % self.path,
+                      err)
+        self.assertEqual([], os.listdir(self.path))
+
+    def test_init_storage_mount_point_flags_a_new_marker(self):
+        os.makedirs(self.path)
+        test_storage_identity.MountTable(self).mount(self.path)
+        code, out, err = self.host('init-storage', '--mount-point')
+        self.assertEqual((0, ''), (code, err))
+        status = storage_identity.read(self.path)
+        self.assertEqual((True, True), (status.must_be_mounted,
+                                        status.mounted))
+        self.assertEqual(status.identity + '\nmount-point\n', self.marker())
+        self.assertIn('Created storage identity %s (must be a mount point)'
+                      % status.identity, out)
+
+    def test_init_storage_mount_point_flags_the_marker_there(self):
+        identity = storage_identity.create(self.path)
+        self.own_row(identity)
+        test_storage_identity.MountTable(self).mount(self.path)
+        code, out, _err = self.host('init-storage', '--mount-point')
+        self.assertEqual(0, code)
+        self.assertIn('%s now says instances_path is a mount point'
+                      % storage_identity.marker_path(self.path), out)
+        self.assertEqual(identity + '\nmount-point\n', self.marker())
+        self.assertEqual((identity, True), self.recorded_pair('compute1'))
+
+    def test_init_storage_records_a_first_identity(self):
+        self.own_row(None)
+        code, out, _err = self.host('init-storage')
+        self.assertEqual(0, code)
+        identity = storage_identity.read(self.path).identity
+        self.assertIn('Host compute1: recorded storage identity none -> %s'
+                      % identity, out)
+        self.assertEqual((identity, False), self.recorded_pair('compute1'))
+
+    def test_init_storage_under_a_missing_mount_needs_force(self):
+        # compute1 recorded its NFS storage as a mount point; the mount
+        # is gone and the directory under it has its old local marker.
+        nfs = uuidutils.generate_uuid()
+        self.own_row(nfs, True)
+        local = storage_identity.create(self.path)
+        before = self.marker()
+        code, out, err = self.host('init-storage')
+        self.assertEqual((manage.EXIT_FAILED, ''), (code, out))
+        self.assertIn('host compute1 records storage identity %s (must be a '
+                      'mount point), but %s has %s' % (nfs, self.path, local),
+                      err)
+        self.assertIn('--force', err)
+        self.assertEqual((nfs, True), self.recorded_pair('compute1'))
+        self.assertEqual(before, self.marker())
+        # The operator makes the local directory the host's storage.
+        code, out, _err = self.host('init-storage', '--force')
+        self.assertEqual(0, code)
+        self.assertIn('recorded storage identity %s (must be a mount point) '
+                      '-> %s' % (nfs, local), out)
+        self.assertEqual((local, False), self.recorded_pair('compute1'))
+        self.assertEqual(before, self.marker())
+
+    def test_init_storage_on_a_bare_mount_point_needs_force(self):
+        recorded = uuidutils.generate_uuid()
+        self.own_row(recorded)
+        os.makedirs(self.path)
+        code, _out, err = self.host('init-storage')
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('records storage identity %s, but %s has none'
+                      % (recorded, self.path), err)
+        self.assertEqual([], os.listdir(self.path))
+        self.assertEqual((recorded, None), self.recorded_pair('compute1'))
+
     # -- record-storage-identity ---------------------------------------
+
+    def test_records_a_marker_flagged_as_a_mount_point(self):
+        storage_identity.mark_mount_point(self.other)
+        test_storage_identity.MountTable(self).mount(self.other)
+        code, out, _err = self.host('record-storage-identity', 'dead',
+                                    '--from', self.other)
+        self.assertEqual(0, code)
+        self.assertIn('none -> %s (must be a mount point)'
+                      % self.other_identity, out)
+        self.assertEqual((self.other_identity, True),
+                         self.recorded_pair('dead'))
+
+    def test_dropping_a_recorded_mount_point_needs_force(self):
+        db_api.configure(self.url)
+        row = objects.Service.get_by_host_and_binary(
+            dbf.admin_context(), 'dead', 'nova-compute')
+        row.storage_identity = self.other_identity
+        row.storage_must_be_mounted = True
+        row.save()
+        db_api.dispose()
+        code, _out, err = self.host('record-storage-identity', 'dead',
+                                    '--from', self.other)
+        self.assertEqual(manage.EXIT_FAILED, code)
+        self.assertIn('--force', err)
+        self.assertEqual((self.other_identity, True),
+                         self.recorded_pair('dead'))
+        code, _out, _err = self.host('record-storage-identity', 'dead',
+                                     '--from', self.other, '--force')
+        self.assertEqual(0, code)
+        self.assertEqual((self.other_identity, False),
+                         self.recorded_pair('dead'))
 
     def test_records_the_identity_of_a_dead_host(self):
         code, out, err = self.host('record-storage-identity', 'dead',
@@ -657,3 +786,58 @@ class HostReapTestCase(base.TestCase):
         # The deleted instance's disks are not the reaper's.
         self.assertTrue(os.path.exists(os.path.join(
             self.path, self.deleted.uuid, 'disk')))
+
+
+class HostAuditQuarantineTestCase(base.TestCase):
+    """nova-manage host audit lists what the quarantine holds, on a
+    test-driver host, and changes nothing."""
+
+    _run = ManageTestCase._run
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(CONF, [], project='nova', default_config_files=[])
+        self.addCleanup(db_api.dispose)
+        url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
+        self.path = os.path.join(self.tmp, 'instances')
+        node = os.path.join(self.tmp, 'node.xml')
+        fixtures.write_node_xml(node)
+        db_api.configure(url)
+        migration.db_sync()
+        dbf.make_service(dbf.admin_context(), 'compute1',
+                         identity=storage_identity.create(self.path))
+        db_api.dispose()
+        self.conf = os.path.join(self.tmp, 'host.conf')
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\nhost = compute1\n'
+                    'instances_path = %s\n'
+                    'compute_driver = libvirt.LibvirtDriver\n'
+                    '[libvirt]\nconnection_uri = test://%s\n'
+                    '[database]\nconnection = %s\n'
+                    % (self.state_path, self.path, node, url))
+
+    def quarantined(self, days_ago, reason):
+        idir = instancedir.InstanceDir(self.path, uuidutils.generate_uuid())
+        idir.create()
+        with open(idir.file('disk'), 'w') as f:
+            f.write('disk of %s' % idir.uuid)
+        return idir.uuid, idir.quarantine(reason, now=timeutils.utcnow(
+            with_timezone=True) - datetime.timedelta(days=days_ago))
+
+    def test_audit_lists_the_quarantine_and_keeps_it(self):
+        old_uuid, old = self.quarantined(30, 'left by evacuation m-1')
+        young_uuid, young = self.quarantined(0, 'host cleanup')
+        before = sha256_tree(self.path)
+        code, out, err = self._run('--config-file', self.conf, 'host',
+                                   'audit')
+        self.assertEqual((0, ''), (code, err))
+        rows = {line.split()[2]: line.split()
+                for line in out.splitlines() if line.startswith('quarant')}
+        self.assertEqual({old, young}, set(rows))
+        for path, uuid in ((old, old_uuid), (young, young_uuid)):
+            self.assertEqual(['quarantined', uuid, path, 'quarantined'],
+                             rows[path][:4])
+            self.assertIn('keep', rows[path])
+        self.assertIn('left by evacuation m-1', out)
+        self.assertIn('0 to remove, 2 to keep', out)
+        self.assertEqual(before, sha256_tree(self.path))

@@ -20,6 +20,7 @@ from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import instancedir
+from nova.virt import ownership
 from nova.virt import storage_identity
 
 HOST = 'compute1'
@@ -243,6 +244,30 @@ class TestAudit(AuditTestCase):
         self.assertEqual(audit.KEEP, self.orphan(report, 'directory',
                                                  moved.uuid).action)
 
+    def test_the_quarantine_is_listed_and_kept(self):
+        moved = self.guest('compute2')
+        idir = instancedir.InstanceDir(self.path, moved.uuid)
+        dest = idir.quarantine('an earlier cleanup')
+        stray = os.path.join(instancedir.quarantine_dir(self.path), 'notes')
+        os.makedirs(stray)
+        before = tree(self.path)
+        report = audit.audit(self.ctx, self.settings, self.driver)
+        listed = [o for o in report.orphans if o.kind == audit.QUARANTINED]
+        self.assertEqual([(dest, moved.uuid, 'quarantined', audit.KEEP)],
+                         [(o.name, o.instance_uuid, o.status, o.action)
+                          for o in listed])
+        self.assertIn('bytes since', listed[0].reason)
+        self.assertIn('an earlier cleanup', listed[0].reason)
+        self.assertEqual([(audit.ENTRY, audit.KEEP)],
+                         [(o.kind, o.action) for o in report.orphans
+                          if o.name == stray])
+        # Listing and cleaning up leave the quarantine as it was.
+        audit.cleanup(self.ctx, self.settings, self.driver, report)
+        self.assertEqual(
+            {k: v for k, v in before.items() if k.startswith('_quarantine')},
+            {k: v for k, v in tree(self.path).items()
+             if k.startswith('_quarantine')})
+
     def test_table(self):
         moved = self.guest('compute2')
         text = audit.format_table(
@@ -324,3 +349,92 @@ class TestCleanup(AuditTestCase):
                          [o.kind for o, _msg in result.errors])
         self.assertEqual(before, tree(outside))
         self.assertEqual(set(), self.host.domain_uuids())
+
+
+class TestEvidenceBeforeCleanup(AuditTestCase):
+    """What keeps a directory that the identities alone would let go."""
+
+    def stamp_as(self, instance, host, identity):
+        ownership.write(instancedir.InstanceDir(self.path, instance.uuid),
+                        ownership.OwnerStamp.new(
+                            instance.uuid, host=host,
+                            storage_identity=identity,
+                            operation='evacuation', attempt='attempt-1',
+                            migration=uuidutils.generate_uuid()))
+
+    def test_a_directory_the_owner_stamped_is_kept_on_stale_evidence(self):
+        # compute2 recorded its old local identity, but now runs the
+        # instance from compute1's (shared) storage, and re-stamped the
+        # directory there when it adopted it: the identities say "not
+        # shared", the stamp says the directory is compute2's.
+        moved = self.guest('compute2')
+        self.migration(moved, HOST, 'compute2', migration_obj.DONE)
+        self.stamp_as(moved, 'compute2', self.identity)
+        path = os.path.join(self.path, moved.uuid)
+        before = tree(path)
+        report = audit.audit(self.ctx, self.settings, self.driver)
+        orphan = self.orphan(report, 'directory', moved.uuid)
+        self.assertEqual(audit.KEEP, orphan.action)
+        self.assertIn('storage not shared with compute2, but its stamp '
+                      'says it was written by host compute2', orphan.reason)
+        result = audit.cleanup(self.ctx, self.settings, self.driver, report)
+        self.assertEqual([], result.errors)
+        self.assertNotIn(orphan, result.removed)
+        self.assertEqual(before, tree(path))
+        self.assertEqual([], instancedir.list_quarantine(self.path)[0])
+
+    def test_a_directory_without_a_stamp_is_kept(self):
+        moved = self.guest('compute2')
+        os.unlink(os.path.join(self.path, moved.uuid, ownership.STAMP))
+        path = os.path.join(self.path, moved.uuid)
+        before = tree(path)
+        report = audit.audit(self.ctx, self.settings, self.driver)
+        self.assertIn('no ownership stamp', self.orphan(
+            report, 'directory', moved.uuid).reason)
+        audit.cleanup(self.ctx, self.settings, self.driver, report)
+        self.assertEqual(before, tree(path))
+
+    def other_view(self, **settings):
+        """The same instances_path, through a driver with other
+        settings (compute1's name in the database)."""
+        host = fixtures.make_host(self.tmp, 'compute1-again',
+                                  instances_path=self.path,
+                                  image_store_path=self.images.path,
+                                  **settings)
+        self.addCleanup(host.close)
+        return host.settings.replace(host=HOST), host.driver
+
+    def assertNothingMoves(self, settings, driver, *instances):
+        before = tree(self.path)
+        report = audit.audit(self.ctx, settings, driver)
+        self.assertIsNone(report.storage_identity)
+        for instance in instances:
+            orphan = self.orphan(report, 'directory', instance.uuid)
+            self.assertEqual(audit.KEEP, orphan.action)
+            self.assertIn(report.storage_problem, orphan.reason)
+        result = audit.cleanup(self.ctx, settings, driver, report)
+        self.assertEqual([], result.errors)
+        self.assertEqual(before, tree(self.path))
+        self.assertEqual([], instancedir.list_quarantine(self.path)[0])
+        return report
+
+    def test_a_required_mount_that_is_missing_moves_no_directory(self):
+        moved = self.guest('compute2')
+        deleted = self.deleted_guest()
+        settings, driver = self.other_view(
+            instances_path_must_be_mounted=True)
+        report = self.assertNothingMoves(settings, driver, moved, deleted)
+        self.assertIn('not a mount point', report.storage_problem)
+
+    def test_a_storage_recorded_as_a_mount_point_that_is_not(self):
+        moved = self.guest('compute2')
+        deleted = self.deleted_guest()
+        row = objects.Service.get_by_host_and_binary(self.ctx, HOST,
+                                                     'nova-compute')
+        row.storage_must_be_mounted = True
+        row.save()
+        report = self.assertNothingMoves(self.settings, self.driver, moved,
+                                         deleted)
+        self.assertIn('instance storage not mounted',
+                      report.storage_problem)
+        self.assertIn(self.identity, report.storage_problem)

@@ -2,8 +2,11 @@
 libvirt's test driver), how often they run, and the service's scheduler
 running them."""
 
+import datetime
 import os
+import time
 
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from nova.compute import locks
@@ -18,10 +21,12 @@ from nova import exception
 from nova import objects
 from nova import periodic
 from nova.tests import base
+from nova.tests.files import sha256_tree
 from nova.tests.unit.compute import fixtures
 from nova.tests.unit.virt import contract
 from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
 from nova.virt import fake
+from nova.virt import instancedir
 
 LOGGER = 'nova.compute.periodic_tasks'
 
@@ -258,3 +263,62 @@ class TestManagerTasks(fixtures.ComputeTestCase):
         self.assertEqual(power_state.SHUTDOWN, self.states(instance)[2])
         self.assertEqual(1, len(objects.ComputeNode.get_by_host(
             self.context, fixtures.HOST)))
+
+
+class TestPurgeQuarantine(fixtures.ComputeTestCase):
+    """The periodic purge of ``<instances_path>/_quarantine`` on real
+    directories."""
+
+    def quarantined(self, seconds_ago):
+        idir = instancedir.InstanceDir(self.settings.instances_path,
+                                       uuidutils.generate_uuid())
+        idir.create()
+        with open(idir.file('disk'), 'w') as f:
+            f.write('disk of %s' % idir.uuid)
+        return idir.quarantine('test', now=timeutils.utcnow(
+            with_timezone=True) - datetime.timedelta(seconds=seconds_ago))
+
+    def in_quarantine(self):
+        return sorted(os.listdir(instancedir.quarantine_dir(
+            self.settings.instances_path)))
+
+    def test_purges_by_age_and_keeps_the_young(self):
+        self.flags(quarantine_max_age=3600)
+        old = self.quarantined(2 * 3600)
+        young = self.quarantined(600)
+        # Its files look old, but it was quarantined ten minutes ago (the
+        # time in its name, written by the rename): kept.
+        long_ago = time.time() - 30 * 24 * 3600
+        for root, dirs, files in os.walk(young):
+            for name in dirs + files:
+                os.utime(os.path.join(root, name), (long_ago, long_ago))
+        os.utime(young, (long_ago, long_ago))
+        young_before = sha256_tree(young)
+        purged = periodic_tasks.purge_quarantine(self.compute)
+        self.assertEqual([old], [entry.path for entry in purged])
+        self.assertFalse(os.path.exists(old))
+        self.assertEqual([os.path.basename(young)], self.in_quarantine())
+        self.assertEqual(young_before, sha256_tree(young))
+
+    def test_the_managers_task_purges(self):
+        self.flags(quarantine_max_age=60)
+        self.quarantined(120)
+        young = self.quarantined(0)
+        manager = compute_manager.ComputeManager(self.settings,
+                                                 driver=self.driver)
+        manager._purge_quarantine(self.context)
+        self.assertEqual([os.path.basename(young)], self.in_quarantine())
+
+    def test_an_unusable_quarantine_deletes_nothing(self):
+        self.flags(quarantine_max_age=0)
+        self.quarantined(3600)
+        root = instancedir.quarantine_dir(self.settings.instances_path)
+        outside = os.path.join(self.tmp, 'outside')
+        os.rename(root, outside)
+        os.symlink(outside, root)
+        before = sha256_tree(outside)
+        with self.assertLogs(LOGGER, 'ERROR') as logs:
+            self.assertEqual([], periodic_tasks.purge_quarantine(
+                self.compute))
+        self.assertIn('Not purging the quarantine', logs.output[0])
+        self.assertEqual(before, sha256_tree(outside))

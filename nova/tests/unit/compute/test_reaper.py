@@ -470,6 +470,21 @@ class TestStaleParts(StaleFilesTestCase):
                         'not a mount point')
         self.assertTrue(os.path.exists(part))
 
+    def test_nothing_is_removed_when_the_recorded_mount_is_missing(self):
+        # The host recorded its storage as a mount point (init-storage
+        # --mount-point); instances_path is not one now: what it shows is
+        # the directory underneath, never this host's to clean.
+        instance = self.guest()
+        part = self.part(instance)
+        row = objects.Service.get_by_host_and_binary(self.ctx, HOST,
+                                                     'nova-compute')
+        row.storage_must_be_mounted = True
+        row.save()
+        report = self.reap()
+        self.assertKept(report, reaper.STORAGE, self.path,
+                        'instance storage not mounted')
+        self.assertTrue(os.path.exists(part))
+
 
 class TestFetchLeftovers(StaleFilesTestCase):
     """c. ``_base/<hash>.part-<uuid>`` of a fetch that died."""

@@ -6,6 +6,7 @@ from nova.conf import host_settings
 from nova import exception
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.unit.virt import test_storage_identity
 from nova.virt import fake
 from nova.virt import storage_identity
 
@@ -129,3 +130,18 @@ class TestEvidenceFromServiceRows(base.TestCase):
             shared_storage.own_identity(self.ctx, 'b', driver)
         self.assertIn(ID_B, str(cm.exception))
         self.assertIn(path, str(cm.exception))
+
+    def test_a_copy_of_a_marker_recorded_as_a_mount_point(self):
+        # b recorded its storage as mounted at its instances_path; what b
+        # reads there now is the same identity, but not on a mount point
+        # (a copy of the marker, without the flag): unknown.
+        path = os.path.join(self.tmp, 'b')
+        driver = self._driver(path)
+        identity = storage_identity.create(path)
+        row = dbf.make_service(self.ctx, 'b', identity=identity)
+        row.storage_must_be_mounted = True
+        row.save()
+        self.assertIsNone(shared_storage.own_identity(self.ctx, 'b', driver))
+        test_storage_identity.MountTable(self).mount(path)
+        self.assertEqual(identity, shared_storage.own_identity(
+            self.ctx, 'b', driver))

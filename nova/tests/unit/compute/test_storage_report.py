@@ -12,6 +12,7 @@ from nova import exception
 from nova import objects
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.unit.virt import test_storage_identity
 from nova.virt import fake
 from nova.virt import storage_identity
 
@@ -136,3 +137,107 @@ class TestHeartbeat(StorageReportTestCase):
             reporter.check_writable()
         # Nothing was written into the bare mount point.
         self.assertFalse(os.path.lexists(self.marker()))
+
+
+class TestRecordedMountPoint(StorageReportTestCase):
+    """instances_path is an NFS mount whose marker says so (``nova-manage
+    host init-storage --mount-point``); the directory under the mount
+    point holds the local marker the host made before the mount was set
+    up."""
+
+    def setUp(self):
+        super().setUp()
+        self.mounts = test_storage_identity.MountTable(self)
+        self.nfs = os.path.join(self.tmp, 'nfs')
+        self.nfs_identity = storage_identity.create(self.nfs,
+                                                    mount_point=True)
+        # First start on local disk, before the mount was set up.
+        self.local_identity = self.start(self.reporter()).identity
+        self.mount()
+
+    def mount(self):
+        os.rename(self.path, self.path + '.under-the-mount')
+        os.symlink(self.nfs, self.path)
+        self.mounts.mount(self.nfs)
+
+    def unmount(self):
+        os.unlink(self.path)
+        os.rename(self.path + '.under-the-mount', self.path)
+        self.mounts.unmount(self.nfs)
+
+    def recorded_pair(self, row):
+        return row.storage_identity, row.storage_must_be_mounted
+
+    def assertRefused(self, row, reporter):
+        self.assertEqual((self.nfs_identity, True), self.recorded_pair(row))
+        self.assertTrue(row.disabled)
+        self.assertTrue(row.disabled_reason.startswith(
+            'AUTO: instance storage not mounted'))
+        for word in (self.nfs_identity, self.path, self.local_identity):
+            self.assertIn(word, row.disabled_reason)
+        with self.assertRaises(exception.StorageUnavailable) as cm:
+            reporter.check_writable()
+        self.assertIn(self.local_identity, str(cm.exception))
+
+    def test_the_mount_and_its_flag_are_recorded(self):
+        reporter = self.reporter()
+        self.start(reporter)
+        self.assertEqual((self.nfs_identity, True),
+                         self.recorded_pair(self.recorded()))
+        self.assertFalse(self.recorded().disabled)
+        reporter.check_writable()
+
+    def test_a_restart_before_the_mount_keeps_the_record_and_refuses(self):
+        self.start(self.reporter())
+        self.unmount()
+        local = sorted(os.listdir(self.path))
+        # The host reboots; nova-compute starts before the NFS mount.
+        reporter = self.reporter()
+        status = self.start(reporter)
+        self.assertEqual(self.local_identity, status.identity)
+        self.assertRefused(self.recorded(), reporter)
+        # Nothing was written under instances_path.
+        self.assertEqual(local, sorted(os.listdir(self.path)))
+        row = self.heartbeat(reporter)
+        self.assertRefused(row, reporter)
+        # The mount is back: enabled again, the record unchanged.
+        self.mount()
+        row = self.heartbeat(reporter)
+        self.assertEqual((self.nfs_identity, True), self.recorded_pair(row))
+        self.assertEqual((False, None), (row.disabled, row.disabled_reason))
+        reporter.check_writable()
+
+    def test_a_mount_lost_while_running_is_refused_at_the_heartbeat(self):
+        reporter = self.reporter()
+        self.start(reporter)
+        self.unmount()
+        self.assertRefused(self.heartbeat(reporter), reporter)
+
+    def test_an_operators_new_record_is_taken_at_the_next_heartbeat(self):
+        reporter = self.reporter()
+        self.start(reporter)
+        self.unmount()
+        self.assertRefused(self.heartbeat(reporter), reporter)
+        # The NFS storage is gone for good: the operator records the local
+        # directory as this host's storage (what "nova-manage host
+        # init-storage --force" writes), behind the service's back.
+        row = self.recorded()
+        row.storage_identity = self.local_identity
+        row.storage_must_be_mounted = False
+        row.save()
+        row = self.heartbeat(reporter)
+        self.assertEqual((self.local_identity, False),
+                         self.recorded_pair(row))
+        self.assertEqual((False, None), (row.disabled, row.disabled_reason))
+        reporter.check_writable()
+
+    def test_a_flag_added_to_the_marker_is_recorded(self):
+        os.unlink(self.path)
+        os.rename(self.path + '.under-the-mount', self.path)
+        reporter = self.reporter()
+        self.start(reporter)
+        self.mounts.mount(self.path)
+        storage_identity.mark_mount_point(self.path)
+        row = self.heartbeat(reporter)
+        self.assertEqual((self.local_identity, True),
+                         self.recorded_pair(row))

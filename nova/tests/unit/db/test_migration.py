@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0004'
+HEAD = '0005'
 
 
 class MigrationTestCase(base.TestCase):
