@@ -8,7 +8,10 @@ from oslo_config import cfg
 CRASH_POINTS = {
     'spawn.after_mkdir': 'the instance directory was just made',
     'spawn.writing_root_disk':
-        'the root disk is half written (under its .part- name)',
+        'the root disk was written in full under its .part- name, neither '
+        'flushed nor renamed to its final name (a kill while qemu-img still '
+        'writes it leaves a partial .part- file: tests kill the process '
+        'from outside for that, no crash point being inside qemu-img)',
     'spawn.after_disk_info': 'disk.info was written',
     # In _create_domain_and_network: every start of a guest (spawn,
     # power on, hard reboot, resume) passes these.
@@ -88,7 +91,9 @@ fault_injection_group = cfg.OptGroup(
 
 fault_injection_opts = [
     cfg.StrOpt('crash_point',
-               choices=sorted(CRASH_POINTS),
+               # With their descriptions, so the sample says what each
+               # point leaves.
+               choices=sorted(CRASH_POINTS.items()),
                help="""
 Name of a crash point (``nova/crashpoint.py`` says where each is). When the
 process reaches it, it kills itself with SIGKILL, as a power cut or an OOM

@@ -10,18 +10,29 @@ would), then runs the operation:
 * ``build``: ``build_and_run_instance`` of the spec's instance;
 * ``evacuate``: ``rebuild_instance(recreate=True)`` with the spec's
   migration (this host is the target);
+* ``rebuild``: a same-host ``rebuild_instance`` of the spec's instance,
+  from its own image; the request is made as the API makes it (task state
+  ``rebuilding``, a ``rebuild`` action) only after ``init_host``, which
+  would otherwise end it at once as a rebuild a restart cut short;
 * ``init_host``: nothing more: the crash point is inside ``init_host``
   (a returning source's cleanup);
 * ``reap``: one run of the orphan reaper, as its periodic task runs.
 
 The process sets ``[fault_injection] crash_point`` and is expected to die
 at it; exiting normally means the point was never reached (exit status 3).
+With no crash point the test kills the process itself, from outside, at a
+moment it chooses (in the middle of writing a disk, which no crash point
+can stop inside: ``qemu-img`` writes it).
 
 Why a hook dumps state before the kill: libvirt's test driver keeps its
 domains in this process, while a real libvirtd (and the taps it made)
 outlives nova-compute. Just before the SIGKILL the hook writes this host's
 domains and plugged VIFs to the spec's ``dump`` file, and the test starts
-the restarted host with them: what a real hypervisor would still hold.
+the restarted host with them: what a real hypervisor would still hold. A
+process killed from outside runs no hook: it writes the dump once
+``init_host`` is done, before the operation starts, which is what the
+hypervisor still holds as long as the kill comes before the operation
+plugs a VIF or defines a domain (the only moments tests kill it at).
 """
 
 import json
@@ -30,6 +41,7 @@ import os
 import sys
 
 from nova.compute import manager as compute_manager
+from nova.compute import task_states
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import crashpoint
@@ -94,6 +106,8 @@ def main(argv=None):
     manager = compute_manager.ComputeManager(sim.settings, driver=sim.driver)
     context = nova_context.get_admin_context()
     manager.init_host()
+    if spec['crash_point'] is None:
+        _dump(sim, spec['dump'])
     operation = spec['operation']
     if operation == 'build':
         instance = objects.Instance.get_by_uuid(context, spec['instance'])
@@ -113,10 +127,23 @@ def main(argv=None):
             orig_sys_metadata={}, bdms=None, recreate=True,
             on_shared_storage=None, preserve_ephemeral=False,
             migration=migration, scheduled_node=None)
+    elif operation == 'rebuild':
+        instance = objects.Instance.get_by_uuid(context, spec['instance'])
+        instance.task_state = task_states.REBUILDING
+        instance.save(expected_task_state=[None])
+        objects.InstanceAction.action_start(context, instance.uuid,
+                                            'rebuild')
+        manager.rebuild_instance(
+            context, instance, orig_image_ref=instance.image_ref,
+            image_ref=instance.image_ref, injected_files=[], new_pass=None,
+            orig_sys_metadata=dict(instance.system_metadata), bdms=None,
+            recreate=False, on_shared_storage=None,
+            preserve_ephemeral=False, migration=None, scheduled_node=None)
     elif operation == 'reap':
         manager._reap_orphans(context)
-    logging.getLogger(__name__).error('crash point %s was not reached',
-                                      spec['crash_point'])
+    logging.getLogger(__name__).error(
+        'crash point %s was not reached', spec['crash_point'] or
+        '(none: the test was to kill this process)')
     return EXIT_NOT_REACHED
 
 

@@ -5,9 +5,16 @@ After each: no orphan domain, VIF or directory; no spawn journal left
 open and no ``.part-`` file; nothing partial ever booted; every disk that
 existed before byte for byte as it was; the instance in a state an
 operator can act on (ACTIVE where the operation had finished, otherwise
-ERROR on its host with a fault); and the retry works.
+ERROR on its host with a fault); its ports bound to its host; and the
+retry works.
+
+``spawn.writing_root_disk`` kills once the root disk is complete under
+its ``.part-`` name; ``TestBuildKilledWhileQemuImgWrites`` kills a build
+from outside while ``qemu-img`` is still writing it.
 """
 
+import glob
+import hashlib
 import os
 
 from nova.compute import power_state
@@ -15,12 +22,9 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
-from nova.image import qemu_img
-from nova.network import api as network_api
 from nova.tests.functional import crash_harness
 from nova.tests.functional import evacuate_harness as harness
 from nova.virt import instancedir
-from nova.virt.libvirt import imagecache
 
 BUILD_POINTS = (
     'spawn.after_mkdir', 'spawn.writing_root_disk', 'spawn.after_disk_info',
@@ -30,25 +34,32 @@ BUILD_POINTS = (
 EVACUATION_POINTS = (
     'evacuate.after_claim', 'spawn.writing_root_disk',
     'start.waiting_for_vif_events', 'evacuate.before_instance_moves')
+REBUILD_POINTS = ('spawn.writing_root_disk', 'start.waiting_for_vif_events')
 
 
 class CrashMatrixTestCase(crash_harness.CrashTestCase):
-
-    def assertErrorWithFault(self, instance, host, operation):
-        row = self.fresh(instance)
-        self.assertEqual((host, 'error', None),
-                         (row.host, row.vm_state, row.task_state))
-        fault = objects.InstanceFault.get_latest_for_instance(
-            self.ctx, instance.uuid)
-        self.assertIsNotNone(fault)
-        self.assertIn('interrupted by a restart', fault.message)
-        self.assertIn(operation, fault.message)
 
     def rebuild_and_wait(self, instance):
         self.api.rebuild(self.ctx, self.fresh(instance))
         self.wait_for(lambda: self.fresh(instance).task_state is None,
                       'rebuild of %s' % instance.uuid)
         return self.fresh(instance)
+
+    def assertHardRebootBootsNothing(self, host, instance):
+        """The owner hard-reboots the ERROR instance a crashed spawn left:
+        its disks were removed with the dead attempt, so the reboot fails
+        with the disk missing and boots nothing (it must never boot a
+        partial disk, nor make a blank one in its place)."""
+        self.api.reboot(self.ctx, self.fresh(instance), 'HARD')
+        self.wait_for(lambda: self.fresh(instance).task_state is None,
+                      'hard reboot of %s' % instance.uuid)
+        self.assertFalse(host.has_domain(instance))
+        self.assertFalse(os.path.exists(host.instance_dir(instance)))
+        self.assertEqual('error', self.fresh(instance).vm_state)
+        fault = objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid)
+        self.assertIn('No disk at %s' % host.instance_dir(instance),
+                      fault.message)
 
 
 def _points(points):
@@ -73,22 +84,150 @@ class TestBuildCrashes(CrashMatrixTestCase):
         bystander_files = sha256_tree(self.hosts['a'].instance_dir(
             bystander))
         instance, network_info = self.new_instance()
-        self.crash('a', 'build', point, instance=instance,
-                   network_info=network_info)
+        dumped = self.crash('a', 'build', point, instance=instance,
+                            network_info=network_info)
         a = self.restart_after_crash('a')
 
         self.assertErrorWithFault(instance, 'a', 'build')
         self.assertNoTrace(a, instance)
         self.assertNoJournalsOrParts('a')
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
         # The other instance of the host is untouched and still runs.
         self.assertEqual(bystander_files,
                          sha256_tree(a.instance_dir(bystander)))
         self.assertTrue(a.running(bystander))
+        self.assertHardRebootBootsNothing(a, instance)
         # An ERROR instance with no domain and no disks can be rebuilt.
         row = self.rebuild_and_wait(instance)
         self.assertEqual(('a', 'active', power_state.RUNNING),
                          (row.host, row.vm_state, row.power_state))
         self.assertTrue(a.running(instance))
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted()
+
+
+class TestBuildKilledWhileQemuImgWrites(CrashMatrixTestCase):
+    """A build on ``a`` is killed (SIGKILL, from the test) while
+    ``qemu-img`` is still writing its raw root disk: the moment no crash
+    point can reach, since the write happens in ``qemu-img``."""
+
+    HOST_SETTINGS = {'a': {'images_type': 'raw'}}
+    IMAGE_MB = 64           # a write of a quarter second: easy to catch
+    TRIES = 3
+
+    def big_image(self):
+        """A raw image of non-zero bytes (qemu-img skips zeros, so a
+        blank image would leave nothing to write); its metadata and the
+        sha256 of its content."""
+        block = os.urandom(1024 * 1024)
+        source = os.path.join(self.tmp, 'big.raw')
+        digest = hashlib.sha256()
+        with open(source, 'wb') as f:
+            for _ in range(self.IMAGE_MB):
+                f.write(block)
+                digest.update(block)
+        try:
+            image = self.images.add_from_file(source, name='big',
+                                              disk_format='raw')
+        finally:
+            os.unlink(source)
+        return image, digest.hexdigest()
+
+    def _file_sha256(self, path, size):
+        digest = hashlib.sha256()
+        with open(path, 'rb') as f:
+            digest.update(f.read(size))
+        return digest.hexdigest()
+
+    def kill_while_writing(self, instance, network_info):
+        """Kill the build as soon as its root disk is growing; (what the
+        child left, the file being written). The disk is looked for under
+        its final name too, so that a build writing it there is caught
+        (and fails the test), not missed."""
+        idir = self.hosts['a'].instance_dir(instance)
+        seen = {'blocks': 0, 'still': 0}
+
+        def writing():
+            paths = (glob.glob(os.path.join(idir, 'disk.part-*'))
+                     + glob.glob(os.path.join(idir, 'disk')))
+            if not paths:
+                return False
+            try:
+                blocks = os.stat(paths[0]).st_blocks
+            except FileNotFoundError:
+                return False        # renamed meanwhile: look again
+            seen['path'] = paths[0]
+            # Written to already, and more since the last look.
+            growing = blocks > seen['blocks'] > 0
+            seen['blocks'] = blocks
+            if growing:
+                return True
+            # Not growing for a while (qemu-img done, resizing): kill all
+            # the same while the file is there; not a mid-write kill
+            # then, which the caller sees from its content.
+            seen['still'] += 1
+            return seen['still'] > 100
+        dumped = self.kill_when('a', 'build', writing, instance=instance,
+                                network_info=network_info)
+        return dumped, seen['path']
+
+    def test_kill_while_qemu_img_writes_the_root_disk(self):
+        image, image_sha = self.big_image()
+        size = self.IMAGE_MB * 1024 * 1024
+        tried = []
+        for _ in range(self.TRIES):
+            instance, network_info = self.new_instance(image=image)
+            tried.append(instance)
+            dumped, part = self.kill_while_writing(instance, network_info)
+            # The kill came while the root disk had only its .part- name.
+            self.assertTrue(os.path.basename(part).startswith('disk.part-'),
+                            part)
+            self.assertTrue(os.path.isfile(part))
+            self.assertFalse(os.path.exists(os.path.join(
+                os.path.dirname(part), 'disk')))
+            if self._file_sha256(part, size) != image_sha:
+                break           # killed in the middle of the write
+            # qemu-img had finished: try again (the next child's init_host
+            # recovers this attempt, as a restart does).
+        a = self.restart_after_crash('a')
+
+        for instance in tried:
+            self.assertErrorWithFault(instance, 'a', 'build')
+            self.assertNoTrace(a, instance)
+            self.assertPortsBoundToItsHost(instance)
+        self.assertNoJournalsOrParts('a')
+        self.assertNoPartialDiskBooted(dumped)
+        instance = tried[-1]
+        self.assertHardRebootBootsNothing(a, instance)
+        row = self.rebuild_and_wait(instance)
+        self.assertEqual(('a', 'active', power_state.RUNNING),
+                         (row.host, row.vm_state, row.power_state))
+        # The rebuilt raw disk has the image's whole content.
+        self.assertNoPartialDiskBooted()
+
+
+@_points(REBUILD_POINTS)
+class TestRebuildCrashes(CrashMatrixTestCase):
+    """A same-host rebuild on ``a`` dies at each point of its spawn (the
+    old disks were removed on purpose before it); ``a`` restarts."""
+
+    def crash_at(self, point):
+        instance = self.boot('a')
+        dumped = self.crash('a', 'rebuild', point, instance=instance)
+        a = self.restart_after_crash('a')
+
+        # Not left rebuilding: ERROR with a fault saying so.
+        self.assertErrorWithFault(instance, 'a', 'rebuild')
+        self.assertNoTrace(a, instance)
+        self.assertNoJournalsOrParts('a')
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
+        row = self.rebuild_and_wait(instance)
+        self.assertEqual(('a', 'active', power_state.RUNNING),
+                         (row.host, row.vm_state, row.power_state))
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted()
 
 
 class EvacuationCrashes(CrashMatrixTestCase):
@@ -100,18 +239,22 @@ class EvacuationCrashes(CrashMatrixTestCase):
         a = self.kill('a')
         source_files = sha256_tree(a.instance_dir(instance))
         migration = self.requested_evacuation(instance, 'b')
-        self.crash('b', 'evacuate', point, instance=instance,
-                   migration=migration)
+        dumped = self.crash('b', 'evacuate', point, instance=instance,
+                            migration=migration)
         b = self.restart_after_crash('b')
 
         self.assertErrorWithFault(instance, 'a', 'evacuate')
         self.assertEqual(migration_obj.FAILED, self.fresh(migration).status)
         self.assertNoTrace(b, instance, disks_gone=not self.SHARED)
         self.assertNoJournalsOrParts('b')
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
         # The instance's own disks (on a, or shared) are as they were.
         self.assertEqual(source_files, sha256_tree(a.instance_dir(instance)))
         migration = self.evacuate(instance, host='b')
         self.assertLandedOn('b', instance, migration)
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted()
         if self.SHARED:
             self.assertEqual(source_files['disk'],
                              sha256_tree(b.instance_dir(instance))['disk'])
@@ -145,8 +288,8 @@ class TestEvacuationCrashesSharedStorage(EvacuationCrashes):
         self.assertFalse(os.path.exists(a.instance_dir(instance)))
         self.kill('a')
         migration = self.requested_evacuation(instance, 'b')
-        self.crash('b', 'evacuate', 'spawn.writing_root_disk',
-                   instance=instance, migration=migration)
+        dumped = self.crash('b', 'evacuate', 'spawn.writing_root_disk',
+                            instance=instance, migration=migration)
         idir = self.hosts['b'].instance_dir(instance)
         self.assertEqual([], [n for n in os.listdir(idir)
                               if n == 'disk'])      # only disk.part-<id>
@@ -154,13 +297,13 @@ class TestEvacuationCrashesSharedStorage(EvacuationCrashes):
         self.assertErrorWithFault(instance, 'a', 'evacuate')
         self.assertNoTrace(b, instance)
         self.assertNoJournalsOrParts('b')
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
         migration = self.evacuate(instance, host='b')
         self.assertLandedOn('b', instance, migration)
+        self.assertPortsBoundToItsHost(instance)
         # A complete overlay of the cached image, not the partial file.
-        info = qemu_img.info(os.path.join(idir, 'disk'), 'qcow2')
-        self.assertEqual(imagecache.ImageCache(
-            self.instances_path('b')).path_for(self.image.id),
-            info.backing_file)
+        self.assertNoPartialDiskBooted()
 
 
 class TestEvacuationCrashAfterTheRowMoved(CrashMatrixTestCase):
@@ -171,11 +314,13 @@ class TestEvacuationCrashAfterTheRowMoved(CrashMatrixTestCase):
         instance = self.boot('a')
         self.kill('a')
         migration = self.requested_evacuation(instance, 'b')
-        self.crash('b', 'evacuate', 'evacuate.after_instance_moves',
-                   instance=instance, migration=migration)
+        dumped = self.crash('b', 'evacuate', 'evacuate.after_instance_moves',
+                            instance=instance, migration=migration)
         b = self.restart_after_crash('b')
         self.assertLandedOn('b', instance, migration)
         self.assertNoJournalsOrParts('b')
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
         self.assertTrue(os.path.isfile(os.path.join(
             b.instance_dir(instance), 'disk')))
 
@@ -209,36 +354,28 @@ class TestSourceReturnCrashes(CrashMatrixTestCase):
         row = self.fresh(instance)
         self.assertEqual(('b', 'active'), (row.host, row.vm_state))
         self.assertTrue(self.hosts['b'].running(instance))
+        self.assertPortsBoundToItsHost(instance)
 
     def test_source_during_cleanup(self):
         instance, migration, copy = self.evacuated_away()
-        self.crash('a', 'init_host', 'source.during_cleanup')
+        dumped = self.crash('a', 'init_host', 'source.during_cleanup')
         self.assertEqual(migration_obj.DONE, self.fresh(migration).status)
         self.restart_after_crash('a')
         self.assertCleanedUp(instance, migration, copy)
+        self.assertNoPartialDiskBooted(dumped)
 
     def test_quarantine_after_rename(self):
         instance, migration, copy = self.evacuated_away()
-        self.crash('a', 'init_host', 'quarantine.after_rename')
+        dumped = self.crash('a', 'init_host', 'quarantine.after_rename')
         self.restart_after_crash('a')
         self.assertCleanedUp(instance, migration, copy)
+        self.assertNoPartialDiskBooted(dumped)
 
 
 class TestPortsAfterAnInterruptedEvacuation(CrashMatrixTestCase):
 
     def test_ports_are_bound_back_to_the_source(self):
-        ports = network_api.API()
-        ports.create_network(self.ctx, 'public', harness.BRIDGE,
-                             '172.24.4.0/24')
-
-        def allocate(ctx, instance):
-            network_info = ports.allocate_for_instance(
-                ctx, instance, ['public'], host='a')
-            instance.network_info = network_info
-            instance.save()
-            return network_info
-
-        instance = self.boot('a', network_info_for=allocate)
+        instance = self.boot('a')
         self.kill('a')
         migration = self.requested_evacuation(instance, 'b')
         self.crash('b', 'evacuate', 'start.waiting_for_vif_events',
@@ -248,30 +385,43 @@ class TestPortsAfterAnInterruptedEvacuation(CrashMatrixTestCase):
             self.ctx, instance.uuid)}
         self.assertEqual({'b'}, bound)
         self.restart_after_crash('b')
-        bound = {p.binding_host for p in objects.Port.get_by_instance_uuid(
-            self.ctx, instance.uuid)}
-        self.assertEqual({'a'}, bound)
+        self.assertPortsBoundToItsHost(instance)
+        self.assertEqual('a', self.fresh(instance).host)
         self.assertErrorWithFault(instance, 'a', 'evacuate')
 
 
 class TestReaperCrash(CrashMatrixTestCase):
 
     def test_reaper_during_reap(self):
-        # Two instances deleted while their host could not be told: their
-        # guests still run there. The reaper stops one and dies; the next
-        # run after the restart stops the other. Their disks stay (the
-        # reaper never deletes one).
+        # Two instances live on a; their evacuations to b failed, and b
+        # kept a running guest of each (the failure's cleanup could not
+        # remove them). b's reaper stops one and dies; the next run after
+        # the restart stops the other. (Instances deleted while their
+        # host was down are no longer the reaper's orphans: init_host
+        # finishes their deletes, pending_deletes.py.) Their disks, on a,
+        # stay as they were, and a's guests run on.
+        a = self.hosts['a']
         instances = [self.boot('a'), self.boot('a')]
-        files = {i.uuid: sha256_tree(self.hosts['a'].instance_dir(i))
-                 for i in instances}
+        files = {i.uuid: sha256_tree(a.instance_dir(i)) for i in instances}
+        guests = []
         for instance in instances:
-            self.fresh(instance).destroy()
-        self.crash('a', 'reap', 'reaper.during_reap')
-        self.assertEqual(1, len(self.hosts['a'].left_behind))
-        a = self.restart_after_crash('a')
-        a.manager._reap_orphans(self.ctx)
+            objects.Migration(
+                self.ctx, instance_uuid=instance.uuid, source_compute='a',
+                source_node='a', dest_compute='b', dest_node='b',
+                migration_type=migration_obj.EVACUATION,
+                status=migration_obj.FAILED).create()
+            guests.append((a.driver.host.get_guest(instance.uuid).get_xml(),
+                           power_state.RUNNING))
+        self.kill('b').left_behind = guests
+        dumped = self.crash('b', 'reap', 'reaper.during_reap')
+        self.assertEqual(1, len(self.hosts['b'].left_behind))
+        b = self.restart_after_crash('b')
+        b.manager._reap_orphans(self.ctx)
         for instance in instances:
-            self.assertFalse(a.has_domain(instance))
+            self.assertFalse(b.has_domain(instance))
+            self.assertTrue(a.running(instance))
             self.assertEqual(files[instance.uuid],
                              sha256_tree(a.instance_dir(instance)))
-        self.assertFalse(a.sim.plugged_vifs())
+            # The reaper stops guests, it never moves ports.
+            self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
