@@ -49,14 +49,6 @@ class ExternalEventResult:
     code: int
 
 
-def _fail_if_accepted(migration):
-    try:
-        evacuation_states.advance(migration, evacuation_states.FAILED,
-                                  evacuation_states.API)
-    except exception.UnexpectedMigrationStatusError:
-        pass    # whoever failed it already said how it ended
-
-
 class API:
 
     def __init__(self, compute_rpcapi, conductor_api, network_api=None,
@@ -275,7 +267,13 @@ class API:
         Also ends (as ``failed``) any evacuation of the instance still
         marked in progress: after a reset the database says where the
         instance is, and a stale in-progress record would keep its host
-        from ever starting it again.
+        from ever starting it again. The instance's write and the ends of
+        its evacuations are one transaction
+        (``evacuation_states.end_evacuation``): an evacuation requested
+        while the reset runs is either ended with the task it set, or left
+        alone with its task, never failed with its task left behind. No
+        fault: nothing failed, the operator decided (the instance action
+        records it).
         """
         try:
             vm_state = RESET_STATES[state]
@@ -284,23 +282,9 @@ class API:
                 reason='state must be one of %s' % sorted(RESET_STATES))
         objects.InstanceAction.action_start(context, instance.uuid,
                                             'reset_state')
-        instance.vm_state = vm_state
-        instance.task_state = None
-        instance.save()
-        for migration in objects.Migration.get_by_filters(
-                context, instance_uuid=instance.uuid,
-                migration_type=migration_obj.EVACUATION,
-                status=list(migration_obj.IN_PROGRESS)):
-            old = migration.status
-            try:
-                evacuation_states.advance(migration,
-                                          evacuation_states.FAILED,
-                                          evacuation_states.OPERATOR,
-                                          expected=old)
-            except exception.UnexpectedMigrationStatusError:
-                continue
-            LOG.warning('reset-state ended evacuation %s (was %s)',
-                        migration.uuid, old, instance=instance)
+        evacuation_states.end_evacuation(
+            context, instance, evacuation_states.ALL_IN_PROGRESS, None,
+            CONF.host, evacuation_states.OPERATOR, vm_state=vm_state)
 
     # -- evacuate ------------------------------------------------------------
 
@@ -344,11 +328,17 @@ class API:
             self.conductor_api.evacuate_instance(
                 context, instance, migration, host=host,
                 on_shared_storage=on_shared_storage)
-        except Exception:
+        except Exception as e:
             with excutils.save_and_reraise_exception():
-                self._release(instance, transition.task_state)
-                if migration is not None:
-                    _fail_if_accepted(migration)
+                # Not handed over: the evacuation ends here, like every
+                # early end (a fault, the migration failed, the task
+                # cleared). A conductor that got it after all and passed
+                # it on made the migration its target's: then nothing is
+                # touched (end_evacuation).
+                evacuation_states.end_evacuation(
+                    context, instance, migration, e, CONF.host,
+                    evacuation_states.API,
+                    task_states_expected=(transition.task_state,))
         LOG.info('Evacuation %s from %s accepted', migration.uuid, source,
                  instance=instance)
         return migration

@@ -226,14 +226,10 @@ def destroy_evacuated_instances(context, host: str, driver
 
 def _end_interrupted(context, host, driver, instance, migration,
                      network_api):
-    if instance is not None and instance.host == host:
-        # The instance was saved here but the migration not yet marked:
-        # the evacuation succeeded.
-        LOG.info('Evacuation %s had landed; marking it done',
-                 migration.uuid, instance=instance)
-        evacuation_states.advance(migration, evacuation_states.DONE,
-                                  evacuation_states.TARGET)
-        return
+    # The instance is not on this host: its row moves here only in the
+    # transaction that marks its migration done (rebuild.py,
+    # ``_finish_evacuation``), so a migration still ``pre-migrating``
+    # means the evacuation never landed, whenever the process died.
     if instance is not None:
         # recovery.py undid what the dead attempt created, from its
         # journal; a guest it may have left (a crash before its journal

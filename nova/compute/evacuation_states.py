@@ -23,13 +23,28 @@ names::
 * ``operator``: ``reset-state``, which ends any evacuation in progress.
 
 ``advance(migration, to, by)`` is the step. ``end_evacuation`` is how
-every path that ends an evacuation early does it: a fault, the migration
-``failed``, the instance's ``rebuilding`` task cleared (each by
-compare-and-swap: whoever changed one meanwhile owns it). The final step
-of a successful evacuation, the instance row moving to the target, goes
-in the same transaction as ``pre-migrating -> done``
-(``objects.Instance.save(..., and_migration=...)``): a stale attempt whose
-migration was failed meanwhile cannot move the instance.
+every path that ends an evacuation early does it (the API's refusal, the
+conductor's, the target's refusal and failure, crash recovery and
+reset-state): a fault, the migration ``failed``, the instance's
+``rebuilding`` task cleared (each by compare-and-swap: whoever changed one
+meanwhile owns it). For reset-state (``migration=ALL_IN_PROGRESS``) the
+instance's write and the failing of every evacuation in progress are one
+transaction, so an evacuation requested after the reset read them is
+never failed by it.
+
+Two writes of the instance row carry a check of the attempt's migration
+in the same transaction (``objects.Instance.save(..., and_migration=...)``):
+
+* the target taking ``rebuilding -> rebuild_spawning`` before it spawns
+  (``while_claimed``: the migration must still be ``pre-migrating``), so
+  that an attempt reset-state gave up on cannot take over the task of the
+  evacuation that replaced it, nor spawn;
+* the final step, the instance row moving to the target, together with
+  ``pre-migrating -> done`` (``step_for_final_save``): a stale attempt
+  whose migration was failed meanwhile cannot move the instance.
+
+The one place that ends an evacuation without ``end_evacuation`` is the
+source marking a ``done`` one ``completed``: that is not an early end.
 """
 
 from oslo_log import log as logging
@@ -99,6 +114,11 @@ def advance(migration, to: str, by: str, expected=None, **changes) -> None:
     ``by``; ``UnexpectedMigrationStatusError`` when the row is not in an
     allowed status any more (someone else moved it: it is theirs).
     """
+    if 'status' in changes:
+        # The status moves only by ``to``, which the table checks.
+        raise exception.InvalidMigrationTransition(
+            migration_id=migration.uuid, to=to, by=by,
+            reason='the status is not one of the other changes')
     expected = _check(migration, to, by, expected)
     for name, value in changes.items():
         setattr(migration, name, value)
@@ -113,13 +133,44 @@ def advance(migration, to: str, by: str, expected=None, **changes) -> None:
              instance_uuid=migration.instance_uuid)
 
 
-def step_for_final_save(migration, by=TARGET):
-    """(``migration`` set to ``done``, the statuses it must have been in):
-    for ``objects.Instance.save(and_migration=...)``, which writes both in
-    one transaction."""
-    expected = _check(migration, DONE, by, None)
-    migration.status = DONE
+def _step(migration, to, by):
+    """(``migration`` set to ``to``, the statuses it must have been in):
+    one pair of ``objects.Instance.save(and_migration=...)``, which writes
+    it in the instance's transaction."""
+    expected = _check(migration, to, by, None)
+    migration.status = to
     return migration, expected
+
+
+def step_for_final_save(migration, by=TARGET):
+    """The final step, ``pre-migrating -> done``, for
+    ``objects.Instance.save(and_migration=...)``, which writes it in the
+    transaction that moves the instance."""
+    return _step(migration, DONE, by)
+
+
+def while_claimed(migration):
+    """For ``objects.Instance.save(and_migration=...)``: the instance's
+    write goes through only while ``migration`` is still ``pre-migrating``.
+
+    No status changes: the migration's ``UPDATE`` writes only its
+    ``updated_at``, by compare-and-swap on ``pre-migrating``. An ``UPDATE``
+    rather than a read, so that the row stays locked until the commit and
+    a concurrent reset-state cannot fail the migration in between.
+    """
+    # Only an evacuation whose target's next step is still ahead of it.
+    _check(migration, DONE, TARGET, PRE_MIGRATING)
+    return migration, [PRE_MIGRATING]
+
+
+# ``end_evacuation``'s ``migration`` for reset-state: every evacuation of
+# the instance still in progress, found before the transaction and failed
+# in it together with the instance's write.
+ALL_IN_PROGRESS = object()
+# How often reset-state reads again when an evacuation moved on between
+# its read and its write (each retry means someone else wrote meanwhile;
+# a handful can only happen under a storm of requests, answered 409).
+_RETRIES = 5
 
 
 def end_evacuation(context, instance, migration, exc, host, by,
@@ -127,15 +178,20 @@ def end_evacuation(context, instance, migration, exc, host, by,
                        task_states.REBUILDING,
                        task_states.REBUILD_SPAWNING)) -> bool:
     """End an evacuation early: a fault saying why (``exc``, recorded as
-    seen on ``host``), the migration ``failed``, the instance's task
-    cleared and its vm_state set to ``vm_state`` (None: unchanged).
+    seen on ``host``; none when ``exc`` is None), the migration ``failed``,
+    the instance's task cleared and its vm_state set to ``vm_state``
+    (None: unchanged).
 
     Each write is a compare-and-swap. A migration someone else ended or
     moved meanwhile (reset-state, a crash recovery) is theirs, and so is
     the instance then: it may already be in another evacuation, whose
     task this must not clear; so nothing more is written, only logged.
     True if the migration was failed here. Never raises for a lost race.
+
+    ``migration=ALL_IN_PROGRESS`` (reset-state): see ``_end_all``.
     """
+    if migration is ALL_IN_PROGRESS:
+        return _end_all(context, instance, exc, host, by, vm_state)
     if migration is not None:
         try:
             advance(migration, FAILED, by)
@@ -164,3 +220,48 @@ def end_evacuation(context, instance, migration, exc, host, by,
         except exception.InstanceNotFound:
             pass
     return migration is not None
+
+
+def _end_all(context, instance, exc, host, by, vm_state) -> bool:
+    """The instance's task cleared (whatever it was: ``by`` overrides it)
+    and every evacuation of it in progress ``failed``, in one transaction.
+
+    The task state and the migrations are read first, then written by
+    compare-and-swap on what was read: an evacuation requested after the
+    read changed the task (the API takes the instance before it creates
+    the migration), and a migration that moved on changed its status;
+    either makes the transaction write nothing, and it is read again. So
+    no migration created after the reset read is failed by it, and no
+    evacuation is left in progress with its task cleared. True if any
+    evacuation was ended.
+    """
+    for _ in range(_RETRIES):
+        instance.refresh()
+        seen_task = instance.task_state
+        ending = migration_obj.Migration.get_by_filters(
+            context, instance_uuid=instance.uuid,
+            migration_type=migration_obj.EVACUATION,
+            status=list(migration_obj.IN_PROGRESS))
+        was = [m.status for m in ending]
+        if vm_state is not None:
+            instance.vm_state = vm_state
+        instance.task_state = None
+        try:
+            instance.save(expected_task_state=[seen_task],
+                          and_migration=[_step(m, FAILED, by)
+                                         for m in ending])
+        except (exception.UnexpectedTaskStateError,
+                exception.UnexpectedMigrationStatusError) as e:
+            LOG.info('The instance or an evacuation of it changed while '
+                     'ending its evacuations (%s); reading again',
+                     exception.message_of(e), instance=instance)
+            lost = e
+            continue
+        for migration, old in zip(ending, was):
+            LOG.warning('Evacuation %(m)s ended by %(by)s (was %(old)s)',
+                        {'m': migration.uuid, 'by': by, 'old': old},
+                        instance=instance)
+        if exc is not None:
+            actions.record_fault(context, instance, exc, host)
+        return bool(ending)
+    raise lost

@@ -34,6 +34,7 @@ from nova.compute import build
 from nova.compute import delete
 from nova.compute import disk_leases
 from nova.compute import evacuation
+from nova.compute import evacuation_states
 from nova.compute import external_events
 from nova.compute import host_init
 from nova.compute import instance_events
@@ -274,7 +275,7 @@ class ComputeManager:
                               recreate=False, on_shared_storage=None,
                               network_info=None, block_device_info=None,
                               preserve_ephemeral=False, power_on=True,
-                              attempt=None):
+                              attempt=None, migration=None):
         """The driver sequence of a rebuild (Nova's).
 
         Same host: power off (when there is a domain) and destroy the old
@@ -285,6 +286,13 @@ class ComputeManager:
         disks on shared storage (they are the instance's only copy), and
         re-raise (the evacuation-leftovers fix, doc/source/cleanup.rst,
         "Background").
+
+        An evacuation's ``migration`` must still be ``pre-migrating`` when
+        the task becomes ``rebuild_spawning``, checked in the same
+        transaction: an attempt whose evacuation reset-state ended
+        meanwhile would otherwise take the task of the evacuation that
+        replaced it (which is ``rebuilding`` too) and spawn here. It raises
+        ``UnexpectedMigrationStatusError`` instead, having changed nothing.
         """
         if not recreate:
             if self.driver.instance_exists(instance):
@@ -294,7 +302,10 @@ class ComputeManager:
                                 block_device_info=block_device_info,
                                 destroy_disks=True)
         instance.task_state = task_states.REBUILD_SPAWNING
-        instance.save(expected_task_state=[task_states.REBUILDING])
+        instance.save(
+            expected_task_state=[task_states.REBUILDING],
+            and_migration=(evacuation_states.while_claimed(migration)
+                           if recreate and migration is not None else None))
         try:
             self.driver.spawn(context, instance, image_meta, injected_files,
                               admin_password, network_info=network_info,

@@ -310,7 +310,7 @@ class RebuildWorkflow:
             block_device_info=None,
             preserve_ephemeral=request.preserve_ephemeral,
             power_on=_state_before(instance) != vm_states.STOPPED,
-            attempt=self.attempt)
+            attempt=self.attempt, migration=self.migration)
         crashpoint.reached('evacuate.before_instance_moves')
 
     def _evacuation_failed(self, context, instance, exc, transition,

@@ -130,11 +130,14 @@ class Instance(base.NovaObject):
         of it, in the same ``UPDATE``: a compute host claiming an instance
         an evacuation moved away loses, atomically.
 
-        ``and_migration``: ``(migration, expected_status)``, whose changed
-        fields are written in the same transaction, by compare-and-swap on
-        its status: both rows change or neither does
-        (``UnexpectedMigrationStatusError`` when the migration lost, the
-        instance row then untouched).
+        ``and_migration``: ``(migration, expected_status)``, or a list of
+        such pairs, whose changed fields are written in the same
+        transaction, each by compare-and-swap on its status (with no
+        change, only its ``updated_at``: a check that holds the row until
+        the commit): every row changes or none does
+        (``UnexpectedMigrationStatusError`` when a migration lost, the
+        instance row then untouched). A migration not written is reloaded
+        from the database.
 
         Raises ``InstanceNotOnThisHost`` for the host,
         ``UnexpectedTaskStateError`` (``...DeletingTaskState...`` when the
@@ -160,11 +163,15 @@ class Instance(base.NovaObject):
             update = update.where(base.matches(table.host, expected_host))
         update = update.values(**values).execution_options(
             synchronize_session=False)
+        migrations = ([] if and_migration is None
+                      else list(and_migration)
+                      if isinstance(and_migration, list)
+                      else [and_migration])
         try:
             with db_api.session() as session:
                 if session.execute(update).rowcount == 1:
-                    if and_migration is not None:
-                        self._save_migration(session, *and_migration)
+                    for migration, expected in migrations:
+                        self._save_migration(session, migration, expected)
                     db_obj = session.scalars(
                         sa.select(table).where(table.uuid == self.uuid)).one()
                     self._update_from_db_object(db_obj)
@@ -174,12 +181,18 @@ class Instance(base.NovaObject):
                               table.host).where(
                         table.uuid == self.uuid)).first()
         except _MigrationLost as lost:
-            # The transaction rolled back: neither row changed.
+            # The transaction rolled back: no row changed. The migrations
+            # written before the one that lost hold values that never
+            # reached the database.
+            for migration, _ in migrations:
+                migration.refresh()
             migration, expected = lost.args
-            migration.refresh()
             raise exception.UnexpectedMigrationStatusError(
                 migration_id=migration.id, expected=expected,
                 actual=migration.status)
+        # The instance lost: no migration was written.
+        for migration, _ in migrations:
+            migration.refresh()
         self._raise_conflict(actual, expected_task_state, expected_vm_state,
                              expected_host)
 

@@ -8,6 +8,12 @@ oslo.messaging's ``inproc://`` transport, the database a real SQLite file.
 The network backend answers every plug with a ``network-vif-plugged``
 event (the fixture's ``NetworkBackendVirtAPI``), or stays silent when told.
 
+A target can be held right after it claimed an evacuation, before it
+takes the task to ``rebuild_spawning`` and spawns (``hold_after_claim``):
+its network backend (the built-in one, in this database) waits on a
+``threading.Event`` before it binds the instance's ports there, the one
+call of the workflow between the two; a slow Neutron does the same.
+
 A host "dies" with ``kill``: its compute service stops and its row's last
 heartbeat is moved into the past, so it counts as down. What its
 hypervisor held is kept (domain XML and power state), and ``restart``
@@ -18,6 +24,7 @@ service died) or shut off (the whole host rebooted).
 
 import dataclasses
 import os
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -29,6 +36,7 @@ from nova.conductor import manager as conductor_manager
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conductor import target as target_mod
 from nova import context as nova_context
+from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova import rpc
@@ -67,6 +75,41 @@ class ComputeHost:
 
     def running(self, instance):
         return self.sim.is_running(instance.uuid)
+
+
+class HeldBinding:
+    """One hold of a host's port binding: ``reached`` once the host waits,
+    then it goes on when ``release()`` is called."""
+
+    def __init__(self):
+        self.reached = threading.Event()
+        self._released = threading.Event()
+
+    def release(self):
+        self._released.set()
+
+    def wait_released(self):
+        if not self._released.wait(WAIT_SECONDS):
+            raise AssertionError('the test never released the hold')
+
+
+class HoldingNetworkAPI(network_api_mod.API):
+    """The built-in network API of host ``host``, whose next binding of
+    ports to ``host`` waits for the test (``HeldBinding``); any other
+    call, and binding them back to another host, goes on at once."""
+
+    def __init__(self, host, hold):
+        super().__init__()
+        self.host = host
+        self.hold = hold
+
+    def bind_ports(self, context, instance, host):
+        hold = self.hold
+        if hold is not None and host == self.host:
+            self.hold = None            # the next binding here only
+            hold.reached.set()
+            hold.wait_released()
+        return super().bind_ports(context, instance, host)
 
 
 def node_with_domains(node_path, domains, running):
@@ -167,6 +210,20 @@ class EvacuateTestCase(base.TestCase):
         dbf.set_down(objects.Service.get_by_host_and_binary(
             self.ctx, name, 'nova-compute'))
         return host
+
+    def hold_after_claim(self, name):
+        """The next evacuation to ``name`` stops once it has claimed its
+        migration, before ``rebuild_spawning``; the ``HeldBinding``.
+        Released at the end of the test at the latest."""
+        hold = HeldBinding()
+        self.addCleanup(hold.release)
+        self.hosts[name].manager.network_api = HoldingNetworkAPI(name, hold)
+        return hold
+
+    def wait_held(self, hold, name):
+        if not hold.reached.wait(WAIT_SECONDS):
+            self.fail('gave up waiting for %s to claim its evacuation'
+                      % name)
 
     def restart(self, name, host_rebooted=False, **settings):
         """A new driver and manager on the dead host's node file and

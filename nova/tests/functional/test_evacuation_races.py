@@ -10,6 +10,8 @@ and b keeps nothing: at most one host runs a domain of the instance.
 import sqlalchemy as sa
 
 from nova.compute import instance_events
+from nova.compute import rebuild
+from nova import context as nova_context
 from nova.db import api as db_api
 from nova import exception
 from nova import objects
@@ -44,32 +46,64 @@ class RaceTestCase(harness.EvacuateTestCase):
                 if not host.service._stopped.is_set()
                 and host.running(instance)]
 
+    def request(self):
+        """The context of a new API request: its own request id, so that
+        each request's action records the events of its own attempt."""
+        return nova_context.get_admin_context()
+
+    def attempt_ended(self, name, instance):
+        """Whether ``name``'s evacuation attempt of ``instance`` ended: its
+        action event has a result (written once its end was recorded)."""
+        return any(event.host == name and event.result is not None
+                   and event.event == rebuild.EVENT
+                   for action in objects.InstanceAction.get_by_instance_uuid(
+                       self.ctx, instance.uuid)
+                   for event in action.events)
+
 
 class TestResetStateRace(RaceTestCase):
     HOST_SETTINGS = {'b': {'vif_plugging_timeout': 60}}
 
-    def test_a_stale_attempt_that_finishes_last_never_wins(self):
+    def test_a_stale_attempt_that_finishes_after_the_new_claim_never_wins(
+            self):
+        # The issue's order: b's old attempt finishes once c claimed m2,
+        # with the instance ``rebuilding`` again for c. b's attempt must
+        # neither move the instance nor end the evacuation that is c's
+        # (before the fix it put the instance in ERROR with b's fault,
+        # and c's claim of the task then failed, m2 with it).
         instance = self.boot('a')
         self.kill('a')
         self.withhold_events('b')
-        m1 = self.api.evacuate(self.ctx, self.fresh(instance), host='b')
+        m1 = self.api.evacuate(self.request(), self.fresh(instance),
+                               host='b')
         self.waiting_on('b', instance)
 
-        self.api.reset_state(self.ctx, self.fresh(instance), 'active')
+        self.api.reset_state(self.request(), self.fresh(instance), 'active')
         self.assertEqual(migration_obj.FAILED, self.fresh(m1).status)
-        m2 = self.evacuate(instance, host='c')
-        self.assertLandedOn('c', instance, m2)
+        held = self.hold_after_claim('c')
+        m2 = self.api.evacuate(self.request(), self.fresh(instance),
+                               host='c')
+        self.wait_held(held, 'c')
+        self.assertEqual(migration_obj.PRE_MIGRATING, self.fresh(m2).status)
 
-        # b's attempt now gets its event and finishes: it must lose.
+        # b's attempt now gets its event and finishes: it must lose, and
+        # leave the instance as c's evacuation has it.
         self.release_events('b', instance)
-        self.wait_for(lambda: not self.hosts['b'].has_domain(instance),
-                      'b to remove what its stale attempt made')
+        self.wait_for(lambda: self.attempt_ended('b', instance),
+                      'b\'s stale attempt to end')
         self.assertNoTrace(self.hosts['b'], instance)
         row = self.fresh(instance)
-        self.assertEqual(('c', 'active', None),
+        self.assertEqual(('a', 'active', 'rebuilding'),
                          (row.host, row.vm_state, row.task_state))
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid))
+
+        held.release()
+        m2 = self.wait_for_evacuation(m2)
+        self.assertLandedOn('c', instance, m2)
         self.assertEqual(migration_obj.FAILED, self.fresh(m1).status)
-        self.assertEqual(migration_obj.DONE, self.fresh(m2).status)
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid))
         self.assertEqual(['c'], self.running_on(instance))
 
     def test_a_stale_attempt_that_finishes_first_never_wins(self):
@@ -92,6 +126,52 @@ class TestResetStateRace(RaceTestCase):
         self.assertLandedOn('c', instance, m2)
         self.assertEqual(migration_obj.FAILED, self.fresh(m1).status)
         self.assertNoTrace(self.hosts['b'], instance)
+        self.assertEqual(['c'], self.running_on(instance))
+
+
+class TestStaleAttemptNeverSpawns(RaceTestCase):
+
+    def test_a_stale_attempt_held_before_it_spawns_never_spawns(self):
+        # b claimed m1 and is held before it takes rebuild_spawning; the
+        # operator resets and evacuates to c, held at the same point; b
+        # goes on first. Both attempts find the instance ``rebuilding``:
+        # only the one whose migration is still pre-migrating may take
+        # it and spawn.
+        instance = self.boot('a')
+        self.kill('a')
+        held_b = self.hold_after_claim('b')
+        m1 = self.api.evacuate(self.request(), self.fresh(instance),
+                               host='b')
+        self.wait_held(held_b, 'b')
+        self.assertEqual(migration_obj.PRE_MIGRATING, self.fresh(m1).status)
+
+        self.api.reset_state(self.request(), self.fresh(instance), 'active')
+        held_c = self.hold_after_claim('c')
+        m2 = self.api.evacuate(self.request(), self.fresh(instance),
+                               host='c')
+        self.wait_held(held_c, 'c')
+
+        held_b.release()
+        self.wait_for(lambda: self.attempt_ended('b', instance),
+                      'b\'s stale attempt to end')
+        # It ended without spawning and left c's evacuation as it was:
+        # no task taken, no fault, m2 still c's.
+        self.assertNoTrace(self.hosts['b'], instance)
+        row = self.fresh(instance)
+        self.assertEqual(('a', 'active', 'rebuilding'),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertEqual(migration_obj.PRE_MIGRATING, self.fresh(m2).status)
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid))
+
+        held_c.release()
+        m2 = self.wait_for_evacuation(m2)
+        self.assertFalse(self.hosts['b'].has_domain(instance))
+        self.assertLandedOn('c', instance, m2)
+        row = self.fresh(instance)
+        self.assertEqual(('c', 'active'), (row.host, row.vm_state))
+        self.assertEqual(migration_obj.FAILED, self.fresh(m1).status)
+        self.assertEqual(migration_obj.DONE, self.fresh(m2).status)
         self.assertEqual(['c'], self.running_on(instance))
 
 

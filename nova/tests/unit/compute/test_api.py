@@ -7,10 +7,14 @@ cast (``nova/tests/functional`` runs the real services).
 
 import threading
 
+import sqlalchemy as sa
+
 from nova.compute import api as compute_api
+from nova.compute import evacuation_states
 from nova.compute import instance_events
 from nova.compute import task_states
 from nova.compute import vm_states
+from nova.db import api as db_api
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -41,6 +45,17 @@ class Recorder:
 
     def names(self):
         return [name for name, _, _ in self.calls]
+
+
+class ClaimedThenFailing:
+    """A conductor client whose cast reached a target that claimed the
+    evacuation, and then raised all the same (a lost reply)."""
+
+    def evacuate_instance(self, ctxt, instance, migration, host=None,
+                          on_shared_storage=None):
+        evacuation_states.advance(migration, evacuation_states.PRE_MIGRATING,
+                                  evacuation_states.TARGET)
+        raise exception.NoValidHost(reason='the reply was lost')
 
 
 class APITestCase(base.TestCase):
@@ -182,9 +197,95 @@ class TestEvacuate(APITestCase):
         self.assertIsNone(self.fresh(self.instance).task_state)
         self.assertEqual([migration_obj.FAILED],
                          [m.status for m in self.migrations(self.instance)])
+        # Ended like every early end: with a fault saying why.
+        fault = objects.InstanceFault.get_latest_for_instance(
+            self.ctx, self.instance.uuid)
+        self.assertIn('none', fault.message)
         # And it can be asked again.
         self.conductor.fail_with = None
         self.api.evacuate(self.ctx, self.fresh(self.instance))
+
+    def test_a_hand_off_a_target_took_meanwhile_is_the_targets(self):
+        # The cast raised, but the conductor had passed it on and the
+        # target claimed it: the evacuation is the target's, the API
+        # leaves the instance and the migration alone.
+        api = compute_api.API(self.compute, ClaimedThenFailing())
+        with self.assertRaises(exception.NoValidHost):
+            api.evacuate(self.ctx, self.instance, host='b')
+        self.assertEqual(task_states.REBUILDING,
+                         self.fresh(self.instance).task_state)
+        self.assertEqual([migration_obj.PRE_MIGRATING],
+                         [m.status for m in self.migrations(self.instance)])
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, self.instance.uuid))
+
+    def request_evacuation_at(self, n):
+        """Request an evacuation of ``self.instance`` from another thread
+        (and wait for its answer) just before the ``n``-th read this
+        thread sends the database: at every point between two of its
+        transactions in turn (a write transaction holds SQLite's lock, so
+        nothing can come between its statements). A list that holds the
+        request's outcome once it was made."""
+        engine = db_api.get_engine()
+        me = threading.current_thread()
+        reads = []
+        outcome = []
+
+        def request():
+            try:
+                self.api.evacuate(dbf.admin_context(),
+                                  self.fresh(self.instance), host='b')
+                outcome.append('accepted')
+            except (exception.InstanceInvalidState, exception.Conflict):
+                outcome.append('refused')
+
+        def before(conn, cursor, statement, *args):
+            # Reads of read-only sessions only (the project's own flag).
+            if (threading.current_thread() is not me or not
+                    conn.get_execution_options().get(db_api._READ_ONLY)):
+                return
+            reads.append(statement)
+            if len(reads) == n + 1:
+                thread = threading.Thread(target=request)
+                thread.start()
+                thread.join()
+
+        sa.event.listen(engine, 'before_cursor_execute', before)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        before)
+        return outcome
+
+    def test_reset_state_and_an_evacuation_requested_meanwhile(self):
+        # Wherever the request falls while reset-state runs, the instance
+        # is rebuilding exactly when an evacuation of it is in progress:
+        # never a migration failed by the reset with its task left.
+        for start in ('evacuating', 'idle'):
+            for n in range(10):
+                with self.subTest(start=start, n=n):
+                    self.instance = dbf.make_instance(self.ctx, 'a')
+                    old = None
+                    if start == 'evacuating':
+                        old = self.api.evacuate(self.ctx, self.instance,
+                                                host='b')
+                    outcome = self.request_evacuation_at(n)
+                    self.api.reset_state(dbf.admin_context(),
+                                         self.fresh(self.instance), 'active')
+                    if not outcome:
+                        break           # the reset made fewer reads
+                    row = self.fresh(self.instance)
+                    statuses = [m.status
+                                for m in self.migrations(self.instance)]
+                    in_progress = set(statuses) & set(
+                        migration_obj.IN_PROGRESS)
+                    self.assertEqual(
+                        task_states.REBUILDING if in_progress else None,
+                        row.task_state, (outcome, statuses))
+                    if old is not None:
+                        self.assertEqual(
+                            migration_obj.FAILED,
+                            objects.Migration.get_by_id(
+                                self.ctx, old.id).status)
+        self.assertGreater(n, 0)
 
 
 class TestLifecycle(APITestCase):

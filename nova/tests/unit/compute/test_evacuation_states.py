@@ -141,6 +141,66 @@ class TransitionTests:
         self.assertIn('spawn', objects.InstanceFault.get_latest_for_instance(
             self.ctx, instance.uuid).message)
 
+    def test_while_claimed_spawning_needs_the_migration_pre_migrating(self):
+        instance = dbf.make_instance(self.ctx, 'a', task_state='rebuilding')
+        stale = self.migration(es.FAILED, instance)
+        instance.task_state = 'rebuild_spawning'
+        self.assertRaises(exception.UnexpectedMigrationStatusError,
+                          instance.save, expected_task_state=['rebuilding'],
+                          and_migration=es.while_claimed(stale))
+        self.assertEqual('rebuilding', objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).task_state)
+        claimed = self.migration(es.PRE_MIGRATING, instance)
+        instance.save(expected_task_state=['rebuilding'],
+                      and_migration=es.while_claimed(claimed))
+        self.assertEqual('rebuild_spawning', objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).task_state)
+        # A check, not a step: the status stays.
+        self.assertEqual((es.PRE_MIGRATING, es.FAILED),
+                         (self.status_of(claimed), self.status_of(stale)))
+
+    def test_several_migrations_move_with_the_instance_or_none_does(self):
+        instance = dbf.make_instance(self.ctx, 'a', task_state='rebuilding')
+        first = self.migration(es.ACCEPTED, instance)
+        done = self.migration(es.DONE, instance)
+        instance.task_state = None
+        self.assertRaises(
+            exception.UnexpectedMigrationStatusError, instance.save,
+            expected_task_state=['rebuilding'],
+            and_migration=[es._step(first, es.FAILED, es.OPERATOR),
+                           (done, [es.ACCEPTED, es.PRE_MIGRATING])])
+        self.assertEqual('rebuilding', objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).task_state)
+        # The first one's write was rolled back, in the database and in
+        # the object.
+        self.assertEqual((es.ACCEPTED, es.ACCEPTED),
+                         (self.status_of(first), first.status))
+
+    def test_reset_state_ends_every_evacuation_in_progress_at_once(self):
+        instance = dbf.make_instance(self.ctx, 'a', vm_state='error',
+                                     task_state='rebuild_spawning')
+        accepted = self.migration(es.ACCEPTED, instance)
+        claimed = self.migration(es.PRE_MIGRATING, instance)
+        failed = self.migration(es.FAILED, instance)
+        self.assertTrue(es.end_evacuation(
+            self.ctx, instance, es.ALL_IN_PROGRESS, None, None, es.OPERATOR,
+            vm_state='active'))
+        row = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
+        self.assertEqual(('a', 'active', None),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertEqual([es.FAILED] * 3, [self.status_of(m) for m in (
+            accepted, claimed, failed)])
+        self.assertIsNone(objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid))
+        # Nothing in progress: the instance only.
+        instance.task_state = 'rebuilding'
+        instance.save()
+        self.assertFalse(es.end_evacuation(
+            self.ctx, instance, es.ALL_IN_PROGRESS, None, None, es.OPERATOR,
+            vm_state='error'))
+        self.assertEqual(('error', None), (instance.vm_state,
+                                           instance.task_state))
+
 
 class TestTransitionsSQLite(TransitionTests, base.TestCase):
 
@@ -150,13 +210,49 @@ class TestTransitionsSQLite(TransitionTests, base.TestCase):
         self.ctx = dbf.admin_context()
 
 
-class TestOnlyTheTableChangesStatuses(base.TestCase):
-    """No code but evacuation_states.py assigns a migration's status."""
+# ``.status`` assignments on objects that are provably not migrations:
+# (path under nova/, the line as written). Each is checked by its text, so
+# an edit of the line makes this test look at it again.
+NOT_MIGRATIONS = {
+    # A network port (objects.Port), whose status is the agent's report.
+    ('network/api.py', 'port.status = network_obj.DOWN'),
+    ('network/agent.py', 'port.status = new_status'),
+    # The HTTP status of a WSGI response.
+    ('api/openstack/wsgi.py', 'self.status = status'),
+}
 
-    def test_no_status_assignment_elsewhere(self):
-        top = os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.dirname(os.path.abspath(__file__)))))
-        offenders = []
+
+def status_writes(tree):
+    """The nodes of ``tree`` that set an attribute named ``status``:
+    assignments (plain, augmented, annotated, unpacked) and ``setattr``
+    (or ``object.__setattr__``) with the literal name."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = (func.id if isinstance(func, ast.Name) else
+                    func.attr if isinstance(func, ast.Attribute) else None)
+            if (name in ('setattr', '__setattr__') and node.args
+                    and any(isinstance(a, ast.Constant)
+                            and a.value == 'status' for a in node.args)):
+                yield node
+            continue
+        else:
+            continue
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and part.attr == 'status':
+                    yield node
+
+
+class TestOnlyTheTableChangesStatuses(base.TestCase):
+    """No code but evacuation_states.py changes a migration's status."""
+
+    def offenders(self, top):
+        found = []
         for root, dirs, files in os.walk(top):
             dirs[:] = [d for d in dirs if d != 'tests']
             for name in files:
@@ -164,18 +260,34 @@ class TestOnlyTheTableChangesStatuses(base.TestCase):
                 if not name.endswith('.py') or path == es.__file__:
                     continue
                 with open(path) as f:
-                    tree = ast.parse(f.read(), path)
-                for node in ast.walk(tree):
-                    targets = (node.targets if isinstance(node, ast.Assign)
-                               else [node.target]
-                               if isinstance(node, (ast.AugAssign,
-                                                    ast.AnnAssign))
-                               else [])
-                    for target in targets:
-                        if (isinstance(target, ast.Attribute)
-                                and target.attr == 'status'
-                                and 'migration' in ast.unparse(
-                                    target.value).lower()):
-                            offenders.append('%s:%d' % (
-                                os.path.relpath(path, top), node.lineno))
-        self.assertEqual([], offenders)
+                    source = f.read()
+                lines = source.splitlines()
+                relpath = os.path.relpath(path, top)
+                for node in status_writes(ast.parse(source, path)):
+                    text = lines[node.lineno - 1].strip()
+                    if (relpath, text) not in NOT_MIGRATIONS:
+                        found.append('%s:%d: %s' % (relpath, node.lineno,
+                                                    text))
+        return found
+
+    def test_no_status_assignment_elsewhere(self):
+        top = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.dirname(os.path.abspath(__file__)))))
+        self.assertEqual([], self.offenders(top))
+
+    def test_every_way_of_writing_it_is_found(self):
+        # Whatever the object is called: only the allowlist exempts one.
+        tree = os.path.join(self.tmp, 'nova')
+        os.makedirs(tree)
+        with open(os.path.join(tree, 'writer.py'), 'w') as f:
+            f.write('m.status = "done"\n'
+                    'self.mig.status = "done"\n'
+                    'row.status += "x"\n'
+                    'row.status: str = "failed"\n'
+                    'a, m.status = 1, "done"\n'
+                    'setattr(m, "status", "done")\n'
+                    'object.__setattr__(m, "status", "done")\n'
+                    'm.state = "fine"\n'
+                    'setattr(m, "other", "fine")\n')
+        self.assertEqual([1, 2, 3, 4, 5, 6, 7], [
+            int(o.split(':')[1]) for o in self.offenders(tree)])

@@ -10,6 +10,7 @@ from nova.tests import base
 from nova.tests.files import sha256_tree
 from nova.virt import instancedir
 from nova.virt import journal
+from nova.virt import ownership
 
 
 class JournalTestCase(base.TestCase):
@@ -102,6 +103,51 @@ class TestJournal(JournalTestCase):
         self.assertEqual([self.idir.uuid], [q.instance_uuid for q in found])
         self.assertEqual(['.nova-quarantine', 'unexpected'],
                          sorted(os.listdir(found[0].path)))
+
+    def stamp(self, j, host):
+        """Stamp the directory as ``j``'s attempt on ``host`` would."""
+        j.write_file(ownership.STAMP, ownership.OwnerStamp.new(
+            self.idir.uuid, host, 'storage-1', j.attempt.operation,
+            j.attempt.id, j.attempt.migration).to_json())
+
+    def test_a_directory_another_attempt_adopted_is_left_to_it(self):
+        # Shared storage: b's attempt made the directory and is stale; c's
+        # attempt adopted it (its stamp, its files, the disk b made) and
+        # runs from it. b's undo takes back only its unfinished .part-
+        # file: not the directory, not the disk, not c's stamp.
+        stale = self.begin(operation='evacuation', host='b')
+        self.assertTrue(stale.make_dir())
+        self.stamp(stale, 'b')
+        self.make(stale, 'disk', b'the disk c now runs')
+        with open(stale.creating('disk.eph0'), 'wb') as f:
+            f.write(b'half an ephemeral disk')
+        winner = self.begin(operation='evacuation', host='c')
+        self.assertFalse(winner.make_dir())
+        self.stamp(winner, 'c')
+        winner.write_file('disk.info', '{"disk": "qcow2"}')
+        winner.complete()
+        before = sha256_tree(self.idir.path)
+        self.assertIn('disk.eph0.part-%s' % stale.attempt.id, before)
+
+        self.reload(stale).undo()
+        after = sha256_tree(self.idir.path)
+        del before['disk.eph0.part-%s' % stale.attempt.id]
+        self.assertEqual(before, after)
+        self.assertEqual(('c', winner.attempt.id), (
+            ownership.read(self.idir).host,
+            ownership.read(self.idir).attempt))
+        self.assertFalse(os.path.exists(stale.path))
+        self.assertEqual([], instancedir.list_quarantine(self.root)[0])
+
+    def test_its_own_stamp_still_there_the_attempt_is_undone(self):
+        # The same attempt with no one adopting its directory since: the
+        # stamp is its own, so it removes what it made, the directory too.
+        j = self.begin(operation='evacuation', host='b')
+        j.make_dir()
+        self.stamp(j, 'b')
+        self.make(j, 'disk')
+        self.reload(j).undo()
+        self.assertFalse(os.path.lexists(self.idir.path))
 
     def test_complete_forgets_the_journal(self):
         j = self.begin()
