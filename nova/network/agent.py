@@ -17,8 +17,14 @@ A host offers a bridge when (``bridge_checker``):
 * ``linuxbridge``: a Linux bridge of that name exists
   (``/sys/class/net/<name>/bridge``).
 
-The agent learns about plugs by polling (``[network] agent_poll_interval``,
-0.2 s by default): a round reads the ports bound to the host (one query,
+The agent looks when it is told that something changed, and polls
+(``[network] agent_poll_interval``, 0.2 s by default) as the fallback and
+the periodic resync. It is told by the virt driver, after it plugged or
+unplugged VIFs (``driver.add_vif_listener``), and, on a host with real
+taps (the ``linuxbridge`` VIF driver), by the kernel's link events
+(``link_events.LinkWatcher``, netlink): a ``network-vif-plugged`` then
+leaves within milliseconds of the plug instead of up to a poll interval
+later. A round (a "look") reads the ports bound to the host (one query,
 ``objects.Port.get_by_binding_host``) and asks
 ``driver.plugged_vif_ids(instance_uuid)`` once per instance among them.
 The port's status is written (compare-and-swap on the status and binding
@@ -33,7 +39,7 @@ quicker than one poll interval shows as nothing at all.
 Example::
 
     agent = NetworkAgent(settings, driver, events.build_sender(CONF, host))
-    agent.start()          # a thread polling every interval
+    agent.start()          # a thread looking when told, and polling
     ...
     agent.stop()
 """
@@ -48,6 +54,7 @@ from nova.compute import instance_events
 from nova import context as nova_context
 from nova import exception
 from nova.network import api as network_api
+from nova.network import link_events
 from nova import objects
 from nova.objects import network as network_obj
 
@@ -138,8 +145,14 @@ class NetworkAgent:
         self._networks = {}
         self._unsent = []
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread = None
         self._poll_lock = threading.Lock()
+        self._link_watcher = None
+        if isinstance(self.bridges, LinuxBridges):
+            self._link_watcher = link_events.LinkWatcher(
+                self.wake, name=self.host)
+        driver.add_vif_listener(self.wake)
 
     def __repr__(self):
         return '<NetworkAgent of %s>' % self.host
@@ -153,23 +166,37 @@ class NetworkAgent:
         self._thread = threading.Thread(target=self._loop, daemon=True,
                                         name='network-agent-%s' % self.host)
         self._thread.start()
-        LOG.info('Network agent of %(host)s started (bridges: %(br)r)',
-                 {'host': self.host, 'br': self.bridges})
+        events = (self._link_watcher is not None
+                  and self._link_watcher.start())
+        LOG.info('Network agent of %(host)s started (bridges: %(br)r; '
+                 'told by the driver%(links)s, polling every %(poll)s s)',
+                 {'host': self.host, 'br': self.bridges,
+                  'links': ' and by link events' if events else '',
+                  'poll': self.poll_interval})
 
     def stop(self, timeout=None):
         self._stop.set()
+        self._wake.set()
+        if self._link_watcher is not None:
+            self._link_watcher.stop(timeout)
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
 
+    def wake(self):
+        """Look now rather than at the next poll (something changed)."""
+        self._wake.set()
+
     def _loop(self):
         while not self._stop.is_set():
+            # Cleared before the look: a change during it wakes the next.
+            self._wake.clear()
             try:
                 self.poll_once()
             except Exception:
                 # The database may be away for a moment; try next round.
                 LOG.exception('Network agent of %s: poll failed', self.host)
-            self._stop.wait(self.poll_interval)
+            self._wake.wait(self.poll_interval)
 
     # -- one round -----------------------------------------------------------
 

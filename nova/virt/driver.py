@@ -46,6 +46,7 @@ class ComputeDriver:
         self.virtapi = virtapi
         self.settings = settings
         self._event_callback = None
+        self._vif_listeners = []
         # Ids of the spawn attempts this driver runs: an open journal of
         # this host that is not among them was left by a dead process.
         self._live_attempts = set()
@@ -394,6 +395,21 @@ class ComputeDriver:
     def unplug_vifs(self, instance, network_info):
         """Remove the host side of each VIF. Idempotent."""
         raise NotImplementedError()
+
+    def add_vif_listener(self, callback) -> None:
+        """Have ``callback()`` called whenever this driver plugged or
+        unplugged VIFs, so the host's network agent looks at once instead
+        of at its next poll. It must return quickly: it runs in the
+        operation that plugged them."""
+        self._vif_listeners.append(callback)
+
+    def _vifs_changed(self) -> None:
+        """Drivers call this after they plugged or unplugged VIFs."""
+        for callback in list(self._vif_listeners):
+            try:
+                callback()
+            except Exception:
+                LOG.exception('VIF listener failed')
 
     def plugged_vif_ids(self, instance_uuid=None):
         """Port ids whose VIF is plugged on this host now, as a set.

@@ -330,6 +330,7 @@ class FakeDriver(driver.ComputeDriver):
                 plugged.pop(vif.id, None)
             if not plugged:
                 self._vifs.pop(instance.uuid, None)
+        self._vifs_changed()
 
     # -- internals --
 
@@ -408,6 +409,7 @@ class FakeDriver(driver.ComputeDriver):
                         plugged.pop(port_id, None)
                     if not plugged:
                         self._vifs.pop(instance.uuid, None)
+        self._vifs_changed()
 
     def _vif_events(self, network_info, vifs_already_plugged):
         if vifs_already_plugged or self.settings.vif_plugging_timeout <= 0:

@@ -236,3 +236,45 @@ class TestBridgeChecker(base.TestCase):
         self.assertNotIn('eth0', bridges)      # a device, not a bridge
         self.assertNotIn('../net/br0', bridges)
         self.assertNotIn('', bridges)
+
+
+class TestAgentIsTold(TestNetworkAgent):
+    """The agent looks when the driver plugs, not only when it polls: with
+    a poll interval of an hour, the event still leaves."""
+
+    HOUR = 3600
+
+    def started_agent(self, **kwargs):
+        agent = agent_mod.NetworkAgent(
+            self.settings, self.driver, self.sender,
+            poll_interval=self.HOUR, compute_driver='fake.FakeDriver',
+            **kwargs)
+        agent.start()
+        self.addCleanup(agent.stop, 10)
+        # The first look, at start, finds nothing to report.
+        return agent
+
+    def test_a_plug_wakes_the_agent(self):
+        nw_info = self._allocate()
+        self.started_agent()
+        self.driver.plug_vifs(self.instance, nw_info)
+        self.assertTrue(self.sender.got.wait(30), 'no event was sent')
+        self.assertEqual([('network-vif-plugged', nw_info[0].id)],
+                         [(e.name, e.tag) for e in self.sender.sent])
+
+    def test_an_unplug_wakes_it_too(self):
+        nw_info = self._allocate()
+        self.started_agent()
+        self.driver.plug_vifs(self.instance, nw_info)
+        self.assertTrue(self.sender.got.wait(30))
+        self.sender.got.clear()
+        self.driver.unplug_vifs(self.instance, nw_info)
+        self.assertTrue(self.sender.got.wait(30), 'no event was sent')
+        self.assertEqual('network-vif-unplugged', self.sender.sent[-1].name)
+
+    def test_stop_returns_while_the_agent_waits(self):
+        agent = self.started_agent()
+        stopped = threading.Thread(target=agent.stop, args=(30,))
+        stopped.start()
+        stopped.join(30)
+        self.assertFalse(stopped.is_alive())
