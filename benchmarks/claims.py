@@ -29,8 +29,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from nova.compute import resources  # noqa: E402
-from nova.conductor import target  # noqa: E402
+from nova.scheduler import usage  # noqa: E402
+from nova.scheduler import target  # noqa: E402
 from nova.conf import CONF  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402
@@ -38,7 +38,7 @@ from nova.db import migration  # noqa: E402
 from nova import exception  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.tests.unit.conductor import db_fixtures as dbf  # noqa: E402
-from nova.virt import hardware  # noqa: E402
+from nova.model import hardware  # noqa: E402
 
 MEMORY_MB = 512
 
@@ -126,7 +126,7 @@ def main():
                   len(outcome) - len(placed), wall))
         overbooked = False
         for host in hosts:
-            used = resources.usage(ctx, host).memory_mb // MEMORY_MB
+            used = usage.usage(ctx, host).memory_mb // MEMORY_MB
             overbooked |= used > args.slots
             print('  %s: %d of %d slots used' % (host, used, args.slots))
         print('overbooked: %s' % ('YES' if overbooked else 'no'))

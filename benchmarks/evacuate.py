@@ -62,7 +62,7 @@ from nova.compute import manager as compute_manager  # noqa: E402
 from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
 from nova.conductor import manager as conductor_manager  # noqa: E402
 from nova.conductor import rpcapi as conductor_rpcapi  # noqa: E402
-from nova.conductor import target as target_mod  # noqa: E402
+from nova.scheduler import target as target_mod  # noqa: E402
 from nova.conf import CONF  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402

@@ -37,7 +37,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from nova import context as nova_context
-from nova.network import model as network_model
+from nova.model import network as network_model
 
 LOG = logging.getLogger(__name__)
 

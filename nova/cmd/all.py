@@ -31,7 +31,7 @@ from nova.cmd import conductor as conductor_cmd
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova.conductor import target as target_mod
+from nova.scheduler import target as target_mod
 from nova.conf import all_in_one
 from nova.conf import CONF
 from nova import context as nova_context

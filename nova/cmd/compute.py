@@ -18,6 +18,7 @@ heartbeating until it is back (``nova.service``).
 import sys
 
 from nova.compute import manager as compute_manager
+from nova.compute import rpcapi as compute_rpcapi
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova.network import agent as network_agent
@@ -40,7 +41,8 @@ def build_compute_service(settings, compute_driver=None, sender=None,
     compute_driver = compute_driver or CONF.compute_driver
     manager = compute_manager.ComputeManager(settings, driver=driver)
     if sender is None:
-        sender = network_events.build_sender(CONF, settings.host)
+        sender = network_events.build_sender(
+            CONF, settings.host, compute_rpcapi=compute_rpcapi.ComputeAPI())
     agent = network_agent.NetworkAgent(settings, manager.driver, sender,
                                        compute_driver=compute_driver)
     return service.Service(settings.host, BINARY, TOPIC, manager,

@@ -24,9 +24,9 @@ from oslo_utils import excutils
 from nova.compute import evacuation_states
 from nova.compute import shared_storage
 from nova.compute import states
-from nova.compute import task_states
-from nova.compute import vm_states
-from nova.conductor import target as target_mod
+from nova.model import task_states
+from nova.model import vm_states
+from nova.scheduler import target as target_mod
 from nova.conf import CONF
 from nova import exception
 from nova.network import api as network_api_mod

@@ -60,7 +60,7 @@ from oslo_log import log as logging
 from nova.compute import shared_storage
 from nova.compute import storage_report
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir

@@ -35,11 +35,12 @@ from oslo_log import log as logging
 
 from nova import exception
 from nova import objects
+from nova.objects import service as service_obj
 from nova.objects import migration as migration_obj
 
 LOG = logging.getLogger(__name__)
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = service_obj.COMPUTE_BINARY
 PROTECTED = ('lockd', 'sanlock')
 NONE = 'none'
 

@@ -46,9 +46,9 @@ from oslo_log import log as logging
 from nova.compute import disk_ownership
 from nova.compute import evacuation_states
 from nova.compute import port_bindings
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import shared_storage
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova import crashpoint
 from nova import exception
 from nova import objects

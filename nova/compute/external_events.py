@@ -12,8 +12,8 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.compute import instance_events
-from nova.network import model as network_model
+from nova.model import network as network_model
+from nova.model import external_event
 
 LOG = logging.getLogger(__name__)
 
@@ -24,12 +24,12 @@ NETWORK_CHANGED = 'network-changed'
 
 def as_event(value):
     """An ``InstanceExternalEvent`` from one, or from its RPC dict form."""
-    if isinstance(value, instance_events.InstanceExternalEvent):
+    if isinstance(value, external_event.InstanceExternalEvent):
         return value
-    return instance_events.InstanceExternalEvent(
+    return external_event.InstanceExternalEvent(
         instance_uuid=value.get('instance_uuid') or value['server_uuid'],
         name=value['name'], tag=value.get('tag'),
-        status=value.get('status', instance_events.STATUS_COMPLETED))
+        status=value.get('status', external_event.STATUS_COMPLETED))
 
 
 def handle(compute, context, instances, events):
@@ -45,7 +45,7 @@ def handle(compute, context, instances, events):
                   'status': event.status}, instance=instance)
         if event.name == VIF_PLUGGED:
             compute.virtapi.events.deliver(event)
-            if event.status == instance_events.STATUS_COMPLETED:
+            if event.status == external_event.STATUS_COMPLETED:
                 _mark_vif_active(instance, event.tag)
         elif event.name not in (VIF_UNPLUGGED, NETWORK_CHANGED):
             LOG.warning('Ignoring unknown event %s', event.name,

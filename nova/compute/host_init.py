@@ -39,10 +39,10 @@ from nova.compute import actions
 from nova.compute import delete
 from nova.compute import operation
 from nova.compute import power
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import states
-from nova.compute import task_states as ts
-from nova.compute import vm_states as vs
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 from nova import context as nova_context
 from nova import exception
 from nova import objects

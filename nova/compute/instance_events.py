@@ -12,32 +12,16 @@ waits for is dropped with a log line, as Nova does.
 """
 
 import contextlib
-import dataclasses
 import threading
 import time
 
 from oslo_log import log as logging
 
 from nova import exception
+from nova.model import external_event
 from nova.virt import virtapi
 
 LOG = logging.getLogger(__name__)
-
-STATUS_COMPLETED = 'completed'
-STATUS_FAILED = 'failed'
-EVENT_STATUSES = (STATUS_COMPLETED, STATUS_FAILED, 'in-progress')
-
-
-@dataclasses.dataclass(frozen=True)
-class InstanceExternalEvent:
-    instance_uuid: str
-    name: str
-    tag: str | None = None
-    status: str = STATUS_COMPLETED
-
-    @property
-    def key(self):
-        return (self.name, self.tag)
 
 
 class _Waiter:
@@ -175,7 +159,8 @@ class ComputeVirtAPI(virtapi.VirtAPI):
             self.events.forget(instance.uuid, waiter)
         for key in keys:
             event = waiter.received.get(key)
-            if event is not None and event.status == STATUS_FAILED:
+            if event is not None and \
+                    event.status == external_event.STATUS_FAILED:
                 if error_callback is None:
                     raise exception.VirtualInterfaceCreateException()
                 error_callback(event.name, instance)

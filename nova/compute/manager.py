@@ -50,10 +50,10 @@ from nova.compute import recovery
 from nova.compute import resources
 from nova.compute import storage_report
 from nova.compute import suspend
-from nova.compute import task_states
+from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova import periodic
 from nova.virt import driver as virt_driver

@@ -36,7 +36,7 @@ from oslo_utils import excutils
 
 from nova.compute import actions
 from nova.compute import disk_leases
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import states
 from nova import exception
 

@@ -25,8 +25,8 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.compute import power_state
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import vm_states
 from nova.conf import CONF
 from nova import exception
 from nova import objects

@@ -21,7 +21,7 @@ from oslo_log import log as logging
 
 from nova import exception
 from nova.network import api as network_api_mod
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 
 LOG = logging.getLogger(__name__)

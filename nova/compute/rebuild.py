@@ -51,8 +51,8 @@ from nova.compute import operation
 from nova.compute import port_bindings
 from nova.compute import shared_storage
 from nova.compute import states
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import crashpoint
 from nova import exception
 from nova.image import store as image_store

@@ -30,8 +30,8 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.compute import task_states as ts
-from nova.compute import vm_states as vs
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj

@@ -40,10 +40,11 @@ from oslo_log import log as logging
 
 from nova import exception
 from nova import objects
+from nova.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = service_obj.COMPUTE_BINARY
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,20 +85,12 @@ def _service(context, host: str):
         return None
 
 
+recorded_storage = service_obj.recorded_storage
+
+
 def recorded_identity(context, host: str) -> str | None:
     """The storage identity ``host``'s compute service recorded, if any."""
     return recorded_storage(context, host)[0]
-
-
-def recorded_storage(context, host: str) -> tuple[str | None, bool]:
-    """(the storage identity ``host``'s compute service recorded, whether
-    it recorded that storage as a mount point); (None, False) without a
-    service row."""
-    service = _service(context, host)
-    if service is None:
-        return None, False
-    return (service.storage_identity or None,
-            bool(service.storage_must_be_mounted))
 
 
 def own_identity(context, host: str, driver) -> str | None:

@@ -17,8 +17,8 @@ reboot, rebuild or evacuation leaves it ERROR with a fault.
 
 import dataclasses
 
-from nova.compute import task_states as ts
-from nova.compute import vm_states as vs
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 from nova import exception
 
 KEEP = object()

@@ -45,10 +45,11 @@ from oslo_log import log as logging
 from nova import context as nova_context
 from nova import exception
 from nova import objects
+from nova.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = service_obj.COMPUTE_BINARY
 AUTO_PREFIX = 'AUTO: '
 
 

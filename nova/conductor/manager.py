@@ -20,9 +20,9 @@ from oslo_utils import excutils
 
 from nova.compute import api as compute_api
 from nova.compute import evacuation_states
-from nova.compute import task_states
+from nova.model import task_states
 from nova.conductor import results
-from nova.conductor import target as target_mod
+from nova.scheduler import target as target_mod
 from nova.conf import CONF
 from nova import exception
 from nova import objects

@@ -38,7 +38,8 @@ quicker than one poll interval shows as nothing at all.
 
 Example::
 
-    agent = NetworkAgent(settings, driver, events.build_sender(CONF, host))
+    agent = NetworkAgent(settings, driver, events.build_sender(
+        CONF, host, compute_rpcapi=rpcapi.ComputeAPI()))
     agent.start()          # a thread looking when told, and polling
     ...
     agent.stop()
@@ -50,13 +51,13 @@ import threading
 
 from oslo_log import log as logging
 
-from nova.compute import instance_events
 from nova import context as nova_context
 from nova import exception
 from nova.network import api as network_api
 from nova.network import link_events
 from nova import objects
 from nova.objects import network as network_obj
+from nova.model import external_event
 
 LOG = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def bridge_checker(settings, compute_driver='libvirt.LibvirtDriver'):
 
 @dataclasses.dataclass
 class _Unsent:
-    event: instance_events.InstanceExternalEvent
+    event: external_event.InstanceExternalEvent
     attempts: int = 0
 
 
@@ -230,10 +231,10 @@ class NetworkAgent:
             bridge = self._network(port.network_uuid).bridge
             if bridge in self.bridges:
                 new_status, event_status = (network_obj.ACTIVE,
-                                            instance_events.STATUS_COMPLETED)
+                                            external_event.STATUS_COMPLETED)
             else:
                 new_status, event_status = (network_obj.ERROR,
-                                            instance_events.STATUS_FAILED)
+                                            external_event.STATUS_FAILED)
                 LOG.error('Port %(port)s: host %(host)s has no bridge '
                           '%(bridge)s', {'port': port.uuid,
                                          'host': self.host,
@@ -242,7 +243,7 @@ class NetworkAgent:
             name = VIF_PLUGGED
         elif status == network_obj.ACTIVE and not is_plugged:
             new_status, event_status = (network_obj.DOWN,
-                                        instance_events.STATUS_COMPLETED)
+                                        external_event.STATUS_COMPLETED)
             name = VIF_UNPLUGGED
         elif status == network_obj.ERROR and not is_plugged:
             new_status, name = network_obj.DOWN, None
@@ -263,7 +264,7 @@ class NetworkAgent:
                   'new': new_status}, instance_uuid=port.instance_uuid)
         if name is None or not port.instance_uuid:
             return None
-        return instance_events.InstanceExternalEvent(
+        return external_event.InstanceExternalEvent(
             instance_uuid=port.instance_uuid, name=name, tag=port.uuid,
             status=event_status)
 

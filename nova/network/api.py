@@ -36,7 +36,7 @@ from oslo_utils import excutils
 from oslo_utils import uuidutils
 
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.objects import network as network_obj
 

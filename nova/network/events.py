@@ -134,13 +134,16 @@ class RESTEventSender:
 
 def build_sender(conf, host, compute_api=None, compute_rpcapi=None):
     """The sender for this process: the compute API when given, else REST
-    when ``[network] events_api_url`` is set, else RPC to ``host``."""
+    when ``[network] events_api_url`` is set, else RPC to ``host`` through
+    ``compute_rpcapi`` (the caller's ``nova.compute.rpcapi.ComputeAPI``:
+    the network layer sits below the compute layer and is handed its
+    client, never imports it)."""
     if compute_api is not None:
         return ComputeAPIEventSender(compute_api)
     if conf.network.events_api_url:
         return RESTEventSender(conf.network.events_api_url,
                                conf.network.events_api_token)
     if compute_rpcapi is None:
-        from nova.compute import rpcapi as compute_rpcapi_mod
-        compute_rpcapi = compute_rpcapi_mod.ComputeAPI()
+        raise ValueError('events go over RPC here ([network] '
+                         'events_api_url is unset): pass compute_rpcapi')
     return RPCEventSender(host, compute_rpcapi)

@@ -9,7 +9,7 @@ import datetime
 
 from oslo_utils import timeutils
 
-from nova.network import model as network_model
+from nova.model import network as network_model
 
 
 def utcnow() -> datetime.datetime:
@@ -113,7 +113,7 @@ class Dict(Field):
 
 
 class NetworkInfo(Field):
-    """``nova.network.model.NetworkInfo``, stored as a JSON list."""
+    """``nova.model.network.NetworkInfo``, stored as a JSON list."""
 
     def __init__(self):
         super().__init__(default=network_model.NetworkInfo, nullable=False)

@@ -12,8 +12,8 @@ states, so two requests racing for the same instance cannot both win::
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova.db import api as db_api
 from nova.db import models
 from nova import exception

@@ -15,6 +15,21 @@ from nova import exception
 from nova.objects import base
 from nova.objects import fields
 
+COMPUTE_BINARY = 'nova-compute'
+
+
+def recorded_storage(context, host: str) -> tuple[str | None, bool]:
+    """(the storage identity ``host``'s compute service recorded, whether
+    it recorded that storage as a mount point); (None, False) without a
+    service row."""
+    try:
+        service = Service.get_by_host_and_binary(context, host,
+                                                 COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        return None, False
+    return (service.storage_identity or None,
+            bool(service.storage_must_be_mounted))
+
 
 class Service(base.NovaObject):
     model = models.Service

@@ -88,7 +88,7 @@ class ComputeDriver:
         return [self.settings.host]
 
     def get_available_resource(self, nodename):
-        """Return a ``virt.hardware.HostResources`` of the node."""
+        """Return a ``model.hardware.HostResources`` of the node."""
         raise NotImplementedError()
 
     # -- instance storage (shared by the drivers that keep instance
@@ -265,7 +265,7 @@ class ComputeDriver:
         return instance.uuid in self.list_instance_uuids()
 
     def get_info(self, instance):
-        """Return ``virt.hardware.InstanceInfo``, or ``InstanceNotFound``."""
+        """Return ``model.hardware.InstanceInfo``, or ``InstanceNotFound``."""
         raise NotImplementedError()
 
     def instance_on_disk(self, instance):

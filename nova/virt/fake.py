@@ -38,12 +38,12 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import fileutils
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova.virt import driver
 from nova.virt import event as virtevent
-from nova.virt import hardware
+from nova.model import hardware
 
 LOG = logging.getLogger(__name__)
 

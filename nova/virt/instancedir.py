@@ -37,6 +37,7 @@ Example::
 
 import dataclasses
 import datetime
+import errno
 import json
 import os
 import re
@@ -141,6 +142,17 @@ class InstanceDir:
         LOG.info('Removing instance directory %s', self.path,
                  instance_uuid=self.uuid)
         shutil.rmtree(self.path)
+        return True
+
+    def remove_if_empty(self) -> bool:
+        """Remove the directory if it holds nothing; whether it did."""
+        self.check_inside()
+        try:
+            os.rmdir(self.path)
+        except OSError as e:
+            if e.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                return False
+            raise
         return True
 
     def remove_file(self, name: str) -> bool:

@@ -263,10 +263,9 @@ class SpawnJournal:
         self._forget()
 
     def _forget(self):
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        instancedir.remove_layout_file(
+            self.idir.instances_path, instancedir.JOURNAL_DIR,
+            os.path.basename(self.path))
 
     # -- undoing ------------------------------------------------------------
 
@@ -319,8 +318,7 @@ class SpawnJournal:
         if failures:
             raise failures[0]
         if self.created_dir and idir.exists():
-            if not os.listdir(idir.path):
-                os.rmdir(idir.path)
+            if idir.remove_if_empty():
                 LOG.info('Removed the instance directory made by attempt '
                          '%s', self.attempt.id, instance_uuid=idir.uuid)
             else:

@@ -9,8 +9,8 @@ gives the status at rest, some task states override it while they run
 import datetime
 import re
 
-from nova.compute import task_states as ts
-from nova.compute import vm_states as vs
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 from nova.conf import CONF
 from nova import exception
 

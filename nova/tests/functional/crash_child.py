@@ -41,13 +41,13 @@ import os
 import sys
 
 from nova.compute import manager as compute_manager
-from nova.compute import task_states
+from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import crashpoint
 from nova.db import api as db_api
 from nova.image import store as image_store
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.tests.unit.virt.libvirt import fixtures
 

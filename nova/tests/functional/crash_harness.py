@@ -36,7 +36,7 @@ import xml.etree.ElementTree as ET
 
 from oslo_concurrency import processutils
 
-from nova.compute import task_states
+from nova.model import task_states
 from nova import context as nova_context
 from nova.image import qemu_img
 from nova.network import api as network_api

@@ -17,7 +17,7 @@ import glob
 import hashlib
 import os
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import rpcapi as compute_rpcapi
 from nova import objects
 from nova.objects import migration as migration_obj

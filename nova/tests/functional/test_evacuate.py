@@ -19,6 +19,7 @@ from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
 from nova.virt import instancedir
 from nova.virt import ownership
+from nova.model import external_event
 
 
 class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
@@ -257,9 +258,8 @@ class TestSourceRestart(harness.EvacuateTestCase):
         events = [{'instance_uuid': instance.uuid,
                    'name': 'network-vif-plugged', 'tag': vif.id}
                   for vif in self.fresh(instance).network_info]
-        from nova.compute import instance_events
         self.api.external_instance_event(self.ctx, [
-            instance_events.InstanceExternalEvent(**e) for e in events])
+            external_event.InstanceExternalEvent(**e) for e in events])
         migration = self.wait_for_evacuation(migration)
         self.assertLandedOn('b', instance, migration)
         # Still a's copy stays until a starts again.

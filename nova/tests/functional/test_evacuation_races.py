@@ -9,7 +9,6 @@ and b keeps nothing: at most one host runs a domain of the instance.
 
 import sqlalchemy as sa
 
-from nova.compute import instance_events
 from nova.compute import rebuild
 from nova import context as nova_context
 from nova.db import api as db_api
@@ -18,6 +17,7 @@ from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
+from nova.model import external_event
 
 EVENT = 'network-vif-plugged'
 
@@ -30,9 +30,9 @@ class RaceTestCase(harness.EvacuateTestCase):
     def release_events(self, name, instance):
         virtapi = self.hosts[name].sim.virtapi
         for event_name, tag in list(virtapi.waited_for):
-            virtapi.events.deliver(instance_events.InstanceExternalEvent(
+            virtapi.events.deliver(external_event.InstanceExternalEvent(
                 instance.uuid, event_name, tag,
-                instance_events.STATUS_COMPLETED))
+                external_event.STATUS_COMPLETED))
 
     def waiting_on(self, name, instance):
         """Until ``name``'s spawn of ``instance`` waits for its event."""

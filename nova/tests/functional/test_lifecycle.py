@@ -12,17 +12,18 @@ import threading
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
-from nova.compute import power_state
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import task_states
+from nova.model import vm_states
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.tests import base
 from nova.tests.unit.virt import contract
 from nova.virt import fake
+from nova.model import external_event
 
 BRIDGE = 'br-int'
 PORT = 'a3b0c6a2-1f0e-4b8e-9c11-5d2f7e8a9b01'
@@ -41,7 +42,7 @@ class ManagerNetworkBackend(instance_events.ComputeVirtAPI):
     def __init__(self):
         super().__init__()
         self.manager = None
-        self.status = instance_events.STATUS_COMPLETED
+        self.status = external_event.STATUS_COMPLETED
         self.answer = True
         self.driver_waits = threading.Event()
 
@@ -228,7 +229,7 @@ class TestBuild(LifecycleTestCase):
         self.assertNothingOnHost(instance)
 
     def test_failed_vif_event_fails_the_build_cleanly(self):
-        self.virtapi.status = instance_events.STATUS_FAILED
+        self.virtapi.status = external_event.STATUS_FAILED
         instance = self.new_instance()
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.manager.build_and_run_instance,
@@ -535,7 +536,7 @@ class TestEvents(LifecycleTestCase):
         instance = self.new_instance(network_info=self.network_info())
         self.manager.external_instance_event(
             self.context, [instance],
-            [instance_events.InstanceExternalEvent(
+            [external_event.InstanceExternalEvent(
                 instance.uuid, 'network-vif-plugged', PORT)])
         self.assertTrue(self.reload(instance).network_info[0].active)
 

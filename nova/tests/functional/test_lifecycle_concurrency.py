@@ -6,8 +6,8 @@ events the code under test reaches, never on time.
 
 import threading
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
 from nova import objects
 from nova.tests.functional import test_lifecycle

@@ -7,9 +7,9 @@ rows were left as a crash would leave them.
 
 import os
 
-from nova.compute import power_state
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
 from nova import objects
 from nova.tests.functional import test_lifecycle

@@ -14,7 +14,7 @@ from nova.api.openstack.compute.views import servers as servers_view
 from nova.cli import servers as cli_servers
 from nova.cmd import all as all_cmd
 from nova.cmd import api as api_cmd
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova.conf import CONF
 from nova import exception
 from nova.network import api as network_api

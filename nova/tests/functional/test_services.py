@@ -18,8 +18,8 @@ import time
 import urllib.request
 
 from nova.cmd import all as all_cmd
-from nova.compute import power_state
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import vm_states
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova import context as nova_context

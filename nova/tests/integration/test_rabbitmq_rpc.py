@@ -20,7 +20,7 @@ import unittest
 from nova.cmd import all as all_cmd
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
 from nova.conf import host_settings

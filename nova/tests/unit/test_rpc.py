@@ -4,13 +4,13 @@ import threading
 
 import oslo_messaging as messaging
 
-from nova.compute import instance_events
 from nova import context as nova_context
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova import rpc
 from nova.tests import base
+from nova.model import external_event
 
 PORT = '4b1c3f2e-7a6d-4e5f-9a8b-0c1d2e3f4a5b'
 
@@ -55,12 +55,12 @@ class TestValueSerializer(base.TestCase):
         self.assertEqual(('10.0.0.5',), again[0].ips)
 
     def test_external_events_in_a_list(self):
-        events = [instance_events.InstanceExternalEvent(
+        events = [external_event.InstanceExternalEvent(
             'uuid-1', 'network-vif-plugged', PORT, 'failed')]
         again = self._round_trip(events)
         self.assertEqual(events, again)
         self.assertIsInstance(again[0],
-                              instance_events.InstanceExternalEvent)
+                              external_event.InstanceExternalEvent)
 
     def test_datetimes_tuples_and_plain_dicts(self):
         when = datetime.datetime(2024, 5, 1, 12, 30, 1, 5,
@@ -164,7 +164,7 @@ class TestFakeTransport(base.TestCase):
         self.assertIsInstance(value, network_model.NetworkInfo)
 
     def test_cast_delivers(self):
-        event = instance_events.InstanceExternalEvent(
+        event = external_event.InstanceExternalEvent(
             'u', 'network-vif-plugged', PORT)
         self.client.cast(self.ctxt, 'record', events=[event])
         self.assertTrue(self.endpoint.cast_done.wait(10))

@@ -21,14 +21,14 @@ import time
 from oslo_log import log as logging
 from oslo_utils import fileutils
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova.virt import driver
-from nova.virt import hardware
+from nova.model import hardware
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import disks
 from nova.virt.libvirt import host as libvirt_host

@@ -1,6 +1,6 @@
 """VIF drivers: the host side of an instance's network ports.
 
-A driver plugs a ``network.model.VIF`` (makes whatever the host needs),
+A driver plugs a ``model.network.VIF`` (makes whatever the host needs),
 unplugs it (idempotently) and says which ``<interface>`` the guest gets.
 
 * ``LinuxBridgeVIFDriver``: a tap device per port, made with ``ip tuntap``

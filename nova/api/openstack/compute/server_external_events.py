@@ -12,7 +12,7 @@ from nova.api.openstack.compute.schemas import server_external_events as \
 from nova.api.openstack import policy
 from nova.api.openstack import wsgi
 from nova.api.openstack.router import Route
-from nova.compute import instance_events
+from nova.model import external_event
 
 RULE = 'os_compute_api:os-server-external-events:create'
 
@@ -30,11 +30,11 @@ class ServerExternalEventsController:
         schema = (schemas.create_v251 if req.is_version('2.51')
                   else schemas.create)
         body = req.json_body_validated(schema)
-        events = [instance_events.InstanceExternalEvent(
+        events = [external_event.InstanceExternalEvent(
                       instance_uuid=item['server_uuid'], name=item['name'],
                       tag=item.get('tag'),
                       status=item.get('status',
-                                      instance_events.STATUS_COMPLETED))
+                                      external_event.STATUS_COMPLETED))
                   for item in body['events']]
         results = self.compute_api.external_instance_event(context, events)
         shown = []

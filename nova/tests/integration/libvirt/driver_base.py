@@ -26,7 +26,7 @@ from oslo_utils import uuidutils
 
 from nova.conf import host_settings
 from nova import context as nova_context
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.testing import netdev
 from nova.tests.integration.libvirt import base

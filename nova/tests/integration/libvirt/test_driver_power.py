@@ -10,9 +10,9 @@ rows). ``test_bug_1660647_...`` is Nova bug 1660647 step by step.
 
 import os
 
-from nova.compute import instance_events
 from nova import exception
 from nova.tests.integration.libvirt import driver_base
+from nova.model import external_event
 
 
 class TestStart(driver_base.DriverTestCase):
@@ -73,12 +73,12 @@ class TestStart(driver_base.DriverTestCase):
 
     def test_start_when_the_vif_event_failed(self):
         instance, network_info, before = self.stopped()
-        self.virtapi.event_status = instance_events.STATUS_FAILED
+        self.virtapi.event_status = external_event.STATUS_FAILED
         self.assertStartFailsKeepingFiles(
             exception.VirtualInterfaceCreateException, instance,
             network_info, before)
 
-        self.virtapi.event_status = instance_events.STATUS_COMPLETED
+        self.virtapi.event_status = external_event.STATUS_COMPLETED
         self.assertStartRuns(instance, network_info)
 
     def test_start_when_qemu_refuses_the_guest(self):

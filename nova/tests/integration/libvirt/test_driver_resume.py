@@ -9,10 +9,10 @@ run no guest and leave no tap; the next attempt must work
 host boot rows).
 """
 
-from nova.compute import instance_events
 from nova import exception
 from nova.testing import netdev
 from nova.tests.integration.libvirt import driver_base
+from nova.model import external_event
 
 
 class TestResume(driver_base.DriverTestCase):
@@ -94,14 +94,14 @@ class TestResumeOnHostBoot(driver_base.DriverTestCase):
     def test_resume_on_host_boot_when_the_vif_event_failed(self):
         instance, network_info, before = self.crashed()
 
-        self.virtapi.event_status = instance_events.STATUS_FAILED
+        self.virtapi.event_status = external_event.STATUS_FAILED
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.boot_host, instance, network_info)
         after = self.observe('after failed host boot', instance,
                              network_info)
         self.assertStoppedWithFilesIntact(after, before)
 
-        self.virtapi.event_status = instance_events.STATUS_COMPLETED
+        self.virtapi.event_status = external_event.STATUS_COMPLETED
         self.boot_host(instance, network_info)
         self.assertRunningWithTap(
             self.observe('after host boot', instance, network_info),

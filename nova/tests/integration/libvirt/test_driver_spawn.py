@@ -11,11 +11,11 @@ operation", spawn row).
 
 import os
 
-from nova.compute import instance_events
 from nova import exception
 from nova.testing import netdev
 from nova.tests.integration.libvirt import driver_base
 from nova.virt.libvirt import imagecache
+from nova.model import external_event
 
 
 class TestSpawn(driver_base.DriverTestCase):
@@ -84,12 +84,12 @@ class TestSpawn(driver_base.DriverTestCase):
     def test_vif_plugged_event_failed(self):
         instance = self.make_instance()
         network_info = self.make_network_info()
-        self.virtapi.event_status = instance_events.STATUS_FAILED
+        self.virtapi.event_status = external_event.STATUS_FAILED
         self.assertSpawnFailsLeavingNothing(
             exception.VirtualInterfaceCreateException, instance,
             network_info)
 
-        self.virtapi.event_status = instance_events.STATUS_COMPLETED
+        self.virtapi.event_status = external_event.STATUS_COMPLETED
         self.assertRetryRuns(instance, network_info)
 
     def test_qemu_refuses_a_guest_larger_than_the_host(self):

@@ -20,8 +20,8 @@ from nova.cli import host_evacuate_view
 from nova.cli import shell
 from nova.compute import evacuation_states
 from nova.compute import states
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj

@@ -5,10 +5,10 @@ import io
 
 from nova.cli import client
 from nova.cli import shell
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova.api import wsgi as api_wsgi
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.tests import base
 from nova.tests.unit.api.openstack import fakes

@@ -8,12 +8,12 @@ import os
 
 from nova.compute import locks
 from nova.compute import operation
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import storage_report
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova.conf import host_settings
 from nova import context as nova_context
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.tests import base
 from nova.tests.unit.virt import contract

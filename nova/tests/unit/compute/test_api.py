@@ -11,9 +11,8 @@ import sqlalchemy as sa
 
 from nova.compute import api as compute_api
 from nova.compute import evacuation_states
-from nova.compute import instance_events
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova.db import api as db_api
 from nova import exception
 from nova import objects
@@ -21,6 +20,7 @@ from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
+from nova.model import external_event
 
 ID_A = '11111111-1111-4111-8111-111111111111'
 ID_B = '22222222-2222-4222-8222-222222222222'
@@ -537,7 +537,7 @@ class TestExternalEvents(APITestCase):
                           migration_type=migration_obj.EVACUATION,
                           status=migration_obj.PRE_MIGRATING).create()
         unknown = '55555555-5555-4555-8555-555555555555'
-        events = [instance_events.InstanceExternalEvent(
+        events = [external_event.InstanceExternalEvent(
             uuid, 'network-vif-plugged', 'port') for uuid in
             (here.uuid, moving.uuid, unknown)]
         results = self.api.external_instance_event(self.ctx, events)

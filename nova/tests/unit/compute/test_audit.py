@@ -12,8 +12,8 @@ import os
 from oslo_utils import uuidutils
 
 from nova.compute import audit
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base

@@ -1,7 +1,7 @@
 from nova.compute import build
-from nova.compute import power_state
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
 from nova.tests.unit.compute import fixtures
 

@@ -1,8 +1,8 @@
 import os
 
 from nova.compute import delete
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
 from nova.tests.unit.compute import fixtures
 

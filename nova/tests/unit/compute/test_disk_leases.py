@@ -4,8 +4,8 @@ shared storage without leases, and whom a refused start names."""
 from nova.compute import disk_leases
 from nova.compute import manager as compute_manager
 from nova.compute import operation
-from nova.compute import power_state
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import vm_states
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj

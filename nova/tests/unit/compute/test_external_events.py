@@ -1,6 +1,6 @@
 from nova.compute import external_events
-from nova.compute import instance_events
 from nova.tests.unit.compute import fixtures
+from nova.model import external_event
 
 
 class TestExternalEvents(fixtures.ComputeTestCase):
@@ -9,7 +9,7 @@ class TestExternalEvents(fixtures.ComputeTestCase):
         event = external_events.as_event(
             {'server_uuid': 'u1', 'name': 'network-vif-plugged',
              'tag': 'p1'})
-        self.assertEqual(instance_events.InstanceExternalEvent(
+        self.assertEqual(external_event.InstanceExternalEvent(
             'u1', 'network-vif-plugged', 'p1', 'completed'), event)
         same = external_events.as_event(event)
         self.assertIs(event, same)

@@ -3,6 +3,7 @@ import threading
 from nova.compute import instance_events
 from nova import exception
 from nova.tests import base
+from nova.model import external_event
 
 UUID = '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b'
 
@@ -12,7 +13,7 @@ class _Instance:
 
 
 def _event(tag, status='completed', uuid=UUID):
-    return instance_events.InstanceExternalEvent(
+    return external_event.InstanceExternalEvent(
         instance_uuid=uuid, name='network-vif-plugged', tag=tag,
         status=status)
 

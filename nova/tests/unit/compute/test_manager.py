@@ -8,9 +8,9 @@ import inspect
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import rpcapi
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova.tests.unit.compute import fixtures
 from nova.virt import fake
 

@@ -1,9 +1,9 @@
 import threading
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import power_sync
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova.tests.unit.compute import fixtures
 
 UNKNOWN = '33333333-3333-4333-8333-333333333333'

@@ -18,8 +18,8 @@ from oslo_utils import uuidutils
 from nova.compute import locks
 from nova.compute import manager as compute_manager
 from nova.compute import reaper
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import context as nova_context
 from nova import objects
 from nova.objects import migration as migration_obj

@@ -8,12 +8,12 @@ from oslo_utils import uuidutils
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
-from nova.compute import power_state
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import power_state
+from nova.model import task_states
+from nova.model import vm_states
 from nova.conf import host_settings
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
@@ -24,6 +24,7 @@ from nova.virt import fake
 from nova.virt import instancedir
 from nova.virt import journal
 from nova.virt import ownership
+from nova.model import external_event
 
 BRIDGE = 'br-int'
 PORT = '5d0c4b6e-3b8e-4a55-9d0f-0a7f5c1e2b3d'
@@ -35,7 +36,7 @@ class EventingVirtAPI(instance_events.ComputeVirtAPI):
 
     def __init__(self):
         super().__init__()
-        self.status = instance_events.STATUS_COMPLETED
+        self.status = external_event.STATUS_COMPLETED
 
     def wait_for_instance_event(self, instance, event_names, deadline=300,
                                 error_callback=None):
@@ -52,7 +53,7 @@ class EventingVirtAPI(instance_events.ComputeVirtAPI):
                 if exc[0] is None:
                     for name, tag in event_names:
                         api.events.deliver(
-                            instance_events.InstanceExternalEvent(
+                            external_event.InstanceExternalEvent(
                                 instance.uuid, name, tag, api.status))
                 return parent.__exit__(*exc)
         return _Ctx()
@@ -248,7 +249,7 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
     def test_failed_vif_plugged_event_is_a_failure_too(self):
         # The network backend could not bind the port on B.
         instance = self.boot_on_a()
-        self.b.virtapi.status = instance_events.STATUS_FAILED
+        self.b.virtapi.status = external_event.STATUS_FAILED
         with self.assertRaises(exception.VirtualInterfaceCreateException):
             self.evacuate(instance)
         self.assertNothingOn(self.b, instance)

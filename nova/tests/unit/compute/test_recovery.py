@@ -5,7 +5,7 @@ import os
 
 from nova.compute import operation
 from nova.compute import recovery
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree

@@ -8,13 +8,13 @@ import queue
 
 import oslo_messaging as messaging
 
-from nova.compute import instance_events
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context as nova_context
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova import rpc
 from nova.tests import base
+from nova.model import external_event
 
 
 class RecordingEndpoint:
@@ -121,7 +121,7 @@ class TestComputeAPI(base.TestCase):
         self.assertEqual(migration.uuid, kwargs['migration'].uuid)
 
     def test_external_events_go_to_the_named_host(self):
-        event = instance_events.InstanceExternalEvent(
+        event = external_event.InstanceExternalEvent(
             self.instance.uuid, 'network-vif-plugged', 'p1')
         self.api.external_instance_event(self.ctxt, [self.instance], [event],
                                          host='compute2')

@@ -1,6 +1,6 @@
 from nova.compute import states
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
 from nova.tests import base
 

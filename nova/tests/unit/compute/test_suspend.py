@@ -1,6 +1,6 @@
-from nova.compute import power_state
+from nova.model import power_state
 from nova.compute import suspend
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova import exception
 from nova.tests.unit.compute import fixtures
 

@@ -5,7 +5,7 @@ Written through the real objects into the test's own SQLite database.
 
 import datetime
 
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova import context as nova_context
 from nova import objects
 from nova.objects import base as obj_base

@@ -8,8 +8,8 @@ real hosts).
 import threading
 import time
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova.conductor import manager as conductor_manager
 from nova.conductor import results
 from nova import exception

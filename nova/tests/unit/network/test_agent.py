@@ -10,6 +10,7 @@ from nova import objects
 from nova.objects import network as network_obj
 from nova.tests import base
 from nova.virt import fake
+from nova.model import external_event
 
 
 class RecordingSender:
@@ -84,7 +85,7 @@ class TestNetworkAgent(base.TestCase):
         self.assertEqual([], agent.poll_once())      # not plugged yet
         self.driver.plug_vifs(self.instance, nw_info)
         sent = agent.poll_once()
-        expected = instance_events.InstanceExternalEvent(
+        expected = external_event.InstanceExternalEvent(
             self.instance.uuid, 'network-vif-plugged', nw_info[0].id,
             'completed')
         self.assertEqual([expected], sent)

@@ -3,11 +3,11 @@ import json
 import threading
 
 from nova.compute import api as compute_api
-from nova.compute import instance_events
 from nova import context as nova_context
 from nova.network import events
 from nova import objects
 from nova.tests import base
+from nova.model import external_event
 
 PORT_ID = '4b1c3f2e-7a6d-4e5f-9a8b-0c1d2e3f4a5b'
 
@@ -48,7 +48,7 @@ class TestSenders(base.TestCase):
         self.ctxt = nova_context.get_admin_context()
         self.instance = objects.Instance(self.ctxt, display_name='vm1',
                                          host='compute1').create()
-        self.event = instance_events.InstanceExternalEvent(
+        self.event = external_event.InstanceExternalEvent(
             self.instance.uuid, 'network-vif-plugged', PORT_ID)
 
     def _http_server(self, answer=200):
@@ -95,7 +95,7 @@ class TestSenders(base.TestCase):
 
     def test_rpc_casts_to_its_own_host(self):
         rpcapi = RecordingComputeRPCAPI()
-        gone = instance_events.InstanceExternalEvent(
+        gone = external_event.InstanceExternalEvent(
             '00000000-0000-0000-0000-000000000000', 'network-vif-plugged',
             PORT_ID)
         sender = events.RPCEventSender('compute2', rpcapi)
@@ -127,3 +127,6 @@ class TestSenders(base.TestCase):
         sender = events.build_sender(CONF, 'h', compute_rpcapi=rpcapi)
         self.assertEqual('http://api:8774/v2.1/os-server-external-events',
                          sender.url)
+        # Over RPC, the caller hands the network layer its client.
+        self.flags(group='network', events_api_url=None)
+        self.assertRaises(ValueError, events.build_sender, CONF, 'h')

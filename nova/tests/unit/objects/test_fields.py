@@ -2,7 +2,7 @@
 
 import datetime
 
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova.objects import fields
 from nova.tests import base
 

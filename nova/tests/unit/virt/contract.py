@@ -48,12 +48,13 @@ import hashlib
 import os
 
 from nova.compute import instance_events
-from nova.compute import power_state
+from nova.model import power_state
 from nova import context as nova_context
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.virt import driver as driver_base
+from nova.model import external_event
 
 BRIDGE = 'br-contract'
 PORT_ID = '7c1e5a2e-6f0b-4d0c-9a59-0d3a3c4f5b61'
@@ -98,7 +99,7 @@ class NetworkBackendVirtAPI(instance_events.ComputeVirtAPI):
 
     def __init__(self):
         super().__init__()
-        self.event_status = instance_events.STATUS_COMPLETED
+        self.event_status = external_event.STATUS_COMPLETED
         self.deliver = True
         self.waited_for = []
 
@@ -112,7 +113,7 @@ class NetworkBackendVirtAPI(instance_events.ComputeVirtAPI):
             yield
             if self.deliver:
                 for name, tag in event_names:
-                    self.events.deliver(instance_events.InstanceExternalEvent(
+                    self.events.deliver(external_event.InstanceExternalEvent(
                         instance.uuid, name, tag, self.event_status))
 
 
@@ -232,7 +233,7 @@ class DriverContractTests(DriverContractHelpers):
 
     def test_spawn_failed_vif_event_leaves_nothing(self):
         instance = self.make_instance()
-        self.virtapi.event_status = instance_events.STATUS_FAILED
+        self.virtapi.event_status = external_event.STATUS_FAILED
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.spawn, instance,
                           self.make_network_info(active=False))

@@ -3,7 +3,7 @@
 import itertools
 import os
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova.conf import host_settings
 from nova import exception
 from nova.tests import base

@@ -11,7 +11,7 @@ import ipaddress
 
 from nova.api.openstack import common
 from nova.api.openstack import policy
-from nova.compute import vm_states
+from nova.model import vm_states
 from nova.conf import CONF
 from nova import objects
 

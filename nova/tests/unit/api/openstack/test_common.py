@@ -3,8 +3,8 @@
 import datetime
 
 from nova.api.openstack import common
-from nova.compute import task_states as ts
-from nova.compute import vm_states as vs
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 from nova import exception
 from nova.tests import base
 

@@ -25,10 +25,10 @@ import os
 
 from oslo_concurrency import processutils
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova.conf import host_settings
 from nova.image import store as image_store
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova.tests.unit.virt import contract
 from nova.virt.libvirt import driver as libvirt_driver
 

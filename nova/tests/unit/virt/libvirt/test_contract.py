@@ -3,7 +3,7 @@
 import itertools
 import os
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova.tests import base
 from nova.tests.unit.virt import contract
 from nova.tests.unit.virt.libvirt import fixtures

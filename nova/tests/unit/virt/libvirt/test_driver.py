@@ -18,8 +18,7 @@ from unittest import mock
 from oslo_concurrency import processutils
 from oslo_utils import uuidutils
 
-from nova.compute import instance_events
-from nova.compute import power_state
+from nova.model import power_state
 from nova import context as nova_context
 from nova import exception
 from nova.image import qemu_img
@@ -31,6 +30,7 @@ from nova.tests.unit.virt.libvirt import golden
 from nova.virt import event as virtevent
 from nova.virt.libvirt import driver as libvirt_driver
 from nova.virt.libvirt import imagecache
+from nova.model import external_event
 
 GiB = 1024 ** 3
 # 2**62 bytes: larger than any qcow2 (or raw file) qemu-img will make.
@@ -512,7 +512,7 @@ class TestSpawnFailureLeavesHostAsBefore(LibvirtTestCase):
         self.assertRetryWorks(instance)
 
     def test_network_vif_plugged_failed(self):
-        self.host.virtapi.event_status = instance_events.STATUS_FAILED
+        self.host.virtapi.event_status = external_event.STATUS_FAILED
         self.assertSpawnFails(exception.VirtualInterfaceCreateException,
                               self.make_instance(),
                               fixtures.make_network_info(active=False))

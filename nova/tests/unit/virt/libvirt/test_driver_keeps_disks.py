@@ -10,12 +10,12 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
-from nova.compute import instance_events
-from nova.compute import power_state
+from nova.model import power_state
 from nova import exception
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.tests.unit.virt.libvirt import test_driver
 from nova.virt.libvirt import guest as libvirt_guest
+from nova.model import external_event
 
 
 class TestBug1660647(test_driver.LibvirtTestCase):
@@ -56,12 +56,12 @@ class TestBug1660647(test_driver.LibvirtTestCase):
         self.spawn(instance, network_info)
         self.driver.power_off(instance)
         before = self.disk_files(instance)
-        self.host.virtapi.event_status = instance_events.STATUS_FAILED
+        self.host.virtapi.event_status = external_event.STATUS_FAILED
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.driver.power_on, self.context, instance,
                           network_info)
         self.assertEqual(before, self.disk_files(instance))
-        self.host.virtapi.event_status = instance_events.STATUS_COMPLETED
+        self.host.virtapi.event_status = external_event.STATUS_COMPLETED
         self.driver.power_on(self.context, instance, network_info)
         self.assertTrue(self.host.is_running(instance.uuid))
 

@@ -5,7 +5,7 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
-from nova.compute import power_state
+from nova.model import power_state
 from nova import exception
 from nova.tests import base
 from nova.tests.unit.virt.libvirt import fixtures

@@ -10,7 +10,7 @@ from oslo_utils import uuidutils
 
 from nova.conf import host_settings
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova.tests import base
 from nova.virt.libvirt import vif as libvirt_vif
 

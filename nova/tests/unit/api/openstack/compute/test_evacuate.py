@@ -1,7 +1,7 @@
 """The evacuate action by microversion, against the real compute API."""
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.unit.api.openstack import fakes

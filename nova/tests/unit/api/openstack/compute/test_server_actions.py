@@ -1,8 +1,8 @@
 """POST /servers/{id}/action: start, stop, reboot, suspend, resume,
 os-resetState; status codes and what the database holds afterwards."""
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.unit.api.openstack import fakes

@@ -1,7 +1,7 @@
 """/servers: list, show, create, delete against the real compute API."""
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.tests.unit.api.openstack import fakes
 

@@ -1,9 +1,9 @@
 """The server view: fields by policy and microversion, faults, addresses."""
 
-from nova.compute import task_states
-from nova.compute import vm_states
+from nova.model import task_states
+from nova.model import vm_states
 from nova import exception
-from nova.network import model as network_model
+from nova.model import network as network_model
 from nova import objects
 from nova.tests.unit.api.openstack import fakes
 

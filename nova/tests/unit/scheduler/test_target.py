@@ -3,7 +3,8 @@ import threading
 
 from nova.compute import operation
 from nova.compute import resources
-from nova.conductor import target
+from nova.scheduler import usage
+from nova.scheduler import target
 from nova.conf import host_settings
 from nova import exception
 from nova import objects
@@ -12,7 +13,7 @@ from nova.tests import base
 from nova.tests.unit.conductor import db_fixtures as dbf
 from nova.tests.unit.virt import contract
 from nova.virt import fake
-from nova.virt import hardware
+from nova.model import hardware
 
 ID_A = '11111111-1111-4111-8111-111111111111'
 ID_B = '22222222-2222-4222-8222-222222222222'
@@ -235,7 +236,7 @@ class TestClaimsAcrossProcesses(TargetTestCase):
         self.assertIsInstance(refused, exception.NoValidHost)
         self.assertIn('left out: b', str(refused))
         # The database agrees: b holds 512 MiB, its capacity.
-        self.assertEqual(512, resources.usage(self.ctx, 'b').memory_mb)
+        self.assertEqual(512, usage.usage(self.ctx, 'b').memory_mb)
 
     def test_the_loser_chooses_again_and_gets_the_next_host(self):
         dbf.make_service(self.ctx, 'b')
@@ -244,8 +245,8 @@ class TestClaimsAcrossProcesses(TargetTestCase):
         self.capacities = {'b': _capacity(512), 'c': _capacity(512)}
         outcome = self._race()
         self.assertEqual({'b', 'c'}, set(outcome.values()))
-        self.assertEqual(512, resources.usage(self.ctx, 'b').memory_mb)
-        self.assertEqual(512, resources.usage(self.ctx, 'c').memory_mb)
+        self.assertEqual(512, usage.usage(self.ctx, 'b').memory_mb)
+        self.assertEqual(512, usage.usage(self.ctx, 'c').memory_mb)
 
 
 class TestNeed(base.TestCase):

@@ -1,4 +1,4 @@
-from nova.network import model
+from nova.model import network as model
 from nova.tests import base
 
 PORT = '4b1c3f2e-7a6d-4e5f-9a8b-0c1d2e3f4a5b'

@@ -8,10 +8,10 @@ Room: capacity (vCPUs, memory, disk) comes from a *capacity provider*,
 ``provider(context, host) -> HostResources | None``. The default,
 ``database_capacity``, reads the ``compute_nodes`` rows each compute host
 records at start and every ``update_resources_interval`` seconds
-(``nova.compute.resources``), so it works whatever process the conductor
+(``nova/compute/resources.py``), so it works whatever process the conductor
 runs in. Usage is not taken from the hypervisor, whose view lags behind
 claims, nor from those rows (they may be a minute old), but summed from the
-database at choice time (``nova.compute.resources.usage``): the flavors of
+database at choice time (``usage.py``): the flavors of
 the instances placed on the host plus those of evacuations to it still in
 flight (``accepted``/``pre-migrating`` with that ``dest_compute``), against
 the capacity times ``[conductor] cpu_allocation_ratio``,
@@ -46,13 +46,13 @@ from typing import Callable
 
 from oslo_log import log as logging
 
-from nova.compute import resources
-from nova.compute import shared_storage
 from nova.conf import CONF
 from nova import exception
+from nova.model import hardware
 from nova import objects
 from nova.objects import host_lease
-from nova.virt import hardware
+from nova.objects import service as service_obj
+from nova.scheduler import usage as usage_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -60,9 +60,9 @@ CapacityProvider = Callable[[object, str], 'hardware.HostResources | None']
 
 
 # The one definition of what instances take, shared with the compute hosts
-# that record it (nova.compute.resources).
-Need = resources.Need
-usage = resources.usage
+# that record it (nova/compute/resources.py).
+Need = usage_mod.Need
+usage = usage_mod.usage
 
 
 def database_capacity(context, host: str) -> hardware.HostResources | None:
@@ -70,7 +70,7 @@ def database_capacity(context, host: str) -> hardware.HostResources | None:
 
     The default capacity provider. Several nodes of one host are summed.
     """
-    return resources.combined([
+    return usage_mod.combined([
         node.to_host_resources()
         for node in objects.ComputeNode.get_by_host(context, host)])
 
@@ -120,14 +120,14 @@ def _contradicts(service, source_identity, on_shared_storage) -> bool:
 
 
 def compute_services(context) -> list:
-    return objects.Service.get_all(context, binary=shared_storage.
-                                   COMPUTE_BINARY)
+    return objects.Service.get_all(context,
+                                   binary=service_obj.COMPUTE_BINARY)
 
 
 def get_compute_service(context, host: str):
     try:
         return objects.Service.get_by_host_and_binary(
-            context, host, shared_storage.COMPUTE_BINARY)
+            context, host, service_obj.COMPUTE_BINARY)
     except exception.ServiceNotFound:
         raise exception.ComputeHostNotFound(host=host)
 
@@ -157,8 +157,8 @@ class TargetChooser:
         storage identity says the opposite are left out (the target would
         refuse them anyway).
         """
-        source_identity = shared_storage.recorded_identity(
-            context, instance.host)
+        source_identity = service_obj.recorded_storage(
+            context, instance.host)[0]
         result = []
         for service in self._usable(context, instance, exclude):
             if _contradicts(service, source_identity, on_shared_storage):
@@ -186,8 +186,8 @@ class TargetChooser:
     def _left_out_by_storage(self, context, instance, on_shared_storage,
                              exclude) -> list[str]:
         """The usable hosts an explicit ``on_shared_storage`` left out."""
-        source_identity = shared_storage.recorded_identity(
-            context, instance.host)
+        source_identity = service_obj.recorded_storage(
+            context, instance.host)[0]
         return sorted(
             service.host
             for service in self._usable(context, instance, exclude)

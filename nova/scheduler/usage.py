@@ -1,0 +1,103 @@
+"""What instances take on a host, as the database sees it.
+
+The sum of the flavors of the instances the database places on the host,
+plus those of evacuations to it still in flight (``accepted`` or
+``pre-migrating`` with this ``dest_compute``). Why the database and not
+the hypervisor: the hypervisor's view lags behind every claim (a target
+chosen for an evacuation has no guest until its spawn runs; a second
+evacuation chosen meanwhile would overbook it), and a stopped instance
+keeps its share since it may start again at any time. ``usage()`` is the
+one formula: the target choice (``target.py``) calls it at choice time,
+and each compute host records it with its capacity
+(``nova/compute/resources.py``).
+
+Example::
+
+    used = usage.usage(context, 'compute1')
+    used.memory_mb
+"""
+
+import dataclasses
+
+from nova import exception
+from nova.model import hardware
+from nova import objects
+from nova.objects import migration as migration_obj
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """What one or more instances take on a host."""
+    vcpus: int = 0
+    memory_mb: int = 0
+    disk_gb: int = 0
+
+    @classmethod
+    def of(cls, flavor) -> 'Need':
+        if flavor is None:
+            return cls()
+        swap_gb = -(-int(flavor.swap or 0) // 1024)   # MiB, rounded up
+        return cls(vcpus=flavor.vcpus, memory_mb=flavor.memory_mb,
+                   disk_gb=(flavor.root_gb + (flavor.ephemeral_gb or 0)
+                            + swap_gb))
+
+    def __add__(self, other: 'Need') -> 'Need':
+        return Need(self.vcpus + other.vcpus,
+                    self.memory_mb + other.memory_mb,
+                    self.disk_gb + other.disk_gb)
+
+
+def usage(context, host: str, exclude_instance: str | None = None,
+          node: str | None = None) -> Need:
+    """Sum of the flavors placed on ``host`` or on their way to it.
+
+    ``node``: only those of that node (for a host with several).
+    """
+    used = Need()
+    seen = set()
+    for instance in objects.Instance.get_all(context, host=host):
+        if instance.uuid == exclude_instance or (
+                node is not None and instance.node != node):
+            continue
+        seen.add(instance.uuid)
+        used = used + Need.of(instance.flavor)
+    for migration in objects.Migration.get_by_filters(
+            context, dest_compute=host, status=list(migration_obj.IN_PROGRESS),
+            migration_type=migration_obj.EVACUATION):
+        uuid = migration.instance_uuid
+        if uuid in seen or uuid == exclude_instance or (
+                node is not None and migration.dest_node != node):
+            continue
+        seen.add(uuid)
+        try:
+            instance = objects.Instance.get_by_uuid(context, uuid)
+        except exception.InstanceNotFound:
+            continue
+        used = used + Need.of(instance.flavor)
+    return used
+
+
+def with_usage(resources: hardware.HostResources,
+               used: Need) -> hardware.HostResources:
+    """``resources`` with its ``*_used`` values replaced by ``used``."""
+    return dataclasses.replace(resources, vcpus_used=used.vcpus,
+                               memory_mb_used=used.memory_mb,
+                               local_gb_used=used.disk_gb)
+
+
+def combined(nodes: list[hardware.HostResources]
+             ) -> hardware.HostResources | None:
+    """The nodes of one host as one (capacity and use summed)."""
+    if not nodes:
+        return None
+    if len(nodes) == 1:
+        return nodes[0]
+    return hardware.HostResources(
+        hypervisor_hostname=','.join(n.hypervisor_hostname for n in nodes),
+        vcpus=sum(n.vcpus for n in nodes),
+        memory_mb=sum(n.memory_mb for n in nodes),
+        local_gb=sum(n.local_gb for n in nodes),
+        vcpus_used=sum(n.vcpus_used for n in nodes),
+        memory_mb_used=sum(n.memory_mb_used for n in nodes),
+        local_gb_used=sum(n.local_gb_used for n in nodes),
+        hypervisor_type=nodes[0].hypervisor_type)

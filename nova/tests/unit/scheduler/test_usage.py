@@ -1,0 +1,61 @@
+"""What instances take on a host as the database sees it, and a host's
+nodes summed: the one formula of target choice and of the compute
+nodes' records."""
+
+from nova.model import hardware
+from nova.model import vm_states
+from nova import objects
+from nova.objects import migration as migration_obj
+from nova.scheduler import usage
+from nova.tests.unit.compute import fixtures
+
+SMALL = objects.Flavor('1', 'small', 512, 1, 1)
+LARGE = objects.Flavor('2', 'large', 2048, 2, 10, ephemeral_gb=5, swap=1)
+
+
+class TestUsage(fixtures.ComputeTestCase):
+
+    def test_sums_the_flavors_of_the_instances_on_the_host(self):
+        self.new_instance(flavor=SMALL, vm_state=vm_states.ACTIVE)
+        # A stopped instance keeps its share: it may start at any time.
+        self.new_instance(flavor=LARGE, vm_state=vm_states.STOPPED)
+        self.new_instance(flavor=LARGE, host='compute2', node='compute2')
+        deleted = self.new_instance(flavor=LARGE)
+        deleted.destroy()
+        self.assertEqual(usage.Need(3, 2560, 1 + 16),
+                         usage.usage(self.context, fixtures.HOST))
+
+    def test_counts_evacuations_in_flight_to_the_host(self):
+        coming = self.new_instance(flavor=LARGE, host='compute2',
+                                   node='compute2')
+        done = self.new_instance(flavor=LARGE, host='compute2',
+                                 node='compute2')
+        for instance, status in ((coming, migration_obj.PRE_MIGRATING),
+                                 (done, migration_obj.FAILED)):
+            objects.Migration(
+                self.context, instance_uuid=instance.uuid,
+                source_compute='compute2', dest_compute=fixtures.HOST,
+                dest_node=fixtures.HOST,
+                migration_type=migration_obj.EVACUATION,
+                status=status).create()
+        self.assertEqual(usage.Need.of(LARGE),
+                         usage.usage(self.context, fixtures.HOST))
+        self.assertEqual(usage.Need(), usage.usage(
+            self.context, fixtures.HOST, exclude_instance=coming.uuid))
+
+    def test_node_filter(self):
+        self.new_instance(flavor=SMALL, node='n1')
+        self.new_instance(flavor=LARGE, node='n2')
+        self.assertEqual(usage.Need.of(SMALL), usage.usage(
+            self.context, fixtures.HOST, node='n1'))
+
+    def test_combined_sums_the_nodes_of_a_host(self):
+        one = hardware.HostResources('n1', 4, 1024, 10, 1, 256, 2, 'QEMU')
+        two = hardware.HostResources('n2', 2, 512, 5, 1, 128, 1, 'QEMU')
+        self.assertIsNone(usage.combined([]))
+        self.assertIs(one, usage.combined([one]))
+        both = usage.combined([one, two])
+        self.assertEqual((6, 1536, 15, 2, 384, 3),
+                         (both.vcpus, both.memory_mb, both.local_gb,
+                          both.vcpus_used, both.memory_mb_used,
+                          both.local_gb_used))
