@@ -48,6 +48,7 @@ from nova.conf import CONF
 from nova import context as nova_context
 from nova import exception
 from nova import objects
+from nova import manager as nova_manager
 from nova import periodic
 from nova import rpc
 
@@ -114,7 +115,8 @@ class BaseAPI:
 class Service:
     """One manager served over RPC under ``(host, binary)``."""
 
-    def __init__(self, host, binary, topic, manager, *,
+    def __init__(self, host: str, binary: str, topic: str,
+                 manager: nova_manager.Manager, *,
                  report_interval=None, periodic_enable=True,
                  periodic_fuzzy_delay=None, companions=(),
                  extra_endpoints=(), init_retry_initial=INIT_RETRY_INITIAL,
@@ -205,9 +207,7 @@ class Service:
     def _init_host(self) -> bool:
         """``manager.init_host()``, again while the hypervisor is
         unavailable; False if a stop was requested first."""
-        init_host = getattr(self.manager, 'init_host', None)
-        if init_host is None:
-            return True
+        init_host = self.manager.init_host
         delay = self.init_retry_initial
         attempt = 1
         while True:
@@ -304,17 +304,13 @@ class Service:
     # -- heartbeat --------------------------------------------------------
 
     def _hypervisor_available(self) -> bool:
-        """The driver's word on its hypervisor (True without a driver);
-        logs only when the answer changes."""
-        driver = getattr(self.manager, 'driver', None)
-        check = getattr(driver, 'is_hypervisor_available', None)
-        if check is None:
-            return True
+        """The manager's word on its hypervisor; logs only when the
+        answer changes."""
         try:
-            available = bool(check())
+            available = bool(self.manager.is_hypervisor_available())
         except Exception:
             LOG.exception('is_hypervisor_available of %s failed',
-                          type(driver).__name__)
+                          type(self.manager).__name__)
             available = False
         if available != self._hypervisor_up:
             self._hypervisor_up = available
@@ -337,11 +333,9 @@ class Service:
         if not self._hypervisor_available():
             return False
         try:
-            update = getattr(self.manager, 'update_service_record', None)
-            if update is not None:
-                # Facts that must stay fresh (a compute host's storage
-                # identity), written in the heartbeat's UPDATE.
-                update(self.service_ref)
+            # Facts that must stay fresh (a compute host's storage
+            # identity), written in the heartbeat's UPDATE.
+            self.manager.update_service_record(self.service_ref)
             self.service_ref.heartbeat()
         except Exception:
             LOG.exception('Heartbeat of %(binary)s on %(host)s failed',
@@ -379,17 +373,13 @@ class Service:
             self._quietly(self.rpc_server.stop, 'stop the RPC server')
             # In-flight operations that wait for events would otherwise
             # hold the wait below for up to vif_plugging_timeout.
-            stop_waiting = getattr(self.manager, 'stop_waiting_for_events',
-                                   None)
-            if stop_waiting is not None:
-                self._quietly(stop_waiting, 'cancel event waits')
+            self._quietly(self.manager.stop_waiting_for_events,
+                          'cancel event waits')
             self._quietly(self.rpc_server.wait, 'wait for the RPC server')
         self._heartbeat_stop.set()
         if self._heartbeat_thread is not None:
             self._heartbeat_thread.join()
-        cleanup_host = getattr(self.manager, 'cleanup_host', None)
-        if cleanup_host is not None:
-            self._quietly(cleanup_host, 'clean up the host')
+        self._quietly(self.manager.cleanup_host, 'clean up the host')
         LOG.info('Stopped %(binary)s on %(host)s',
                  {'binary': self.binary, 'host': self.host})
 

@@ -339,6 +339,8 @@ class API:
                     context, instance, migration, e, CONF.host,
                     evacuation_states.API,
                     task_states_expected=(transition.task_state,))
+        # Created, or the handler above re-raised.
+        assert migration is not None
         LOG.info('Evacuation %s from %s accepted', migration.uuid, source,
                  instance=instance)
         return migration
@@ -364,7 +366,8 @@ class API:
         when the instance is unknown, 422 when it is on no host.
         """
         results = []
-        by_host = {}      # host -> (instances by uuid, events)
+        # host -> (instances by uuid, events)
+        by_host: dict[str, tuple[dict, list]] = {}
         for event in events:
             try:
                 instance = objects.Instance.get_by_uuid(context,

@@ -215,7 +215,7 @@ def classify(context, host: str, own_identity: str | None,
                                                   instance_uuid=uuid)
     active = [m for m in migrations
               if m.status in migration_obj.IN_PROGRESS]
-    newest = (active or migrations or [None])[-1]
+    newest = (active or migrations)[-1] if (active or migrations) else None
     described = _describe(newest) if newest is not None else None
 
     if instance is None:
@@ -470,7 +470,7 @@ def cleanup(context, settings, driver, report: AuditReport
     again first; what changed since is kept. One failure is reported
     and does not stop the others."""
     result = CleanupResult(kept=list(report.kept))
-    planned = {}
+    planned: dict[str | None, list[Orphan]] = {}
     for orphan in report.removable:
         planned.setdefault(orphan.instance_uuid, []).append(orphan)
     for uuid, orphans in planned.items():

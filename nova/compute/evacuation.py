@@ -255,7 +255,7 @@ def fail_interrupted_evacuations(context, host: str, driver,
     Call from ``init_host`` before serving requests, when nothing on this
     host can still be running them.
     """
-    ended = []
+    ended: list[str] = []
     for migration in objects.Migration.get_by_filters(
             context, dest_compute=host,
             migration_type=migration_obj.EVACUATION,

@@ -53,7 +53,12 @@ from nova.compute import suspend
 from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
+from nova import exception
+from nova.image import meta as image_meta_mod
+from nova.image import store as image_store
 from nova.model import network as network_model
+from nova.network import api as network_api_mod
+from nova import manager as nova_manager
 from nova import objects
 from nova import periodic
 from nova.virt import driver as virt_driver
@@ -62,7 +67,7 @@ from nova.virt import journal
 LOG = logging.getLogger(__name__)
 
 
-class ComputeManager:
+class ComputeManager(nova_manager.Manager):
     """Manages the instances of one host (``settings.host``)."""
 
     def __init__(self, settings, driver=None, virtapi=None):
@@ -77,6 +82,8 @@ class ComputeManager:
         self.compute = operation.ComputeHost(
             host=self.host, settings=settings, driver=self.driver,
             virtapi=self.virtapi, storage=self.storage)
+        # The network backend's API (ports and their bindings).
+        self.network_api = network_api_mod.API()
         self.instance_locks = locks.InstanceLocks()
         self.runner = operation.Runner(self.compute, self.instance_locks)
         self._builds = threading.BoundedSemaphore(CONF.max_concurrent_builds)
@@ -175,6 +182,9 @@ class ComputeManager:
         except Exception:
             LOG.exception('Could not check the disk leases of %s', self.host)
 
+    def is_hypervisor_available(self) -> bool:
+        return self.driver.is_hypervisor_available()
+
     def cleanup_host(self):
         self.driver.cleanup_host(host=self.host)
 
@@ -268,7 +278,20 @@ class ComputeManager:
         # A rebuild spawns like a build: host-evacuate casts many at once
         # to a target, which builds at most max_concurrent_builds of them.
         with self._builds:
-            rebuild.RebuildWorkflow(self, request).run(context, instance)
+            rebuild.RebuildWorkflow(
+                request, compute=self.compute, runner=self.runner,
+                rebuild_impl=self._rebuild_default_impl,
+                network_api=self.network_api,
+                image_meta=self.get_image_meta).run(context, instance)
+
+    def get_image_meta(self, context, image_ref) -> image_meta_mod.ImageMeta:
+        """The metadata of ``image_ref`` in this host's image store;
+        ``ImageNotFound`` when it has none (``InvalidConfiguration`` when
+        the host has no image store)."""
+        if not image_ref:
+            raise exception.ImageNotFound(image_id=image_ref)
+        return image_store.ImageStore.from_settings(self.settings).get(
+            image_ref)
 
     def _rebuild_default_impl(self, context, instance, image_meta,
                               injected_files, admin_password, bdms,

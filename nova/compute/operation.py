@@ -38,7 +38,11 @@ from nova.compute import actions
 from nova.compute import disk_leases
 from nova.model import power_state
 from nova.compute import states
+from nova.compute import storage_report
+from nova.conf import host_settings
 from nova import exception
+from nova.virt import driver as virt_driver
+from nova.virt import virtapi as virtapi_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -47,13 +51,12 @@ LOG = logging.getLogger(__name__)
 class ComputeHost:
     """What a workflow needs of the host it runs on."""
     host: str
-    settings: object            # nova.conf.host_settings.HostSettings
-    driver: object              # nova.virt.driver.ComputeDriver
-    virtapi: object             # nova.virt.virtapi.VirtAPI
-    # nova.compute.storage_report.StorageReporter: whether the host's
-    # instance storage is there (None: not checked, as in unit tests of
-    # workflows that never write to it).
-    storage: object = None
+    settings: host_settings.HostSettings
+    driver: virt_driver.ComputeDriver
+    virtapi: virtapi_mod.VirtAPI
+    # Whether the host's instance storage is there (None: not checked, as
+    # in unit tests of workflows that never write to it).
+    storage: storage_report.StorageReporter | None = None
 
     def check_storage_writable(self) -> None:
         if self.storage is not None:

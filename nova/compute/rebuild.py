@@ -35,12 +35,14 @@ event and hands off here. Two workflows:
   ``rebuild`` attempt; a failure leaves ERROR with a fault and the new
   disks removed by spawn's own cleanup.
 
-The manager must offer: ``host``, ``driver``, ``settings``, ``compute``
-(``operation.ComputeHost``) and ``_rebuild_default_impl``, and may offer
-``get_image_meta(context, image_ref)`` and ``network_api``.
+The workflow is handed what it uses (``RebuildWorkflow``'s keyword
+arguments): the host (``operation.ComputeHost``), the manager's
+``Runner``, its ``_rebuild_default_impl``, the network backend's API and a
+lookup of image metadata.
 """
 
 import dataclasses
+import typing
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -55,7 +57,8 @@ from nova.model import task_states
 from nova.model import vm_states
 from nova import crashpoint
 from nova import exception
-from nova.image import store as image_store
+from nova.image import meta as image_meta_mod
+from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir
@@ -82,20 +85,15 @@ class RebuildRequest:
     scheduled_node: str | None = None
 
 
-def _image_meta(manager, context, image_ref, required=True):
-    """The ``ImageMeta`` spawn builds disks from.
+def _image_meta(image_meta, context, image_ref, required=True):
+    """The ``ImageMeta`` spawn builds disks from (``image_meta(context,
+    image_ref)`` looks it up).
 
     On shared storage an evacuation reuses the disks, so a vanished image
     does not stop it (``required=False``).
     """
-    getter = getattr(manager, 'get_image_meta', None)
     try:
-        if getter is not None:
-            return getter(context, image_ref)
-        if not image_ref:
-            raise exception.ImageNotFound(image_id=image_ref)
-        return image_store.ImageStore.from_settings(
-            manager.settings).get(image_ref)
+        return image_meta(context, image_ref)
     except (exception.ImageNotFound, exception.InvalidConfiguration):
         if required:
             raise
@@ -114,11 +112,10 @@ def _state_before(instance, vm_state=None):
     return vm_state
 
 
-def _network_api(manager):
-    network_api = getattr(manager, 'network_api', None)
-    return network_api if network_api is not None else (
-        port_bindings.default_api())
-
+# ComputeManager._rebuild_default_impl's signature.
+RebuildImpl = typing.Callable[..., None]
+# (context, image_ref) -> ImageMeta; ImageNotFound when there is none.
+ImageLookup = typing.Callable[[typing.Any, str], image_meta_mod.ImageMeta]
 
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
 # system_metadata key: the vm_state an instance had before an evacuation
@@ -135,10 +132,17 @@ class RebuildWorkflow:
     hooks where an evacuation differs: its claim is the migration's, its
     end the one-transaction move (``evacuation_states``)."""
 
-    def __init__(self, manager, request: RebuildRequest):
-        self.manager = manager
-        self.driver = manager.driver
-        self.host = manager.host
+    def __init__(self, request: RebuildRequest, *,
+                 compute: operation.ComputeHost, runner: operation.Runner,
+                 rebuild_impl: RebuildImpl, network_api: network_api_mod.API,
+                 image_meta: ImageLookup):
+        self.compute = compute
+        self.runner = runner
+        self.rebuild_impl = rebuild_impl
+        self.network_api = network_api
+        self.image_meta = image_meta
+        self.driver = compute.driver
+        self.host = compute.host
         self.request = request
         self.migration = None
         self.attempt = None
@@ -149,7 +153,7 @@ class RebuildWorkflow:
 
     def run(self, context, instance):
         if self.request.recreate:
-            self.manager.runner.run(
+            self.runner.run(
                 context, instance, EVACUATE,
                 lambda: self._evacuate(context, instance),
                 flow=operation.Flow(
@@ -160,7 +164,7 @@ class RebuildWorkflow:
                     fail=self._evacuation_failed))
             return self.migration
         self.attempt = journal.Attempt.new(journal.REBUILD)
-        self.manager.runner.run(
+        self.runner.run(
             context, instance, REBUILD,
             lambda: self._rebuild(context, instance),
             after_success=lambda: self.driver.complete_attempt(
@@ -239,7 +243,7 @@ class RebuildWorkflow:
         # Only looked at, never taken as evidence of sharing: it makes an
         # operator's unverifiable on_shared_storage unsafe to trust.
         exists = self.driver.instance_dir_exists(instance)
-        idir = instancedir.InstanceDir(self.manager.settings.instances_path,
+        idir = instancedir.InstanceDir(self.compute.settings.instances_path,
                                        instance.uuid)
         shared = shared_storage.decide(
             evidence, self.request.on_shared_storage,
@@ -284,7 +288,7 @@ class RebuildWorkflow:
         request = self.request
         crashpoint.reached('evacuate.after_claim')
         try:
-            self.manager.compute.check_storage_writable()
+            self.compute.check_storage_writable()
             shared, verdict = self._decide_shared(context, instance)
         except (exception.InvalidSharedStorage,
                 exception.StorageUnavailable,
@@ -293,17 +297,17 @@ class RebuildWorkflow:
             self.refused = True
             raise
         image_meta = _image_meta(
-            self.manager, context, instance.image_ref,
+            self.image_meta, context, instance.image_ref,
             required=verdict.action != disk_ownership.REUSE)
         self._remove_leftovers(context, instance, instance.network_info,
                                verdict)
         # Port bindings: only once no leftover VIF of the instance is
         # plugged here, so that this host's agent reports spawn's plug.
         self.network_info = port_bindings.bind_here(
-            _network_api(self.manager), self.host, context, instance)
+            self.network_api, self.host, context, instance)
         self.attempt = journal.Attempt.new(journal.EVACUATION,
                                            self.migration.uuid)
-        self.manager._rebuild_default_impl(
+        self.rebuild_impl(
             context, instance, image_meta, request.injected_files,
             request.new_pass, request.bdms, recreate=True,
             on_shared_storage=shared, network_info=self.network_info,
@@ -330,7 +334,7 @@ class RebuildWorkflow:
             vm_state = vm_states.ERROR
             if original_vm_state != vm_states.ERROR:
                 instance.system_metadata[OLD_VM_STATE] = original_vm_state
-            port_bindings.rebind_to_owner(_network_api(self.manager),
+            port_bindings.rebind_to_owner(self.network_api,
                                           self.host, context, instance)
         evacuation_states.end_evacuation(
             context, instance, self.migration, exc, self.host,
@@ -346,7 +350,7 @@ class RebuildWorkflow:
         except exception.InstanceNotFound:
             landed = False
         if not landed:
-            operation.undo_attempt_quietly(self.manager.compute, context,
+            operation.undo_attempt_quietly(self.compute, context,
                                            instance, attempt)
 
     def _finish_evacuation(self, context, instance, original_vm_state):
@@ -368,7 +372,7 @@ class RebuildWorkflow:
         instance.system_metadata.pop(OLD_VM_STATE, None)
         instance.task_state = None
         instance.network_info = port_bindings.after_spawn(
-            _network_api(self.manager), context, instance, self.network_info)
+            self.network_api, context, instance, self.network_info)
         try:
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING],
                           expected_host=[source],
@@ -408,9 +412,9 @@ class RebuildWorkflow:
     def _rebuild(self, context, instance):
         request = self.request
         image_ref = request.image_ref or instance.image_ref
-        self.manager.compute.check_storage_writable()
-        image_meta = _image_meta(self.manager, context, image_ref)
-        self.manager._rebuild_default_impl(
+        self.compute.check_storage_writable()
+        image_meta = _image_meta(self.image_meta, context, image_ref)
+        self.rebuild_impl(
             context, instance, image_meta, request.injected_files,
             request.new_pass, request.bdms, recreate=False,
             on_shared_storage=False, network_info=instance.network_info,
@@ -422,10 +426,10 @@ class RebuildWorkflow:
                         original_vm_state):
         """The new disks this attempt made go (spawn's own cleanup, or
         its journal if it got further); then the table's failure end."""
-        operation.undo_attempt_quietly(self.manager.compute, context,
+        operation.undo_attempt_quietly(self.compute, context,
                                        instance, self.attempt)
         if isinstance(exc, (exception.UnexpectedDeletingTaskStateError,
                             exception.InstanceNotOnThisHost)):
             return      # someone else owns the instance now
-        self.manager.runner.record_failure(context, instance, exc,
-                                           transition, original_vm_state)
+        self.runner.record_failure(context, instance, exc,
+                                   transition, original_vm_state)

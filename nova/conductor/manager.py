@@ -27,6 +27,7 @@ from nova.conf import CONF
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova import manager as nova_manager
 
 LOG = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ class _LocalConductor:
                                        on_shared_storage=on_shared_storage)
 
 
-class ConductorManager:
+class ConductorManager(nova_manager.Manager):
     """Endpoints of topic ``conductor``."""
 
     def __init__(self, compute_rpcapi, capacity_provider=None,

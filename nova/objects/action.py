@@ -10,6 +10,7 @@ context carries); each step on a compute host records an event::
         ...   # an exception is recorded (result 'Error') and re-raised
 """
 
+import datetime
 import contextlib
 import traceback
 
@@ -41,6 +42,20 @@ class InstanceAction(base.NovaObject):
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    action: str | None
+    instance_uuid: str | None
+    request_id: str | None
+    user_id: str | None
+    project_id: str | None
+    start_time: datetime.datetime | None
+    finish_time: datetime.datetime | None
+    message: str | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
 
     @classmethod
     def action_start(cls, context, instance_uuid, action) -> \
@@ -106,6 +121,20 @@ class InstanceActionEvent(base.NovaObject):
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    action_id: int | None
+    event: str | None
+    start_time: datetime.datetime | None
+    finish_time: datetime.datetime | None
+    result: str | None
+    traceback: str | None
+    host: str | None
+    details: str | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
 
     @staticmethod
     def _action_of(context, instance_uuid) -> InstanceAction:

@@ -13,6 +13,7 @@ A row is keyed by ``(host, hypervisor_hostname)``; writing the same key
 again updates it in place.
 """
 
+import datetime
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
@@ -43,6 +44,21 @@ class ComputeNode(base.NovaObject):
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    host: str | None
+    hypervisor_hostname: str | None
+    hypervisor_type: str | None
+    vcpus: int
+    memory_mb: int
+    local_gb: int
+    vcpus_used: int
+    memory_mb_used: int
+    local_gb_used: int
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
 
     def __repr__(self):
         return 'ComputeNode(id=%r, host=%r, hypervisor_hostname=%r)' % (

@@ -7,6 +7,7 @@ invariant 5)::
         objects.InstanceFault.create(ctx, instance.uuid, e, host)
 """
 
+import datetime
 import traceback
 
 import sqlalchemy as sa
@@ -36,6 +37,16 @@ class InstanceFault(base.NovaObject):
         'host': fields.String(),
         'created_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    instance_uuid: str | None
+    code: int
+    message: str | None
+    details: str | None
+    host: str | None
+    created_at: datetime.datetime | None
 
     @classmethod
     def create(cls, context, instance_uuid, exc: BaseException,

@@ -9,9 +9,12 @@ states, so two requests racing for the same instance cannot both win::
     instance.save(expected_task_state=[None])   # or raises
 """
 
+import datetime
+
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from nova.model import network as network_model
 from nova.model import task_states
 from nova.model import vm_states
 from nova.db import api as db_api
@@ -54,6 +57,29 @@ class Instance(base.NovaObject):
         'network_info': fields.NetworkInfo(),
         'system_metadata': fields.Dict(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    uuid: str | None
+    user_id: str | None
+    project_id: str | None
+    display_name: str | None
+    host: str | None
+    node: str | None
+    vm_state: str | None
+    task_state: str | None
+    power_state: int
+    flavor: 'flavor_obj.Flavor | None'
+    image_ref: str | None
+    launched_at: datetime.datetime | None
+    terminated_at: datetime.datetime | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
+    deleted: bool
+    deleted_at: datetime.datetime | None
+    network_info: network_model.NetworkInfo
+    system_metadata: dict
 
     def create(self) -> 'Instance':
         if self.id is not None:

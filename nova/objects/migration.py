@@ -5,6 +5,8 @@ Evacuation statuses, in order: ``accepted`` (API), ``pre-migrating``
 one ``completed`` once it has cleaned up.
 """
 
+import datetime
+
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
@@ -32,7 +34,7 @@ class Migration(base.NovaObject):
     fields = {
         'id': fields.Integer(),
         'uuid': fields.String(default=uuidutils.generate_uuid),
-        'instance_uuid': fields.String(),
+        'instance_uuid': fields.String(nullable=False),
         'source_compute': fields.String(),
         'dest_compute': fields.String(),
         'source_node': fields.String(),
@@ -42,6 +44,20 @@ class Migration(base.NovaObject):
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    uuid: str | None
+    instance_uuid: str
+    source_compute: str | None
+    dest_compute: str | None
+    source_node: str | None
+    dest_node: str | None
+    migration_type: str | None
+    status: str | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
 
     def create(self) -> 'Migration':
         if self.id is not None:

@@ -13,6 +13,8 @@ The database guards uniqueness: a MAC address is used once
 the same one.
 """
 
+import datetime
+
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
@@ -42,6 +44,16 @@ class Network(base.NovaObject):
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    uuid: str | None
+    name: str | None
+    bridge: str | None
+    cidr: str | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
 
     def create(self) -> 'Network':
         now = base.utcnow()
@@ -82,6 +94,20 @@ class Port(base.NovaObject):
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
+
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    uuid: str | None
+    network_uuid: str | None
+    mac_address: str | None
+    instance_uuid: str | None
+    binding_host: str | None
+    status: str
+    device_owner: str | None
+    ip_address: str | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
 
     def __setattr__(self, name, value):
         if name == 'status' and value not in PORT_STATUSES:

@@ -53,6 +53,24 @@ class Service(base.NovaObject):
         'updated_at': fields.DateTime(),
     }
 
+    # The fields as attributes, for readers and type checkers (their
+    # values live on the instance; see base.NovaObject).
+    id: int | None
+    uuid: str | None
+    host: str | None
+    binary: str | None
+    topic: str | None
+    report_count: int
+    disabled: bool
+    disabled_reason: str | None
+    forced_down: bool
+    storage_identity: str | None
+    storage_must_be_mounted: bool | None
+    disk_leases: str | None
+    last_seen_up: datetime.datetime | None
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
+
     def create(self) -> 'Service':
         if self.id is not None:
             raise exception.InternalError(

@@ -25,6 +25,9 @@ from oslo_utils import excutils
 
 from nova import crashpoint
 from nova import exception
+from nova.image import meta as image_meta_mod
+from nova.model import hardware
+from nova.model import network as network_model
 from nova.virt import instancedir
 from nova.virt import journal
 from nova.virt import ownership
@@ -40,7 +43,7 @@ class ComputeDriver:
     of the host it serves; it reads no global configuration.
     """
 
-    capabilities = {}
+    capabilities: dict[str, bool] = {}
 
     def __init__(self, virtapi, settings):
         self.virtapi = virtapi
@@ -64,7 +67,7 @@ class ComputeDriver:
     def cleanup_host(self, host):
         """Release the hypervisor connection at service stop. Guests run on."""
 
-    def is_hypervisor_available(self):
+    def is_hypervisor_available(self) -> bool:
         """Whether the hypervisor answers now; never raises.
 
         Called by the service before every heartbeat, so it must be cheap
@@ -83,11 +86,12 @@ class ComputeDriver:
         if self._event_callback is not None:
             self._event_callback(event)
 
-    def get_available_nodes(self, refresh=False):
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
         """Names of the nodes this driver serves (one for libvirt)."""
         return [self.settings.host]
 
-    def get_available_resource(self, nodename):
+    def get_available_resource(self, nodename: str
+                               ) -> hardware.HostResources:
         """Return a ``model.hardware.HostResources`` of the node."""
         raise NotImplementedError()
 
@@ -257,14 +261,14 @@ class ComputeDriver:
 
     # -- inventory -------------------------------------------------------
 
-    def list_instance_uuids(self):
+    def list_instance_uuids(self) -> list[str]:
         """UUIDs of every instance the hypervisor has a domain for."""
         raise NotImplementedError()
 
-    def instance_exists(self, instance):
+    def instance_exists(self, instance) -> bool:
         return instance.uuid in self.list_instance_uuids()
 
-    def get_info(self, instance):
+    def get_info(self, instance) -> hardware.InstanceInfo:
         """Return ``model.hardware.InstanceInfo``, or ``InstanceNotFound``."""
         raise NotImplementedError()
 
@@ -278,9 +282,12 @@ class ComputeDriver:
 
     # -- lifecycle -------------------------------------------------------
 
-    def spawn(self, context, instance, image_meta, injected_files,
-              admin_password, network_info=None, block_device_info=None,
-              power_on=True, attempt=None):
+    def spawn(self, context, instance,
+              image_meta: image_meta_mod.ImageMeta | None,
+              injected_files: list, admin_password: str | None,
+              network_info: network_model.NetworkInfo | None = None,
+              block_device_info: dict | None = None, power_on: bool = True,
+              attempt: journal.Attempt | None = None) -> None:
         """Create and start a guest for ``instance``.
 
         Disks that already exist in the instance directory (an evacuation
@@ -306,8 +313,10 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def destroy(self, context, instance, network_info, block_device_info=None,
-                destroy_disks=True):
+    def destroy(self, context, instance,
+                network_info: network_model.NetworkInfo,
+                block_device_info: dict | None = None,
+                destroy_disks: bool = True) -> None:
         """Power off and remove the guest, then ``cleanup``.
 
         Success: no domain, no VIFs; the instance directory is removed when
@@ -319,8 +328,11 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def cleanup(self, context, instance, network_info, block_device_info=None,
-                destroy_disks=True, destroy_vifs=True):
+    def cleanup(self, context, instance,
+                network_info: network_model.NetworkInfo,
+                block_device_info: dict | None = None,
+                destroy_disks: bool = True,
+                destroy_vifs: bool = True) -> None:
         """Remove what is left of a guest that no longer runs.
 
         Undefines the domain, unplugs the VIFs when ``destroy_vifs``, and
@@ -329,7 +341,8 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def power_off(self, instance, timeout=0, retry_interval=0):
+    def power_off(self, instance, timeout: float = 0,
+                  retry_interval: float = 0) -> None:
         """Stop the guest: clean shutdown for up to ``timeout`` s, then forced.
 
         Success: domain defined and shut off; VIFs, directory and disks
@@ -338,8 +351,9 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def power_on(self, context, instance, network_info,
-                 block_device_info=None):
+    def power_on(self, context, instance,
+                 network_info: network_model.NetworkInfo,
+                 block_device_info: dict | None = None) -> None:
         """Start a stopped guest (a hard reboot of its definition).
 
         Success: running, VIFs plugged. Failure: the domain is stopped or
@@ -349,7 +363,7 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def reboot(self, context, instance, network_info, reboot_type,
-               block_device_info=None, bad_volumes_callback=None):
+               block_device_info=None):
         """Reboot the guest; ``reboot_type`` is ``'SOFT'`` or ``'HARD'``.
 
         A soft reboot that does not complete falls back to a hard one.
@@ -365,7 +379,9 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def resume(self, context, instance, network_info, block_device_info=None):
+    def resume(self, context, instance,
+               network_info: network_model.NetworkInfo,
+               block_device_info: dict | None = None) -> None:
         """Start a suspended guest from its saved memory.
 
         Failure: directory and disks untouched; the instance can be resumed
@@ -373,8 +389,10 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def resume_state_on_host_boot(self, context, instance, network_info,
-                                  block_device_info=None):
+    def resume_state_on_host_boot(
+            self, context, instance,
+            network_info: network_model.NetworkInfo,
+            block_device_info: dict | None = None) -> None:
         """Start a guest that was running before the host went down.
 
         Failure: directory and disks untouched.
@@ -383,7 +401,8 @@ class ComputeDriver:
 
     # -- networking ------------------------------------------------------
 
-    def plug_vifs(self, instance, network_info):
+    def plug_vifs(self, instance,
+                  network_info: network_model.NetworkInfo) -> None:
         """Create the host side of each VIF.
 
         Failure: raises ``VirtualInterfacePlugException`` naming the cause
@@ -392,7 +411,8 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def unplug_vifs(self, instance, network_info):
+    def unplug_vifs(self, instance,
+                    network_info: network_model.NetworkInfo) -> None:
         """Remove the host side of each VIF. Idempotent."""
         raise NotImplementedError()
 
@@ -411,7 +431,8 @@ class ComputeDriver:
             except Exception:
                 LOG.exception('VIF listener failed')
 
-    def plugged_vif_ids(self, instance_uuid=None):
+    def plugged_vif_ids(self, instance_uuid: str | None = None
+                        ) -> set[str]:
         """Port ids whose VIF is plugged on this host now, as a set.
 
         Only for ``instance_uuid`` when given, else for every instance.

@@ -38,9 +38,9 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import fileutils
 
+from nova.model import network as network_model
 from nova.model import power_state
 from nova import exception
-from nova.model import network as network_model
 from nova.virt import driver
 from nova.virt import event as virtevent
 from nova.model import hardware
@@ -215,7 +215,7 @@ class FakeDriver(driver.ComputeDriver):
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, network_info=None, block_device_info=None,
               power_on=True, attempt=None):
-        network_info = network_model.NetworkInfo.coerce(network_info)
+        network_info = network_info or network_model.NetworkInfo()
         with self._lock:
             if instance.uuid in self._domains:
                 raise exception.InstanceExists(name=instance.uuid)
@@ -265,7 +265,7 @@ class FakeDriver(driver.ComputeDriver):
                           exception.InstancePowerOnFailure)
 
     def reboot(self, context, instance, network_info, reboot_type,
-               block_device_info=None, bad_volumes_callback=None):
+               block_device_info=None):
         if reboot_type == 'SOFT' and self._soft_reboot(instance):
             return
         self._hard_reboot(context, instance, network_info, 'reboot',
@@ -285,7 +285,6 @@ class FakeDriver(driver.ComputeDriver):
         if not dom.saved_memory:
             raise exception.InstanceResumeFailure(
                 reason='guest has no saved memory to resume from')
-        network_info = network_model.NetworkInfo.coerce(network_info)
         plugged_before = self._plugged(instance.uuid)
         try:
             # Resume re-plugs (idempotent) but does not wait for events: the
@@ -313,8 +312,7 @@ class FakeDriver(driver.ComputeDriver):
     # -- networking --
 
     def plug_vifs(self, instance, network_info):
-        self._plug_vifs(
-            instance, network_model.NetworkInfo.coerce(network_info), None)
+        self._plug_vifs(instance, network_info, None)
 
     def plugged_vif_ids(self, instance_uuid=None):
         with self._lock:
@@ -326,7 +324,7 @@ class FakeDriver(driver.ComputeDriver):
     def unplug_vifs(self, instance, network_info):
         with self._lock:
             plugged = self._vifs.get(instance.uuid, {})
-            for vif in network_model.NetworkInfo.coerce(network_info):
+            for vif in network_info:
                 plugged.pop(vif.id, None)
             if not plugged:
                 self._vifs.pop(instance.uuid, None)
@@ -510,7 +508,6 @@ class FakeDriver(driver.ComputeDriver):
         disk = self._instance_dir(instance).file(DISK)
         if not os.path.isfile(disk):
             raise missing_disk_error(reason='disk %s does not exist' % disk)
-        network_info = network_model.NetworkInfo.coerce(network_info)
         self._set_state(instance.uuid, power_state.SHUTDOWN,
                         saved_memory=False, missing_ok=True)
         self._unplug_all(instance)

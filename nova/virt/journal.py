@@ -412,7 +412,7 @@ class SpawnJournal:
                 raise invalid('unexpected entry %r' % (entry,))
             if entry['kind'] in (CREATE, REWRITE):
                 try:
-                    idir.file(entry.get('name'))
+                    idir.file(entry.get('name', ''))
                 except (exception.InvalidInstancePath, TypeError):
                     raise invalid('entry names %r, not a file of the '
                                   'instance directory' % entry.get('name'))
@@ -435,7 +435,8 @@ def find(instances_path: str, host: str | None = None):
     """(journals, unreadable) under ``instances_path``: the journals of
     ``host`` (every host's when None) and the ones that cannot be read,
     whoever wrote them. Temporary files of a journal write are ignored."""
-    journals, unreadable = [], []
+    journals: list[SpawnJournal] = []
+    unreadable: list[UnreadableJournal] = []
     try:
         names = sorted(os.listdir(journal_dir(instances_path)))
     except FileNotFoundError:

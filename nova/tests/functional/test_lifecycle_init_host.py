@@ -128,7 +128,7 @@ class TestInitHost(test_lifecycle.LifecycleTestCase):
         instance = self.build()
         self.manager.suspend_instance(self.request(), instance)
         files = self.files(instance)
-        self.driver.destroy(self.context, instance, None,
+        self.driver.destroy(self.context, instance, instance.network_info,
                             destroy_disks=False)
         self.crashed_during(instance, task_states.RESUMING)
 

@@ -32,6 +32,7 @@ from nova.tests.unit.virt.libvirt import fixtures
 from nova.virt import fake
 from nova.virt.libvirt import driver as libvirt_driver
 from nova.virt import storage_identity
+from nova import manager as nova_manager
 
 
 def wait_until(predicate, timeout=10, interval=0.01):
@@ -44,7 +45,7 @@ def wait_until(predicate, timeout=10, interval=0.01):
         time.sleep(interval)
 
 
-class Manager:
+class Manager(nova_manager.Manager):
     """A small real manager: records its lifecycle, serves one method."""
 
     def __init__(self, host, instances_path, driver=None):
@@ -74,6 +75,9 @@ class Manager:
 
     def cleanup_host(self):
         self.calls.append('cleanup_host')
+
+    def is_hypervisor_available(self):
+        return self.driver.is_hypervisor_available()
 
     def echo(self, ctxt, value):
         return {'host': self.host, 'value': value}

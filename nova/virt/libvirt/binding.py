@@ -103,7 +103,7 @@ def start_event_loop() -> None:
         _loop_thread.start()
 
 
-def open_connection(uri: str) -> virConnect:
+def open_connection(uri: str) -> 'libvirt.virConnect':
     return libvirt.open(uri or None)
 
 

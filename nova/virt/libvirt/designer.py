@@ -68,9 +68,10 @@ def build_domain(instance, virt_type: str, arch: str | None,
                                   cmdline=kernel_boot.cmdline)
     else:
         guest_os = config.GuestOS(arch=arch, boot_devs=['hd'])
-    devices = [config.Disk(source_path=d.path, target_dev=d.spec.target_dev,
-                           target_bus=d.spec.bus, driver_format=d.format)
-               for d in disks]
+    devices: list[config.ConfigObject] = [
+        config.Disk(source_path=d.path, target_dev=d.spec.target_dev,
+                    target_bus=d.spec.bus, driver_format=d.format)
+        for d in disks]
     devices.extend(interfaces)
     devices.append(config.Serial(source_path=console_path))
     return config.Domain(virt_type=virt_type,

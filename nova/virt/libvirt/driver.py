@@ -21,12 +21,12 @@ import time
 from oslo_log import log as logging
 from oslo_utils import fileutils
 
+from nova.model import network as network_model
 from nova.model import power_state
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
-from nova.model import network as network_model
 from nova.virt import driver
 from nova.model import hardware
 from nova.virt.libvirt import designer
@@ -143,7 +143,8 @@ class LibvirtDriver(driver.ComputeDriver):
         ``ImageNotFound`` before anything changed if there is no root disk.
         ``attempt`` (``journal.Attempt``): see ``ComputeDriver.spawn``.
         """
-        network_info = network_model.NetworkInfo.coerce(network_info)
+        # None: a guest without VIFs (the contract allows it).
+        network_info = network_info or network_model.NetworkInfo()
         idir = self._instance_dir(instance)
         if image_meta is not None:
             image_meta = self._resolve_image(image_meta)
@@ -223,7 +224,6 @@ class LibvirtDriver(driver.ComputeDriver):
     def _create_domain_and_network(self, context, xml, instance,
                                    network_info, block_device_info=None,
                                    power_on=True, vifs_already_plugged=False,
-                                   post_xml_callback=None,
                                    destroy_disks_on_failures=False):
         """Plug VIFs, define, start (paused until the VIFs are bound).
 
@@ -231,7 +231,6 @@ class LibvirtDriver(driver.ComputeDriver):
         included, ``_cleanup_failed_start`` undoes the start; disks go only
         when ``destroy_disks_on_failures`` (spawn alone).
         """
-        network_info = network_model.NetworkInfo.coerce(network_info)
         events = self._vif_events(network_info, power_on,
                                   vifs_already_plugged)
         pause = bool(events)
@@ -246,8 +245,6 @@ class LibvirtDriver(driver.ComputeDriver):
                     crashpoint.reached('start.after_plug_vifs')
                     guest = self.host.define_guest(xml)
                     crashpoint.reached('start.after_define')
-                    if post_xml_callback is not None:
-                        post_xml_callback()
                     if power_on:
                         guest.launch(pause=pause)
                         crashpoint.reached('start.waiting_for_vif_events')
@@ -319,8 +316,7 @@ class LibvirtDriver(driver.ComputeDriver):
                     LOG.warning('Keeping the definition: it holds the '
                                 'saved memory of the suspended guest',
                                 instance=instance)
-        self.unplug_vifs(instance,
-                         network_model.NetworkInfo.coerce(network_info))
+        self.unplug_vifs(instance, network_info)
         if destroy_disks:
             with self._journals_lock:
                 spawn_journal = self._spawn_journals.get(instance.uuid)
@@ -357,8 +353,7 @@ class LibvirtDriver(driver.ComputeDriver):
                     guest.poweroff()
                 guest.undefine()
         if destroy_vifs:
-            self.unplug_vifs(
-                instance, network_model.NetworkInfo.coerce(network_info))
+            self.unplug_vifs(instance, network_info)
         if destroy_disks:
             self._remove_instance_dir(instance)
 
@@ -406,7 +401,7 @@ class LibvirtDriver(driver.ComputeDriver):
         self._hard_reboot(context, instance, network_info, block_device_info)
 
     def reboot(self, context, instance, network_info, reboot_type,
-               block_device_info=None, bad_volumes_callback=None):
+               block_device_info=None):
         if reboot_type == 'SOFT':
             try:
                 if self._soft_reboot(instance):
@@ -449,7 +444,6 @@ class LibvirtDriver(driver.ComputeDriver):
                      block_device_info=None):
         """Redefine from the disks and start. Never creates or removes a
         disk; a missing one is ``DiskNotFound`` before anything changed."""
-        network_info = network_model.NetworkInfo.coerce(network_info)
         images, xml = self._xml_from_disks(instance, network_info)
         guest = self.host.find_guest(instance.uuid)
         if guest is not None:
@@ -478,7 +472,6 @@ class LibvirtDriver(driver.ComputeDriver):
         LOG.info('Suspended the guest', instance=instance)
 
     def resume(self, context, instance, network_info, block_device_info=None):
-        network_info = network_model.NetworkInfo.coerce(network_info)
         guest = self.host.find_guest(instance.uuid)
         if guest is not None:
             # The existing definition: starting it restores saved memory.
@@ -504,7 +497,7 @@ class LibvirtDriver(driver.ComputeDriver):
     def plug_vifs(self, instance, network_info):
         plugged = []
         try:
-            for vif in network_model.NetworkInfo.coerce(network_info):
+            for vif in network_info:
                 self.vif_driver.plug(instance, vif)
                 plugged.append(vif)
         except Exception:
@@ -516,7 +509,7 @@ class LibvirtDriver(driver.ComputeDriver):
         return self.vif_driver.plugged_vif_ids(instance_uuid)
 
     def unplug_vifs(self, instance, network_info):
-        for vif in network_model.NetworkInfo.coerce(network_info):
+        for vif in network_info:
             try:
                 self.vif_driver.unplug(instance, vif)
             except exception.NovaException as e:

@@ -72,7 +72,7 @@ def disk_paths(xml: str) -> list[str]:
         root = etree.fromstring(xml)
     except etree.ParseError:
         return []
-    return [source.get('file') for source in
+    return [source.get('file', '') for source in
             root.findall('./devices/disk/source') if source.get('file')]
 
 
@@ -97,12 +97,13 @@ def lease_refusal(error, disks=()) -> exception.DiskLeaseHeld | None:
             disk=disk or 'a disk of the guest',
             reason='its lease is held by another lock manager '
                    '(libvirt: %s)' % message.strip())
-    if _QEMU_LOCK.search(message):
+    lock = _QEMU_LOCK.search(message)
+    if lock is not None:
         match = _QEMU_LOCK_IMAGE.search(message)
         return exception.DiskLeaseHeld(
             disk=match.group('disk') if match else 'a disk of the guest',
             reason='another QEMU has it open (QEMU\'s image lock: %s)'
-                   % _QEMU_LOCK.search(message).group(0))
+                   % lock.group(0))
     return None
 
 

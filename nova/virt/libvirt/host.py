@@ -161,7 +161,7 @@ class Host:
         self._close_callback = False
         self._pending_open = None
         self._reported_down = False
-        self._events = queue.Queue()
+        self._events: queue.Queue = queue.Queue()
         self._dispatcher = None
 
     # -- connection --------------------------------------------------------

@@ -96,7 +96,7 @@ class ImageCache:
         self.lock_path = instancedir.locks_dir(instances_path)
         # A base file never changes once it has its final name, so what
         # qemu-img said about it stays true (saves a qemu-img per spawn).
-        self._described = {}
+        self._described: dict[str, CachedImage] = {}
 
     def path_for(self, image_id: str) -> str:
         return os.path.join(self.base_dir, image_hash(image_id))
@@ -167,7 +167,8 @@ class ImageCache:
         """(base images and fetch leftovers, paths of the other entries)
         of ``_base`` as it is now. Entries the cache does not name so
         (other names, symlinks, directories) are never removed."""
-        found, other = [], []
+        found: list[CacheEntry] = []
+        other: list[str] = []
         try:
             scanned = sorted(os.scandir(self.base_dir), key=lambda e: e.name)
         except FileNotFoundError:

@@ -62,7 +62,7 @@ class DiskLeases:
 def parse(text: str) -> dict:
     """{name: str or int} of a libvirt configuration file's settings (the
     last of a name wins, as in libvirt)."""
-    settings = {}
+    settings: dict[str, str | int] = {}
     for line in text.splitlines():
         match = _SETTING.match(line)
         if match is None:

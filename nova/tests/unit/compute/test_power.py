@@ -1,4 +1,5 @@
 from nova.compute import power
+from nova.model import network as network_model
 from nova.model import power_state
 from nova.model import vm_states
 from nova import exception
@@ -54,6 +55,6 @@ class TestPower(fixtures.ComputeTestCase):
         self.assertEqual((self.settings.shutdown_timeout,
                           power.SHUTDOWN_RETRY_INTERVAL),
                          driver.power_off_args)
-        driver.power_on(self.context, instance, None)
+        driver.power_on(self.context, instance, network_model.NetworkInfo())
         power.stop(compute, instance, clean_shutdown=False)
         self.assertEqual(0, driver.power_off_args[0])

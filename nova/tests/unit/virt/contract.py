@@ -404,7 +404,8 @@ class DriverContractTests(DriverContractHelpers):
         first, first_net = self.booted()
         second, _ = self.booted()
         files = self.artefacts(first).files
-        self.driver.destroy(self.context, second, None, destroy_disks=True)
+        self.driver.destroy(self.context, second, network_model.NetworkInfo(),
+                            destroy_disks=True)
         self.assertEqual(files, self.assertRunning(first, first_net).files)
 
     # -- inventory --

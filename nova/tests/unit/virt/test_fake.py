@@ -3,6 +3,7 @@
 import itertools
 import os
 
+from nova.model import network as network_model
 from nova.model import power_state
 from nova.conf import host_settings
 from nova import exception
@@ -268,10 +269,11 @@ class TestFakeDriverEvents(FakeDriverHooks, base.TestCase):
         from nova import objects
         ctx = nova_context.get_admin_context()
         instance = objects.Instance(ctx, display_name='e')
-        self.driver.spawn(ctx, instance, {}, [], None, network_info=[])
+        self.driver.spawn(ctx, instance, {}, [], None,
+                          network_info=network_model.NetworkInfo())
         self.driver.power_off(instance)
         self.driver.simulate_shutdown(instance.uuid)   # no change, no event
-        self.driver.power_on(ctx, instance, [])
+        self.driver.power_on(ctx, instance, network_model.NetworkInfo())
         self.driver.simulate_shutdown(instance.uuid)
         self.assertEqual(
             [virtevent.EVENT_LIFECYCLE_STARTED,

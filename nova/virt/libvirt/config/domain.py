@@ -56,7 +56,7 @@ class Domain(base.ConfigObject):
     @classmethod
     def parse_dom(cls, element: ET.Element) -> 'Domain':
         memory = element.find('memory')
-        memory_kib = int(memory.text) if memory is not None else 0
+        memory_kib = int(memory.text or 0) if memory is not None else 0
         if memory is not None and memory.get('unit', 'KiB') != 'KiB':
             raise ValueError('memory unit %s not supported'
                              % memory.get('unit'))

@@ -36,10 +36,11 @@ class GuestOS(base.ConfigObject):
     def parse_dom(cls, element: ET.Element) -> 'GuestOS':
         type_el = element.find('type')
         return cls(
-            os_type=type_el.text.strip() if type_el is not None else 'hvm',
+            os_type=(type_el.text or '').strip() or 'hvm'
+            if type_el is not None else 'hvm',
             arch=type_el.get('arch') if type_el is not None else None,
             machine=type_el.get('machine') if type_el is not None else None,
             kernel=base.text_of(element, 'kernel'),
             initrd=base.text_of(element, 'initrd'),
             cmdline=base.text_of(element, 'cmdline'),
-            boot_devs=[b.get('dev') for b in element.findall('boot')])
+            boot_devs=[b.get('dev', '') for b in element.findall('boot')])

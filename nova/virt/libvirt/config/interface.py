@@ -55,4 +55,4 @@ class Interface(base.ConfigObject):
             target_dev=target.get('dev') if target is not None else None,
             managed=None if managed is None else managed == 'yes',
             model=model.get('type') if model is not None else None,
-            mtu=int(mtu.get('size')) if mtu is not None else None)
+            mtu=int(mtu.get('size', '')) if mtu is not None else None)

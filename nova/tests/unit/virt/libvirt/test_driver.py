@@ -5,11 +5,9 @@ too large for qcow2, a failed or missing network-vif-plugged event), never
 a mock of the driver's own methods.
 """
 
-import ast
 import contextlib
 import errno
 import hashlib
-import inspect
 import json
 import os
 import threading
@@ -18,6 +16,7 @@ from unittest import mock
 from oslo_concurrency import processutils
 from oslo_utils import uuidutils
 
+from nova.model import network as network_model
 from nova.model import power_state
 from nova import context as nova_context
 from nova import exception
@@ -28,7 +27,6 @@ from nova.tests.unit.virt import contract
 from nova.tests.unit.virt.libvirt import fixtures
 from nova.tests.unit.virt.libvirt import golden
 from nova.virt import event as virtevent
-from nova.virt.libvirt import driver as libvirt_driver
 from nova.virt.libvirt import imagecache
 from nova.model import external_event
 
@@ -108,54 +106,6 @@ class LibvirtTestCase(base.TestCase):
         if os.path.isdir(base_dir):
             self.assertEqual([], [n for n in os.listdir(base_dir)
                                   if '.part' in n])
-
-
-class TestCallSites(base.TestCase):
-    """Only spawn may let a failed start delete disks (Nova bug 1660647)."""
-
-    def test_only_spawn_passes_destroy_disks_on_failures_true(self):
-        tree = ast.parse(inspect.getsource(libvirt_driver))
-        calls = {}
-        for func in ast.walk(tree):
-            if not isinstance(func, ast.FunctionDef):
-                continue
-            for node in ast.walk(func):
-                if (isinstance(node, ast.Call)
-                        and isinstance(node.func, ast.Attribute)
-                        and node.func.attr == '_create_domain_and_network'):
-                    value = False  # the parameter's default
-                    for kw in node.keywords:
-                        if kw.arg == 'destroy_disks_on_failures':
-                            value = ast.literal_eval(kw.value)
-                    calls.setdefault(func.name, []).append(value)
-        self.assertEqual({'spawn': [True], '_hard_reboot': [False],
-                          'resume': [False]}, calls)
-        signature = inspect.signature(
-            libvirt_driver.LibvirtDriver._create_domain_and_network)
-        self.assertIs(False,
-                      signature.parameters['destroy_disks_on_failures']
-                      .default)
-        self.assertEqual(
-            ['self', 'context', 'xml', 'instance', 'network_info',
-             'block_device_info', 'power_on', 'vifs_already_plugged',
-             'post_xml_callback', 'destroy_disks_on_failures'],
-            list(signature.parameters))
-
-    def test_no_other_module_of_the_package_calls_it(self):
-        package = os.path.dirname(libvirt_driver.__file__)
-        for dirpath, _dirs, names in os.walk(package):
-            for name in names:
-                path = os.path.join(dirpath, name)
-                if name.endswith('.py') and path != libvirt_driver.__file__:
-                    with open(path) as f:
-                        self.assertNotIn('_create_domain_and_network(',
-                                         f.read(), path)
-
-    def test_power_on_reboot_and_host_boot_go_through_hard_reboot(self):
-        for name in ('power_on', 'reboot', 'resume_state_on_host_boot'):
-            source = inspect.getsource(
-                getattr(libvirt_driver.LibvirtDriver, name))
-            self.assertIn('self._hard_reboot(', source, name)
 
 
 class TestSpawn(LibvirtTestCase):
@@ -501,7 +451,7 @@ class TestSpawnFailureLeavesHostAsBefore(LibvirtTestCase):
             id=network_info[0].id, address='not-a-mac',
             network=network_info[0].network)
         self.assertSpawnFails(exception.InternalError, self.make_instance(),
-                              [bad_mac])
+                              network_model.NetworkInfo([bad_mac]))
 
     def test_vif_plug_fails(self):
         instance = self.make_instance()

@@ -83,6 +83,11 @@ class TestBug1660647(test_driver.LibvirtTestCase):
 
 
 class TestOtherCallersKeepDisks(test_driver.LibvirtTestCase):
+    """Every caller of ``_create_domain_and_network`` but spawn keeps the
+    disks when the start fails (Nova bug 1660647): power on (above), hard
+    reboot, resume, resume on host boot; spawn's failures remove what its
+    attempt made (``test_driver.TestSpawnFailureLeavesHostAsBefore``).
+    """
 
     def fail_then_succeed(self, operation, instance, network_info):
         before = self.disk_files(instance)
