@@ -37,7 +37,7 @@ from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
 from nova import exception  # noqa: E402
 from nova import objects  # noqa: E402
-from nova.tests.unit.conductor import db_fixtures as dbf  # noqa: E402
+from nova.tests.fixtures import database as dbf  # noqa: E402
 from nova.model import hardware  # noqa: E402
 
 MEMORY_MB = 512

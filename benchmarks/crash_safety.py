@@ -40,8 +40,8 @@ from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
 from nova import objects  # noqa: E402
-from nova.tests.unit.conductor import db_fixtures as dbf  # noqa: E402
-from nova.tests.unit.virt.libvirt import fixtures  # noqa: E402
+from nova.tests.fixtures import database as dbf  # noqa: E402
+from nova.tests.fixtures import libvirt_host as fixtures  # noqa: E402
 from nova.virt import journal  # noqa: E402
 
 

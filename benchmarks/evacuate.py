@@ -73,7 +73,7 @@ from nova.objects import base as obj_base  # noqa: E402
 from nova.objects import migration as migration_obj  # noqa: E402
 from nova import rpc  # noqa: E402
 from nova import service as nova_service  # noqa: E402
-from nova.tests.unit.virt.libvirt import fixtures  # noqa: E402
+from nova.tests.fixtures import libvirt_host as fixtures  # noqa: E402
 
 BRIDGE = fixtures.DEFAULT_BRIDGE
 CIDR = '10.0.0.0/16'

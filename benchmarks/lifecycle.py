@@ -33,7 +33,7 @@ from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
 from nova.model import network as network_model  # noqa: E402
 from nova import objects  # noqa: E402
-from nova.tests.unit.virt import contract  # noqa: E402
+from nova.tests.fixtures import driver_contract as contract  # noqa: E402
 from nova.virt import fake  # noqa: E402
 
 BRIDGE = 'br-bench'

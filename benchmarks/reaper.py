@@ -1,8 +1,8 @@
 """What one run of the orphan reaper costs on a host with many instances.
 
-One simulated host on libvirt's test driver (``nova/tests/unit/virt/
-libvirt/fixtures.py``) with N instances spawned through the real
-``LibvirtDriver``: a domain each, a real instance directory with a qcow2
+One simulated host on libvirt's test driver
+(``nova/tests/fixtures/libvirt_host.py``) with N instances spawned
+through the real ``LibvirtDriver``: a domain each, a real instance directory with a qcow2
 overlay (made by ``qemu-img``) on one real base image in ``_base``, and a
 row each in a new SQLite database. ``nova.compute.reaper.reap`` then runs
 as the compute manager's periodic task would, in these states:
@@ -46,8 +46,8 @@ from nova.conf import CONF  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
-from nova.tests.unit.conductor import db_fixtures as dbf  # noqa: E402
-from nova.tests.unit.virt.libvirt import fixtures  # noqa: E402
+from nova.tests.fixtures import database as dbf  # noqa: E402
+from nova.tests.fixtures import libvirt_host as fixtures  # noqa: E402
 from nova.virt.libvirt import imagecache  # noqa: E402
 
 LONG_AGO = 3 * 24 * 3600

@@ -12,8 +12,9 @@ Only these may delete an instance's disks: ``destroy``/``cleanup`` with
 and does not share its storage), and the cleanup of a failed ``spawn``,
 which removes exactly what that attempt created.
 
-``nova/tests/unit/virt/contract.py`` holds the contract's tests; each driver
-runs them (``test_fake.py``, ``libvirt/test_contract.py``).
+``nova/tests/fixtures/driver_contract.py`` holds the contract's tests;
+each driver runs them (``nova/tests/unit/virt/test_fake.py``,
+``nova/tests/unit/virt/libvirt/test_contract.py``).
 """
 
 import contextlib

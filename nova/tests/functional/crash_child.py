@@ -49,7 +49,7 @@ from nova.db import api as db_api
 from nova.image import store as image_store
 from nova.model import network as network_model
 from nova import objects
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 
 EXIT_NOT_REACHED = 3
 

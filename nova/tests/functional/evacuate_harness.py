@@ -2,8 +2,8 @@
 
 Each compute host is a real ``nova.service.Service`` running the real
 ``ComputeManager`` and ``LibvirtDriver`` on its own libvirt test-driver
-node file and ``instances_path`` (``nova/tests/unit/virt/libvirt/
-fixtures.py``), or on one shared directory for shared storage. RPC is
+node file and ``instances_path`` (``nova/tests/fixtures/libvirt_host.py``),
+or on one shared directory for shared storage. RPC is
 oslo.messaging's ``inproc://`` transport, the database a real SQLite file.
 The network backend answers every plug with a ``network-vif-plugged``
 event (the fixture's ``NetworkBackendVirtAPI``), or stays silent when told.
@@ -42,8 +42,8 @@ from nova.objects import migration as migration_obj
 from nova import rpc
 from nova import service as nova_service
 from nova.tests import base
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import libvirt_host as fixtures
 
 BRIDGE = fixtures.DEFAULT_BRIDGE
 TEST_NS = 'http://libvirt.org/schemas/domain/test/1.0'

@@ -21,7 +21,7 @@ from nova import exception
 from nova.model import network as network_model
 from nova import objects
 from nova.tests import base
-from nova.tests.unit.virt import contract
+from nova.tests.fixtures import driver_contract as contract
 from nova.virt import fake
 from nova.model import external_event
 

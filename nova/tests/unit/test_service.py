@@ -28,7 +28,7 @@ from nova import periodic
 from nova import rpc
 from nova import service
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt import fake
 from nova.virt.libvirt import driver as libvirt_driver
 from nova.virt import storage_identity

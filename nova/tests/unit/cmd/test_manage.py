@@ -23,8 +23,8 @@ from nova.network import api as network_api
 from nova import objects
 from nova.tests import base
 from nova.tests.files import sha256_tree
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt import test_storage_identity
 from nova.virt import instancedir
 from nova.virt import storage_identity

@@ -1,7 +1,7 @@
 from nova.compute import actions
 from nova import exception
 from nova import objects
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 
 class TestActions(fixtures.ComputeTestCase):

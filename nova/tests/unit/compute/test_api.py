@@ -18,8 +18,8 @@ from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import libvirt_host as libvirt_fixtures
 from nova.model import external_event
 
 ID_A = '11111111-1111-4111-8111-111111111111'

@@ -17,8 +17,8 @@ from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt import instancedir
 from nova.virt import ownership
 from nova.virt import storage_identity

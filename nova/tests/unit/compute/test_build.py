@@ -3,7 +3,7 @@ from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova import exception
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 
 class TestBuild(fixtures.ComputeTestCase):

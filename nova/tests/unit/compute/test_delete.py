@@ -4,7 +4,7 @@ from nova.compute import delete
 from nova.model import task_states
 from nova.model import vm_states
 from nova import exception
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 
 class TestDelete(fixtures.ComputeTestCase):

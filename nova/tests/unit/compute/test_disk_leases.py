@@ -9,7 +9,7 @@ from nova.model import vm_states
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 from nova.virt.libvirt import lock_config
 
 HOST = fixtures.HOST

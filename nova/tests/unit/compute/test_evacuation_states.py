@@ -11,7 +11,7 @@ from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
-from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.fixtures import database as dbf
 
 ACTORS = (es.API, es.CONDUCTOR, es.TARGET, es.SOURCE, es.OPERATOR)
 

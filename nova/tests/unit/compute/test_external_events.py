@@ -1,5 +1,5 @@
 from nova.compute import external_events
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 from nova.model import external_event
 
 

@@ -11,7 +11,7 @@ from nova.compute import manager as compute_manager
 from nova.model import power_state
 from nova.compute import rpcapi
 from nova.model import vm_states
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 from nova.virt import fake
 
 

@@ -4,7 +4,7 @@ from nova.compute import states
 from nova.model import task_states
 from nova.model import vm_states
 from nova import exception
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 STOP = operation.Operation('stop', 'stop', 'compute_stop_instance')
 START = operation.Operation('start', 'start', 'compute_start_instance')

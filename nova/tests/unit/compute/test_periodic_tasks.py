@@ -22,9 +22,9 @@ from nova import objects
 from nova import periodic
 from nova.tests import base
 from nova.tests.files import sha256_tree
-from nova.tests.unit.compute import fixtures
-from nova.tests.unit.virt import contract
-from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
+from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import driver_contract as contract
+from nova.tests.fixtures import libvirt_host as libvirt_fixtures
 from nova.virt import fake
 from nova.virt import instancedir
 

@@ -4,7 +4,7 @@ from nova.model import power_state
 from nova.compute import power_sync
 from nova.model import task_states
 from nova.model import vm_states
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 UNKNOWN = '33333333-3333-4333-8333-333333333333'
 

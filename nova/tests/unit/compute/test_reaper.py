@@ -26,9 +26,9 @@ from nova.objects import migration as migration_obj
 from nova import periodic
 from nova.tests import base
 from nova.tests.files import sha256_tree
-from nova.tests.unit.compute import fixtures as compute_fixtures
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import compute as compute_fixtures
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt import instancedir
 from nova.virt import journal
 from nova.virt.libvirt import guest as libvirt_guest

@@ -2,7 +2,7 @@ from nova.model import power_state
 from nova.compute import reboot
 from nova.model import vm_states
 from nova import exception
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 
 class TestReboot(fixtures.ComputeTestCase):

@@ -18,8 +18,8 @@ from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.files import sha256_tree
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import libvirt_host as libvirt_fixtures
 from nova.virt import fake
 from nova.virt import instancedir
 from nova.virt import journal

@@ -9,7 +9,7 @@ from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 from nova.virt import fake
 from nova.virt import journal
 

@@ -5,8 +5,8 @@ from nova.compute import operation
 from nova.compute import resources
 from nova.model import vm_states
 from nova import objects
-from nova.tests.unit.compute import fixtures
-from nova.tests.unit.virt.libvirt import fixtures as libvirt_fixtures
+from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import libvirt_host as libvirt_fixtures
 from nova.virt import driver as virt_driver
 from nova.virt import fake
 from nova.model import hardware

@@ -5,7 +5,7 @@ from nova.compute import shared_storage
 from nova.conf import host_settings
 from nova import exception
 from nova.tests import base
-from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.fixtures import database as dbf
 from nova.tests.unit.virt import test_storage_identity
 from nova.virt import fake
 from nova.virt import storage_identity

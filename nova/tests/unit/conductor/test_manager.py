@@ -17,7 +17,7 @@ from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.unit.compute import test_api
-from nova.tests.unit.conductor import db_fixtures as dbf
+from nova.tests.fixtures import database as dbf
 
 
 class PeakRecorder(test_api.Recorder):

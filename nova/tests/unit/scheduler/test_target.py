@@ -10,8 +10,8 @@ from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
-from nova.tests.unit.conductor import db_fixtures as dbf
-from nova.tests.unit.virt import contract
+from nova.tests.fixtures import database as dbf
+from nova.tests.fixtures import driver_contract as contract
 from nova.virt import fake
 from nova.model import hardware
 

@@ -7,7 +7,7 @@ from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.scheduler import usage
-from nova.tests.unit.compute import fixtures
+from nova.tests.fixtures import compute as fixtures
 
 SMALL = objects.Flavor('1', 'small', 512, 1, 1)
 LARGE = objects.Flavor('2', 'large', 2048, 2, 10, ephemeral_gb=5, swap=1)

@@ -8,7 +8,7 @@ from nova.model import power_state
 from nova.conf import host_settings
 from nova import exception
 from nova.tests import base
-from nova.tests.unit.virt import contract
+from nova.tests.fixtures import driver_contract as contract
 from nova.virt import event as virtevent
 from nova.virt import fake
 from nova.virt import instancedir

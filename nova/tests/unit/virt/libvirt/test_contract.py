@@ -5,8 +5,8 @@ import os
 
 from nova.model import power_state
 from nova.tests import base
-from nova.tests.unit.virt import contract
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import driver_contract as contract
+from nova.tests.fixtures import libvirt_host as fixtures
 
 
 class LibvirtDriverHooks:

@@ -4,7 +4,7 @@ from nova import context as nova_context
 from nova import exception
 from nova import objects
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import golden
 from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import config

@@ -23,8 +23,8 @@ from nova import exception
 from nova.image import qemu_img
 from nova import objects
 from nova.tests import base
-from nova.tests.unit.virt import contract
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import driver_contract as contract
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import golden
 from nova.virt import event as virtevent
 from nova.virt.libvirt import imagecache

@@ -12,7 +12,7 @@ from oslo_utils import uuidutils
 
 from nova.model import power_state
 from nova import exception
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import test_driver
 from nova.virt.libvirt import guest as libvirt_guest
 from nova.model import external_event

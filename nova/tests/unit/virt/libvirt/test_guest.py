@@ -8,7 +8,7 @@ from oslo_utils import uuidutils
 from nova.model import power_state
 from nova import exception
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt.libvirt import binding
 from nova.virt.libvirt import guest as guest_mod
 from nova.virt.libvirt import host as libvirt_host

@@ -11,7 +11,7 @@ from oslo_utils import uuidutils
 
 from nova import exception
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import test_guest
 from nova.virt import event as virtevent
 from nova.virt.libvirt import binding

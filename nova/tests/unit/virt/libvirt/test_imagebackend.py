@@ -6,7 +6,7 @@ import os
 from nova import exception
 from nova.image import qemu_img
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
 

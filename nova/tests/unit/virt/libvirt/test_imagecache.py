@@ -9,7 +9,7 @@ from oslo_utils import uuidutils
 
 from nova import exception
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt.libvirt import imagecache
 
 

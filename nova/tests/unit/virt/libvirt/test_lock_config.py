@@ -3,7 +3,7 @@
 import os
 
 from nova.tests import base
-from nova.tests.unit.virt.libvirt import fixtures
+from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt.libvirt import lock_config
 
 
