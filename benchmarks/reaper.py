@@ -2,10 +2,11 @@
 
 One simulated host on libvirt's test driver
 (``nova/tests/fixtures/libvirt_host.py``) with N instances spawned
-through the real ``LibvirtDriver``: a domain each, a real instance directory with a qcow2
-overlay (made by ``qemu-img``) on one real base image in ``_base``, and a
-row each in a new SQLite database. ``nova.compute.reaper.reap`` then runs
-as the compute manager's periodic task would, in these states:
+through the real ``LibvirtDriver``: a domain each, a real instance
+directory with a qcow2 overlay (made by ``qemu-img``) on one real base
+image in ``_base``, and a row each in a new SQLite database.
+``nova.compute.reaper.reap`` then runs as the compute manager's periodic
+task would, in these states:
 
 * nothing to do: every instance is the host's own, the base image young;
 * base old, in use: the base image was last used more than
