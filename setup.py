@@ -1,3 +1,4 @@
 import setuptools
 
-setuptools.setup(setup_requires=['pbr>=6.0'], pbr=True)
+# Everything is declared in setup.cfg.
+setuptools.setup()

@@ -33,9 +33,9 @@ import time
 import unittest
 
 from nova.testing import cluster as cluster_mod
-from nova.testing import cluster_guest
-from nova.testing import cluster_net
-from nova.testing import cluster_services
+from nova.testing.cluster import guest as cluster_guest
+from nova.testing.cluster import net as cluster_net
+from nova.testing.cluster import services as cluster_services
 from nova.testing import procs
 from nova.tests import base
 

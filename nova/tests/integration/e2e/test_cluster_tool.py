@@ -14,8 +14,8 @@ import subprocess
 import unittest
 
 from nova.testing import cluster as cluster_mod
-from nova.testing import cluster_net
-from nova.testing import cluster_record
+from nova.testing.cluster import net as cluster_net
+from nova.testing.cluster import record as cluster_record
 from nova.testing import procs
 from nova.tests import base
 from nova.tests.integration.e2e import base as e2e_base

@@ -1,4 +1,4 @@
-"""nova.testing.cluster_host: how a host's nova-compute ended, and which
+"""nova.testing.cluster.host: how a host's nova-compute ended, and which
 mount is on top of instances_path, without real hosts.
 
 The real thing (restart-compute with a crash point, mount-shared on real
@@ -12,9 +12,9 @@ import sys
 import time
 from unittest import mock
 
-from nova.testing import cluster_config
-from nova.testing import cluster_host
-from nova.testing import cluster_services
+from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import host as cluster_host
+from nova.testing.cluster import services as cluster_services
 from nova.tests import base
 
 # Logs what nova/crashpoint.py logs, then SIGKILLs itself, as a

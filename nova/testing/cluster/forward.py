@@ -28,7 +28,7 @@ import threading
 
 from oslo_log import log as logging
 
-from nova.testing import cluster_net
+from nova.testing.cluster import net as cluster_net
 
 LOG = logging.getLogger(__name__)
 

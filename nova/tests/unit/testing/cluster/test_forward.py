@@ -1,4 +1,4 @@
-"""nova.testing.cluster_forward: loopback services seen from a network
+"""nova.testing.cluster.forward: loopback services seen from a network
 namespace (root only: it needs a real namespace)."""
 
 import os
@@ -6,8 +6,8 @@ import shutil
 import socket
 import threading
 
-from nova.testing import cluster_forward
-from nova.testing import cluster_net
+from nova.testing.cluster import forward as cluster_forward
+from nova.testing.cluster import net as cluster_net
 from nova.tests import base
 
 

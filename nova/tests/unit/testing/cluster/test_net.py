@@ -1,9 +1,9 @@
-"""nova.testing.cluster_net on real network namespaces (root only)."""
+"""nova.testing.cluster.net on real network namespaces (root only)."""
 
 import os
 import shutil
 
-from nova.testing import cluster_net
+from nova.testing.cluster import net as cluster_net
 from nova.tests import base
 
 

@@ -1,9 +1,9 @@
-"""nova.testing.cluster_record: cluster.json round trips."""
+"""nova.testing.cluster.record: cluster.json round trips."""
 
 import json
 import os
 
-from nova.testing import cluster_record
+from nova.testing.cluster import record as cluster_record
 from nova.testing import procs
 from nova.tests import base
 

@@ -1,8 +1,8 @@
-"""nova.testing.cluster_guest: the boot sector the cluster's guests run."""
+"""nova.testing.cluster.guest: the boot sector the cluster's guests run."""
 
 import os
 
-from nova.testing import cluster_guest
+from nova.testing.cluster import guest as cluster_guest
 from nova.tests import base
 
 

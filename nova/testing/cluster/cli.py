@@ -40,9 +40,9 @@ import threading
 import time
 
 from nova.testing import cluster as cluster_mod
-from nova.testing import cluster_config
-from nova.testing import cluster_record
-from nova.testing import cluster_status
+from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import record as cluster_record
+from nova.testing.cluster import status as cluster_status
 from nova.testing import procs
 
 DEFAULT_DIR = '/tmp/nova-cluster'
@@ -275,7 +275,7 @@ def _up(args):
         print('a cluster in %s is %s with hosts %s; run down first'
               % (base_dir, record.state, ', '.join(hosts)), file=sys.stderr)
         return 1
-    argv = [sys.executable, '-m', 'nova.testing.cluster_cli', '--dir',
+    argv = [sys.executable, '-m', 'nova.testing.cluster.cli', '--dir',
             base_dir, 'serve', str(spec.hosts),
             '--vif-plugging-timeout', str(spec.vif_plugging_timeout)]
     for group in spec.shared_groups:

@@ -13,10 +13,10 @@ Example::
 import dataclasses
 import os
 
-from nova.testing import cluster_config
-from nova.testing import cluster_net
-from nova.testing import cluster_record
-from nova.testing import cluster_services
+from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import net as cluster_net
+from nova.testing.cluster import record as cluster_record
+from nova.testing.cluster import services as cluster_services
 from nova.testing import hostrecord
 
 

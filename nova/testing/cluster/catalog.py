@@ -4,7 +4,7 @@ Run once by ``Cluster.up`` as its own process, with the controller's
 nova.conf, so the cluster's owner (possibly a test process) never points
 its own database layer at the cluster::
 
-    python -m nova.testing.cluster_seed --config-file controller.conf \\
+    python -m nova.testing.cluster.catalog --config-file controller.conf \\
         --flavor 1:m1.nano:64 --network public:br-nova:10.10.0.0/24 \\
         --image bootsector:/path/boot.qcow2
 
@@ -18,7 +18,7 @@ import sys
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog='cluster_seed')
+    parser = argparse.ArgumentParser(prog='nova.testing.cluster.catalog')
     parser.add_argument('--config-file', required=True)
     parser.add_argument('--flavor', required=True,
                         help='FLAVORID:NAME:MEMORY_MB')
@@ -28,7 +28,7 @@ def _parser():
     return parser
 
 
-def seed(flavor, network, image):
+def prepare(flavor, network, image):
     from nova.conf import CONF
     from nova import context as nova_context
     from nova.db import migration
@@ -62,7 +62,7 @@ def main(argv=None):
     from nova.conf import CONF
     CONF(['--config-file', args.config_file], project='nova',
          default_config_files=[])
-    print(json.dumps(seed(args.flavor, args.network, args.image)))
+    print(json.dumps(prepare(args.flavor, args.network, args.image)))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""nova.testing.cluster_reclaim: what down() and reclaim() may remove,
+"""nova.testing.cluster.teardown: what down() and reclaim() may remove,
 and when.
 
 The full up/down cycle on real daemons is in
@@ -9,11 +9,11 @@ parts that delete files and decide whether a cluster may be reclaimed.
 import os
 import subprocess
 
-from nova.testing import cluster_reclaim as cluster
-from nova.testing import cluster_config
+from nova.testing.cluster import teardown as cluster
+from nova.testing.cluster import config as cluster_config
 from nova.testing import procs
 from nova.tests import base
-from nova.tests.unit.testing import test_cluster_record
+from nova.tests.unit.testing.cluster import test_record
 
 
 def _dead_record():
@@ -93,7 +93,7 @@ class TestReclaim(base.TestCase):
         self.assertTrue(os.path.isdir(self.base_dir))
 
     def test_a_live_owner_keeps_its_cluster(self):
-        record = test_cluster_record.make_record(self.base_dir)
+        record = test_record.make_record(self.base_dir)
         record.save(self.layout.record)
         self.assertRaises(cluster.ClusterBusy, cluster.reclaim,
                           self.base_dir)
@@ -101,7 +101,7 @@ class TestReclaim(base.TestCase):
 
     def test_a_dead_owners_cluster_is_removed(self):
         self._claim()
-        record = test_cluster_record.make_record(self.base_dir)
+        record = test_record.make_record(self.base_dir)
         gone = _dead_record()
         record.owner = gone
         record.processes = {'nova-api': gone}

@@ -1,4 +1,4 @@
-"""nova.testing.cluster_config: specs, layout and the nova.conf files.
+"""nova.testing.cluster.config: specs, layout and the nova.conf files.
 
 The rendered files are read back by nova's own option definitions
 (``HostSettings.from_conf``), so a renamed or mistyped option fails here.
@@ -10,7 +10,7 @@ from oslo_config import cfg
 
 from nova import conf as nova_conf
 from nova.conf import host_settings
-from nova.testing import cluster_config
+from nova.testing.cluster import config as cluster_config
 from nova.tests import base
 
 PORTS = cluster_config.Ports(postgres=5001, rabbitmq=5002, rabbitmq_epmd=5003,

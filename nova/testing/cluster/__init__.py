@@ -46,13 +46,13 @@ import time
 
 from oslo_log import log as logging
 
-from nova.testing import cluster_config
-from nova.testing import cluster_forward
-from nova.testing import cluster_guest
-from nova.testing import cluster_host
-from nova.testing import cluster_reclaim
-from nova.testing import cluster_record
-from nova.testing import cluster_services
+from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import forward as cluster_forward
+from nova.testing.cluster import guest as cluster_guest
+from nova.testing.cluster import host as cluster_host
+from nova.testing.cluster import teardown as cluster_reclaim
+from nova.testing.cluster import record as cluster_record
+from nova.testing.cluster import services as cluster_services
 from nova.testing import hypervisor
 from nova.testing import postgresql
 from nova.testing import procs
@@ -232,7 +232,7 @@ class Cluster:
         image = cluster_guest.write_image(
             os.path.join(self.layout.guest, 'bootsector.qcow2'))
         spec = self.spec
-        argv = [sys.executable, '-m', 'nova.testing.cluster_seed',
+        argv = [sys.executable, '-m', 'nova.testing.cluster.catalog',
                 '--config-file', self.layout.conf('controller'),
                 '--flavor', '%s:%s:%d' % (spec.flavor_id, spec.flavor_name,
                                           spec.flavor_memory_mb),
@@ -241,14 +241,14 @@ class Cluster:
                 '--image', '%s:%s' % (spec.image_name, image)]
         result = subprocess.run(argv, capture_output=True, text=True,
                                 timeout=120)
-        with open(self.layout.log('seed'), 'w') as f:
+        with open(self.layout.log('catalog'), 'w') as f:
             f.write(result.stdout + result.stderr)
         if result.returncode != 0:
-            raise ClusterError('seeding the database failed:\n%s'
+            raise ClusterError('preparing the database failed:\n%s'
                                % result.stderr[-3000:])
-        seeded = json.loads(result.stdout.strip().splitlines()[-1])
-        self.record.image_id = seeded['image_id']
-        self.record.network_id = seeded['network_id']
+        made = json.loads(result.stdout.strip().splitlines()[-1])
+        self.record.image_id = made['image_id']
+        self.record.network_id = made['network_id']
         self.record.timings['database'] = round(time.monotonic() - t, 2)
 
     def _start_host_hypervisor(self, name):

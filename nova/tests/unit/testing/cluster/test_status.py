@@ -1,11 +1,11 @@
-"""nova.testing.cluster_status on a cluster whose pieces are all gone."""
+"""nova.testing.cluster.status on a cluster whose pieces are all gone."""
 
 import os
 import subprocess
 
-from nova.testing import cluster_record
-from nova.testing import cluster_services
-from nova.testing import cluster_status
+from nova.testing.cluster import record as cluster_record
+from nova.testing.cluster import services as cluster_services
+from nova.testing.cluster import status as cluster_status
 from nova.testing import procs
 from nova.tests import base
 

@@ -16,10 +16,10 @@ import shutil
 
 from oslo_log import log as logging
 
-from nova.testing import cluster_config
-from nova.testing import cluster_net
-from nova.testing import cluster_record
-from nova.testing import cluster_services
+from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import net as cluster_net
+from nova.testing.cluster import record as cluster_record
+from nova.testing.cluster import services as cluster_services
 from nova.testing import hostrecord
 from nova.testing import postgresql
 from nova.testing import procs
