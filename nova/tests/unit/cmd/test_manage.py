@@ -694,10 +694,10 @@ class StorageCommandsTestCase(base.TestCase):
         self.assertEqual(before, os.listdir(outside))
 
 
-class HostReapTestCase(base.TestCase):
-    """nova-manage host reap on a test-driver host: the node file holds a
-    domain of an instance of the host's own and one of a deleted
-    instance."""
+class HostOnTestDriverTestCase(base.TestCase):
+    """nova-manage on compute1, a host of libvirt's test driver: its
+    database (schema made), ``instances_path`` and node file paths, and
+    ``write_conf`` for its nova.conf."""
 
     _run = ManageTestCase._run
 
@@ -705,11 +705,33 @@ class HostReapTestCase(base.TestCase):
         super().setUp()
         self.addCleanup(CONF, [], project='nova', default_config_files=[])
         self.addCleanup(db_api.dispose)
-        url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
+        self.url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
         self.path = os.path.join(self.tmp, 'instances')
-        node = os.path.join(self.tmp, 'node.xml')
-        db_api.configure(url)
+        self.node = os.path.join(self.tmp, 'node.xml')
+        db_api.configure(self.url)
         migration.db_sync()
+
+    def write_conf(self, extra=''):
+        """compute1's nova.conf; ``extra``: more [DEFAULT] lines."""
+        self.conf = os.path.join(self.tmp, 'host.conf')
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\nhost = compute1\n'
+                    'instances_path = %s\n%s'
+                    'compute_driver = libvirt.LibvirtDriver\n'
+                    '[libvirt]\nconnection_uri = test://%s\n'
+                    '[database]\nconnection = %s\n'
+                    % (self.state_path, self.path, extra, self.node,
+                       self.url))
+
+
+class HostReapTestCase(HostOnTestDriverTestCase):
+    """nova-manage host reap on a test-driver host: the node file holds a
+    domain of an instance of the host's own and one of a deleted
+    instance."""
+
+    def setUp(self):
+        super().setUp()
+        node = self.node
         ctx = dbf.admin_context()
         dbf.make_service(ctx, 'compute1',
                          identity=storage_identity.create(self.path))
@@ -741,14 +763,7 @@ class HostReapTestCase(base.TestCase):
             with open(path, 'w') as f:
                 f.write('stale')
             os.utime(path, (long_ago, long_ago))
-        self.conf = os.path.join(self.tmp, 'host.conf')
-        with open(self.conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\nhost = compute1\n'
-                    'instances_path = %s\nshutdown_timeout = 1\n'
-                    'compute_driver = libvirt.LibvirtDriver\n'
-                    '[libvirt]\nconnection_uri = test://%s\n'
-                    '[database]\nconnection = %s\n'
-                    % (self.state_path, self.path, node, url))
+        self.write_conf('shutdown_timeout = 1\n')
 
     def rows(self, out):
         return {(line.split()[0], line.split()[3])
@@ -788,33 +803,17 @@ class HostReapTestCase(base.TestCase):
             self.path, self.deleted.uuid, 'disk')))
 
 
-class HostAuditQuarantineTestCase(base.TestCase):
+class HostAuditQuarantineTestCase(HostOnTestDriverTestCase):
     """nova-manage host audit lists what the quarantine holds, on a
     test-driver host, and changes nothing."""
 
-    _run = ManageTestCase._run
-
     def setUp(self):
         super().setUp()
-        self.addCleanup(CONF, [], project='nova', default_config_files=[])
-        self.addCleanup(db_api.dispose)
-        url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
-        self.path = os.path.join(self.tmp, 'instances')
-        node = os.path.join(self.tmp, 'node.xml')
-        fixtures.write_node_xml(node)
-        db_api.configure(url)
-        migration.db_sync()
+        fixtures.write_node_xml(self.node)
         dbf.make_service(dbf.admin_context(), 'compute1',
                          identity=storage_identity.create(self.path))
         db_api.dispose()
-        self.conf = os.path.join(self.tmp, 'host.conf')
-        with open(self.conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\nhost = compute1\n'
-                    'instances_path = %s\n'
-                    'compute_driver = libvirt.LibvirtDriver\n'
-                    '[libvirt]\nconnection_uri = test://%s\n'
-                    '[database]\nconnection = %s\n'
-                    % (self.state_path, self.path, node, url))
+        self.write_conf()
 
     def quarantined(self, days_ago, reason):
         idir = instancedir.InstanceDir(self.path, uuidutils.generate_uuid())
