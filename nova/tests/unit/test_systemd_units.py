@@ -26,7 +26,7 @@ def console_scripts():
     setup = configparser.ConfigParser(interpolation=None)
     setup.read(os.path.join(TOP, 'setup.cfg'))
     return {line.split('=')[0].strip() for line in
-            setup['entry_points']['console_scripts'].splitlines()
+            setup['options.entry_points']['console_scripts'].splitlines()
             if line.strip()}
 
 
