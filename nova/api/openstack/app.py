@@ -2,7 +2,8 @@
 
 Order of work for a request:
 
-1. ``/`` and ``/v2.1`` are version discovery: no authentication.
+1. ``/`` and ``/v2.1`` are version discovery, ``/v2.1/openapi.json`` the
+   OpenAPI document of the API (``openapi.py``): no authentication.
 2. Anything else under ``/v2.1/`` is authenticated (401 otherwise), the
    microversion negotiated (400/406), the path routed (404/405), and the
    handler run. Every response carries the request id; every versioned
@@ -20,6 +21,7 @@ from nova.api.openstack import api_version
 from nova.api.openstack import auth
 from nova.api.openstack.compute import versions
 from nova.api.openstack import faults
+from nova.api.openstack import openapi
 from nova.api.openstack import router as router_mod
 from nova.api.openstack import wsgi
 from nova import context as nova_context
@@ -28,6 +30,7 @@ from nova import exception
 LOG = logging.getLogger(__name__)
 
 PREFIX = 'v2.1'
+OPENAPI_DOCUMENT = 'openapi.json'
 REQUEST_ID_HEADERS = ('X-Compute-Request-Id', 'X-OpenStack-Request-ID')
 
 
@@ -106,6 +109,13 @@ class APIApplication:
                                      % (segments[0], PREFIX))
             if len(segments) == 1:
                 return 200, versions.show(req), headers
+            if segments[1:] == (OPENAPI_DOCUMENT,):
+                # Public, like version discovery: what the API accepts.
+                version = (api_version.negotiate(req.headers)
+                           if api_version.HEADER in req.headers
+                           else api_version.MAX_VERSION)
+                headers.update(api_version.response_headers(version))
+                return 200, openapi.document(self.router, version), headers
             headers['Vary'] = api_version.VARY
             req.api_version = api_version.negotiate(req.headers)
             headers.update(api_version.response_headers(req.api_version))
@@ -115,6 +125,7 @@ class APIApplication:
             rest = '/' + '/'.join(segments[1:])
             route, params = self.router.match(req.method, rest,
                                               req.api_version)
+            req.route = route
             result = route.handler(req, **params)
         except Exception as exc:
             fault = faults.from_exception(exc, req.request_id)

@@ -10,6 +10,11 @@ matching one non-empty path segment) and an optional microversion range::
     ])
     route, params = router.match('GET', '/servers/abc', version)
 
+A route with a request body declares its JSON schema (``body``: one, or a
+function of the microversion); the handler validates with that very
+schema (``req.validated_body()``), and the OpenAPI document
+(``nova.api.openstack.openapi``) is made from it.
+
 Literal segments win over placeholders (``/servers/detail`` is not a
 server id). Paths are matched segment by segment as received: nothing is
 normalised, and a ``.`` or ``..`` segment (also when it arrived
@@ -46,6 +51,11 @@ def split_path(path: str) -> tuple[str, ...]:
     return segments
 
 
+# A request body's JSON schema, or a function of the microversion giving
+# it.
+BodySchema = dict | Callable[[api_version.APIVersion], dict]
+
+
 @dataclasses.dataclass(frozen=True)
 class Route:
     method: str
@@ -53,6 +63,12 @@ class Route:
     handler: Callable
     min_version: str | None = None
     max_version: str | None = None
+    # The schema the handler validates the body with (``Request.
+    # validated_body``), and the OpenAPI document shows (``openapi.py``).
+    body: BodySchema | None = None
+
+    def body_schema(self, version: api_version.APIVersion) -> dict | None:
+        return self.body(version) if callable(self.body) else self.body
 
     @property
     def segments(self) -> tuple[str, ...]:

@@ -72,6 +72,7 @@ class Request(webob.Request):
 
     # Set by the application before a handler runs.
     context = None
+    route = None
     request_id: str | None = None
     api_version: apiver.APIVersion = apiver.MIN_VERSION
     max_body_size: int = 114688
@@ -151,3 +152,9 @@ class Request(webob.Request):
         body = self.json_body()
         validation.validate(schema, body)
         return body
+
+    def validated_body(self):
+        """The body, validated with the schema its route declares for
+        this request's microversion."""
+        return self.json_body_validated(
+            self.route.body_schema(self.api_version))

@@ -26,13 +26,7 @@ class EvacuateAction:
     def __init__(self, compute_api):
         self.compute_api = compute_api
 
-    @staticmethod
-    def schema_for(req) -> dict:
-        if req.is_version('2.29'):
-            return schemas.evacuate_v229
-        if req.is_version('2.14'):
-            return schemas.evacuate_v214
-        return schemas.evacuate
+    schema_for = staticmethod(schemas.evacuate_for)
 
     def run(self, req, instance, argument):
         """Evacuate ``instance``; ``argument`` matched ``schema_for``."""

@@ -26,8 +26,11 @@ class Action:
     admin_only: bool
     # handler(req, instance, argument) -> wsgi.Result
     handler: Callable
-    # A schema, or a function of the request giving one (by microversion).
+    # The argument's schema, or a function of the microversion giving one.
     schema: dict | Callable | None = None
+
+    def schema_at(self, version) -> dict | None:
+        return self.schema(version) if callable(self.schema) else self.schema
 
 
 class ServerActionsController:
@@ -54,7 +57,18 @@ class ServerActionsController:
         }
 
     def routes(self) -> list[Route]:
-        return [Route('POST', '/servers/{server_id}/action', self.action)]
+        return [Route('POST', '/servers/{server_id}/action', self.action,
+                      body=self.body_schema)]
+
+    def body_schema(self, version) -> dict:
+        """An action body at ``version``: one key, the action's name, with
+        its argument (what ``action`` checks, step by step)."""
+        return {
+            'type': 'object', 'minProperties': 1, 'maxProperties': 1,
+            'properties': {name: action.schema_at(version) or {}
+                           for name, action in self.actions.items()},
+            'additionalProperties': False,
+        }
 
     def action(self, req, server_id):
         body = req.json_body()
@@ -69,8 +83,7 @@ class ServerActionsController:
                 detail='There is no such action: %s' % name[:100])
         if action.admin_only:
             policy.authorize(req.context, action.rule)
-        schema = (action.schema(req) if callable(action.schema)
-                  else action.schema)
+        schema = action.schema_at(req.api_version)
         if schema is not None:
             try:
                 validation.validate(schema, argument)

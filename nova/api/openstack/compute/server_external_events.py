@@ -22,14 +22,13 @@ class ServerExternalEventsController:
         self.compute_api = compute_api
 
     def routes(self) -> list[Route]:
-        return [Route('POST', '/os-server-external-events', self.create)]
+        return [Route('POST', '/os-server-external-events', self.create,
+                      body=schemas.create_for)]
 
     def create(self, req):
         context = req.context
         policy.authorize(context, RULE)
-        schema = (schemas.create_v251 if req.is_version('2.51')
-                  else schemas.create)
-        body = req.json_body_validated(schema)
+        body = req.validated_body()
         events = [external_event.InstanceExternalEvent(
                       instance_uuid=item['server_uuid'], name=item['name'],
                       tag=item.get('tag'),

@@ -27,7 +27,8 @@ class ServersController:
         return [
             Route('GET', '/servers', self.index),
             Route('GET', '/servers/detail', self.detail),
-            Route('POST', '/servers', self.create),
+            Route('POST', '/servers', self.create,
+                  body=schemas.create_for),
             Route('GET', '/servers/{server_id}', self.show),
             Route('DELETE', '/servers/{server_id}', self.delete),
         ]
@@ -123,17 +124,10 @@ class ServersController:
 
     # -- create and delete ---------------------------------------------------
 
-    def _create_schema(self, req):
-        if req.is_version('2.37'):
-            return schemas.create_v237
-        if req.is_version('2.19'):
-            return schemas.create_v219
-        return schemas.create
-
     def create(self, req):
         context = req.context
         policy.authorize(context, 'os_compute_api:servers:create')
-        body = req.json_body_validated(self._create_schema(req))
+        body = req.validated_body()
         server = body['server']
         image_ref = _last_segment(server['imageRef'])
         if not common.uuid_like(image_ref):

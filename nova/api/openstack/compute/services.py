@@ -59,15 +59,17 @@ class ServicesController:
         return [
             Route('GET', '/os-services', self.index),
             Route('PUT', '/os-services/enable', self.enable,
-                  max_version='2.52'),
+                  max_version='2.52', body=schemas.service_update),
             Route('PUT', '/os-services/disable', self.disable,
-                  max_version='2.52'),
+                  max_version='2.52', body=schemas.service_update),
             Route('PUT', '/os-services/disable-log-reason',
-                  self.disable_log_reason, max_version='2.52'),
+                  self.disable_log_reason, max_version='2.52',
+                  body=schemas.service_disable_log_reason),
             Route('PUT', '/os-services/force-down', self.force_down,
-                  min_version='2.11', max_version='2.52'),
+                  min_version='2.11', max_version='2.52',
+                  body=schemas.service_force_down),
             Route('PUT', '/os-services/{service_id}', self.update,
-                  min_version='2.53'),
+                  min_version='2.53', body=schemas.service_update_v253),
         ]
 
     def index(self, req):
@@ -83,16 +85,15 @@ class ServicesController:
 
     # -- 2.1 to 2.52: by host and binary -------------------------------------
 
-    def _by_host_and_binary(self, req, schema):
+    def _by_host_and_binary(self, req):
         policy.authorize(req.context, UPDATE_RULE)
-        body = req.json_body_validated(schema)
+        body = req.validated_body()
         service = objects.Service.get_by_host_and_binary(
             req.context, body['host'], body['binary'])
         return body, service
 
     def enable(self, req):
-        _body, service = self._by_host_and_binary(req,
-                                                  schemas.service_update)
+        _body, service = self._by_host_and_binary(req)
         service.disabled = False
         service.disabled_reason = None
         service.save()
@@ -100,16 +101,14 @@ class ServicesController:
                             'status': 'enabled'}}
 
     def disable(self, req):
-        _body, service = self._by_host_and_binary(req,
-                                                  schemas.service_update)
+        _body, service = self._by_host_and_binary(req)
         service.disabled = True
         service.save()
         return {'service': {'host': service.host, 'binary': service.binary,
                             'status': 'disabled'}}
 
     def disable_log_reason(self, req):
-        body, service = self._by_host_and_binary(
-            req, schemas.service_disable_log_reason)
+        body, service = self._by_host_and_binary(req)
         service.disabled = True
         service.disabled_reason = body['disabled_reason']
         service.save()
@@ -118,8 +117,7 @@ class ServicesController:
                             'disabled_reason': service.disabled_reason}}
 
     def force_down(self, req):
-        body, service = self._by_host_and_binary(req,
-                                                 schemas.service_force_down)
+        body, service = self._by_host_and_binary(req)
         service.forced_down = validation.to_bool(body['forced_down'])
         service.save()
         return {'service': {'host': service.host, 'binary': service.binary,
@@ -132,7 +130,7 @@ class ServicesController:
         if not common.uuid_like(service_id):
             raise exception.ValidationError(
                 detail='Invalid uuid %s' % service_id)
-        body = req.json_body_validated(schemas.service_update_v253)
+        body = req.validated_body()
         status = body.get('status')
         reason = body.get('disabled_reason')
         if reason is not None and status != 'disabled':

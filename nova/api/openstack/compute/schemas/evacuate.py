@@ -7,6 +7,7 @@
 
 import copy
 
+from nova.api.openstack import api_version
 from nova.api.openstack import validation
 
 evacuate = {
@@ -26,3 +27,12 @@ del evacuate_v214['required']
 
 evacuate_v229 = copy.deepcopy(evacuate_v214)
 evacuate_v229['properties']['force'] = validation.boolean
+
+
+def evacuate_for(version) -> dict:
+    """The ``evacuate`` action's argument at ``version``."""
+    if version.matches(api_version.v('2.29')):
+        return evacuate_v229
+    if version.matches(api_version.v('2.14')):
+        return evacuate_v214
+    return evacuate

@@ -2,6 +2,7 @@
 
 import copy
 
+from nova.api.openstack import api_version
 from nova.api.openstack import validation
 
 # Event names the reference accepts at 2.1; ``volume-extended`` from 2.51.
@@ -36,3 +37,8 @@ create = {
 create_v251 = copy.deepcopy(create)
 create_v251['properties']['events']['items']['properties']['name'][
     'enum'] = EVENT_NAMES_V251
+
+
+def create_for(version) -> dict:
+    """The ``POST /os-server-external-events`` body at ``version``."""
+    return create_v251 if version.matches(api_version.v('2.51')) else create

@@ -7,7 +7,11 @@ believes an option took effect when it was ignored.
 
 import copy
 
+from nova.api.openstack import api_version
 from nova.api.openstack import validation
+
+V219 = api_version.v('2.19')
+V237 = api_version.v('2.37')
 
 _network = {
     'type': 'object',
@@ -58,6 +62,16 @@ _server_v237['properties']['networks'] = {
 _server_v237['required'].append('networks')
 create_v237 = copy.deepcopy(create)
 create_v237['properties']['server'] = _server_v237
+
+
+def create_for(version) -> dict:
+    """The ``POST /servers`` body at ``version``."""
+    if version.matches(V237):
+        return create_v237
+    if version.matches(V219):
+        return create_v219
+    return create
+
 
 # The body of actions that take no argument: {"os-start": null}.
 no_argument = {'type': ['null', 'object'], 'maxProperties': 0}
