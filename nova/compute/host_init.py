@@ -26,11 +26,19 @@ another host is never started here), with the hypervisor's view:
 Domains of instances the database does not place here are reported, never
 started and never deleted here.
 
+The list is read in one query, and the power states of every domain in
+one driver call (``driver.get_power_states()``: two libvirt calls however
+many guests there are); an instance whose recorded state already matches
+what the hypervisor shows, with no task left over, needs nothing and
+costs nothing more, so a host that restarts with all its guests as they
+were issues a number of statements that does not grow with them.
+
 The list was read once, and the service counts as down meanwhile, so an
 evacuation may move an instance away before its turn comes: each instance
-is read again under its lock first, and every save and claim below also
-checks in its ``UPDATE`` that the row still places it here. One that moved
-(``InstanceNotOnThisHost``) is skipped: no fault, no state change.
+that needs an action is read again under its lock first, and every save
+and claim below also checks in its ``UPDATE`` that the row still places it
+here. One that moved (``InstanceNotOnThisHost``) is skipped: no fault, no
+state change.
 """
 
 from oslo_log import log as logging
@@ -83,12 +91,35 @@ _VM_STATE_OF_POWER_STATE = {
 }
 
 
-def init_instances(compute, runner, instances, do_not_touch=frozenset()):
-    """Reconcile each instance; one failing does not stop the others."""
+def needs_action(instance, power_states, resume_guests) -> bool:
+    """Whether reconciling ``instance`` can change anything, judged from
+    the list read at start and the hypervisor's ``power_states``
+    (``driver.get_power_states()``): a task or build left over, a power
+    state that differs from the recorded one, or (``resume_guests``) an
+    ACTIVE guest that does not run. The others, an idle host's every
+    instance, cost no statement and no hypervisor call."""
+    current = power_states.get(instance.uuid, power_state.NOSTATE)
+    return (instance.task_state is not None
+            or instance.vm_state == vs.BUILDING
+            or current != instance.power_state
+            or (resume_guests and instance.vm_state == vs.ACTIVE
+                and current != power_state.RUNNING))
+
+
+def init_instances(compute, runner, instances, do_not_touch=frozenset(),
+                   power_states=None):
+    """Reconcile each instance that needs it (``needs_action``); one
+    failing does not stop the others. ``power_states``: the driver's, read
+    once (read here when not given)."""
+    if power_states is None:
+        power_states = compute.driver.get_power_states()
+    resume_guests = compute.settings.resume_guests_state_on_host_boot
     for instance in instances:
         if instance.uuid in do_not_touch:
             LOG.info('Left alone at start: another workflow owns it',
                      instance=instance)
+            continue
+        if not needs_action(instance, power_states, resume_guests):
             continue
         # Each instance gets its own request id, hence its own action.
         context = nova_context.get_admin_context()
@@ -189,10 +220,13 @@ def _idle(compute, runner, context, instance):
                    context, instance, instance.network_info))
 
 
-def report_foreign_domains(compute, context, instances):
-    """Log domains here of instances the database does not place here."""
+def report_foreign_domains(compute, context, instances, domains=None):
+    """Log domains here of instances the database does not place here
+    (``domains``: their UUIDs, listed by the driver when not given)."""
     own = {instance.uuid for instance in instances}
-    for uuid in compute.driver.list_instance_uuids():
+    if domains is None:
+        domains = compute.driver.list_instance_uuids()
+    for uuid in domains:
         if uuid in own:
             continue
         try:

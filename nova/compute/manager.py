@@ -128,9 +128,12 @@ class ComputeManager(nova_manager.Manager):
         # Instances another workflow owns right now; reconciliation leaves
         # them alone.
         do_not_touch = set(evacuated.do_not_touch)
+        power_states = self.driver.get_power_states()
         host_init.init_instances(self.compute, self.runner, instances,
-                                 do_not_touch=do_not_touch)
-        host_init.report_foreign_domains(self.compute, context, instances)
+                                 do_not_touch=do_not_touch,
+                                 power_states=power_states)
+        host_init.report_foreign_domains(self.compute, context, instances,
+                                         domains=power_states)
         # Last, so the usage it records reflects the cleanups above; before
         # the service's first heartbeat, so a host that counts as up has
         # told the conductor its capacity.

@@ -266,6 +266,18 @@ class ComputeDriver:
         """UUIDs of every instance the hypervisor has a domain for."""
         raise NotImplementedError()
 
+    def get_power_states(self) -> dict[str, int]:
+        """{instance UUID: power state} of every domain of this host, in
+        as few hypervisor calls as the driver can (``init_host`` reads
+        them all at once)."""
+        states = {}
+        for uuid in self.list_instance_uuids():
+            try:
+                states[uuid] = self.get_info(_Named(uuid)).state
+            except exception.InstanceNotFound:
+                continue        # gone since it was listed
+        return states
+
     def instance_exists(self, instance) -> bool:
         return instance.uuid in self.list_instance_uuids()
 
@@ -464,3 +476,10 @@ def load_compute_driver(virtapi, settings, compute_driver):
         raise exception.InvalidConfiguration(
             reason='%r is not a ComputeDriver' % compute_driver)
     return driver_class(virtapi, settings)
+
+
+class _Named:
+    """Stands for an instance where only its UUID is needed."""
+
+    def __init__(self, uuid: str):
+        self.uuid = uuid

@@ -199,6 +199,10 @@ class FakeDriver(driver.ComputeDriver):
         with self._lock:
             return list(self._domains)
 
+    def get_power_states(self):
+        with self._lock:
+            return {uuid: dom.state for uuid, dom in self._domains.items()}
+
     def get_info(self, instance):
         with self._lock:
             dom = self._domains.get(instance.uuid)

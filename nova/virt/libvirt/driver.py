@@ -124,6 +124,9 @@ class LibvirtDriver(driver.ComputeDriver):
     def instance_exists(self, instance):
         return self.host.find_guest(instance.uuid) is not None
 
+    def get_power_states(self):
+        return self.host.power_states()
+
     def get_info(self, instance):
         return self.host.get_guest(instance.uuid).get_info()
 

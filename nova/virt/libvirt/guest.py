@@ -66,6 +66,14 @@ _QEMU_LOCK_IMAGE = re.compile(r'Is another process using the image '
                               r'\[(?P<disk>[^\]]+)\]')
 
 
+def power_state_of(state: int, has_managed_save: bool) -> int:
+    """The power state of a domain in libvirt ``state``: a shut off one
+    with saved memory is suspended."""
+    if state == binding.DOMAIN_SHUTOFF and has_managed_save:
+        return power_state.SUSPENDED
+    return POWER_STATE_MAP.get(state, power_state.NOSTATE)
+
+
 def disk_paths(xml: str) -> list[str]:
     """The files of a domain's disks (``<source file=...>``)."""
     try:
@@ -163,9 +171,8 @@ class Guest:
 
     def get_power_state(self) -> int:
         state = self._state()
-        if state == binding.DOMAIN_SHUTOFF and self.has_managed_save():
-            return power_state.SUSPENDED
-        return POWER_STATE_MAP.get(state, power_state.NOSTATE)
+        return power_state_of(state, state == binding.DOMAIN_SHUTOFF
+                              and self.has_managed_save())
 
     def get_info(self) -> hardware.InstanceInfo:
         return hardware.InstanceInfo(state=self.get_power_state(),

@@ -367,6 +367,23 @@ class Host:
             raise exception.InternalError(err=str(e))
         return [libvirt_guest.Guest(d, self.host_name) for d in domains]
 
+    def power_states(self) -> dict[str, int]:
+        """{UUID: power state} of every domain, in two calls however many
+        there are (their states, and which have saved memory)."""
+        try:
+            stats = self._call('getAllDomainStats', binding.STATS_STATE)
+            saved = {domain.UUIDString() for domain in self._call(
+                'listAllDomains', binding.LIST_DOMAINS_MANAGEDSAVE)}
+        except binding.Error as e:
+            raise exception.InternalError(err=str(e))
+        states = {}
+        for domain, values in stats:
+            uuid = domain.UUIDString()
+            states[uuid] = libvirt_guest.power_state_of(
+                values.get('state.state', binding.DOMAIN_NOSTATE),
+                uuid in saved)
+        return states
+
     def find_guest(self, uuid: str) -> libvirt_guest.Guest | None:
         try:
             return libvirt_guest.Guest(

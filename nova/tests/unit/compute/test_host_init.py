@@ -1,8 +1,11 @@
+import sqlalchemy as sa
+
 from nova.compute import host_init
 from nova.compute import operation
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
+from nova.db import api as db_api
 from nova import objects
 from nova.tests.fixtures import compute as fixtures
 from nova.virt import fake
@@ -187,3 +190,58 @@ class TestReportForeignDomains(fixtures.ComputeTestCase):
                          sorted(self.driver.list_instance_uuids()))
         for instance in (theirs, deleted):
             self.assertIn('disk', self.files(instance))
+
+
+class TestInitHostInBulk(fixtures.ComputeTestCase):
+    """An idle host's start issues a number of SQL statements that does
+    not grow with its instances, and reads the power states once."""
+
+    def statements_of_init_instances(self, instances):
+        """The SQL statements reconciling ``instances`` (as read) issues."""
+        reloaded = [self.reload(i) for i in instances]
+        statements = []
+
+        def record(conn, cursor, statement, *args):
+            statements.append(statement)
+        engine = db_api.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', record)
+        try:
+            host_init.init_instances(self.compute, self.runner, reloaded)
+        finally:
+            sa.event.remove(engine, 'before_cursor_execute', record)
+        return statements
+
+    def test_idle_instances_cost_no_statement(self):
+        for count in (3, 30):
+            instances = [self.active_instance() for _ in range(count)]
+            self.assertEqual([], self.statements_of_init_instances(
+                instances))
+
+    def test_only_the_instance_that_needs_it_is_touched(self):
+        idle = [self.active_instance() for _ in range(10)]
+        first, second = self.active_instance(), self.active_instance()
+        for stopped_behind_our_back in (first, second):
+            self.driver.simulate_shutdown(stopped_behind_our_back.uuid)
+        alone = self.statements_of_init_instances([first])
+        with_idle = self.statements_of_init_instances(idle + [second])
+        # Each stopped guest is recorded as stopped (its one read and
+        # save); the ten idle instances add nothing to that.
+        self.assertTrue(alone)
+        self.assertEqual(len(alone), len(with_idle))
+        for instance in (first, second):
+            self.assertEqual(power_state.SHUTDOWN,
+                             self.reload(instance).power_state)
+
+    def test_power_states_are_read_once(self):
+        instances = [self.active_instance() for _ in range(5)]
+        calls = []
+        read = self.driver.get_power_states
+
+        def counted():
+            calls.append(1)
+            return read()
+        self.driver.get_power_states = counted
+        self.driver.get_info = None     # never asked one by one
+        host_init.init_instances(self.compute, self.runner,
+                                 [self.reload(i) for i in instances])
+        self.assertEqual([1], calls)

@@ -10,6 +10,7 @@ import weakref
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova.model import power_state
 from nova.tests import base
 from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import test_guest
@@ -49,6 +50,22 @@ class TestHost(test_guest.GuestTestCase):
         self.assertIsNone(self.host.find_guest(missing))
         self.assertRaises(exception.InstanceNotFound, self.host.get_guest,
                           missing)
+
+    def test_power_states_of_every_domain_at_once(self):
+        running, paused, saved, off = (self.define() for _ in range(4))
+        for guest in (running, saved):
+            guest.launch()
+        paused.launch(pause=True)
+        saved.managed_save()
+        self.assertEqual({running.uuid: power_state.RUNNING,
+                          paused.uuid: power_state.PAUSED,
+                          saved.uuid: power_state.SUSPENDED,
+                          off.uuid: power_state.SHUTDOWN},
+                         self.host.power_states())
+        # The same as asking each guest.
+        for guest in (running, paused, saved, off):
+            self.assertEqual(self.host.power_states()[guest.uuid],
+                             guest.get_power_state())
 
     def test_define_validates_against_the_schema(self):
         xml = test_guest.DOMAIN_XML.format(
