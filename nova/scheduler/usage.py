@@ -53,14 +53,13 @@ def usage(context, host: str, exclude_instance: str | None = None,
 
     ``node``: only those of that node (for a host with several).
     """
-    used = Need()
+    # NOTE: summed by the database, one query however many instances the
+    # host has: placement runs this for every candidate host at every
+    # choice, and loading each instance made a create cost grow with the
+    # number of servers.
+    used = Need(*objects.Instance.flavor_totals(
+        context, host, node=node, exclude_uuid=exclude_instance))
     seen = set()
-    for instance in objects.Instance.get_all(context, host=host):
-        if instance.uuid == exclude_instance or (
-                node is not None and instance.node != node):
-            continue
-        seen.add(instance.uuid)
-        used = used + Need.of(instance.flavor)
     for migration in objects.Migration.get_by_filters(
             context, dest_compute=host, status=list(migration_obj.IN_PROGRESS),
             migration_type=migration_obj.EVACUATION):
@@ -73,6 +72,8 @@ def usage(context, host: str, exclude_instance: str | None = None,
             instance = objects.Instance.get_by_uuid(context, uuid)
         except exception.InstanceNotFound:
             continue
+        if instance.host == host and (node is None or instance.node == node):
+            continue        # counted above already
         used = used + Need.of(instance.flavor)
     return used
 

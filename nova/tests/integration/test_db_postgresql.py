@@ -15,6 +15,7 @@ from nova.db import api as db_api
 from nova.db import migration
 from nova.db import models
 from nova import objects
+from nova.scheduler import usage
 from nova.testing import postgresql
 from nova.tests import base
 from nova.tests.unit.compute import test_evacuation_states
@@ -69,6 +70,22 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         # attempt must run in a session of its own.
         self.assertEqual((1, 20), test_host_lease.race_for_the_lease(
             self.ctx, 'h1'))
+
+    def test_usage_is_summed_by_the_database(self):
+        # The flavor is JSON text: PostgreSQL looks into it (a jsonb
+        # cast), as SQLite does with json_extract.
+        small = objects.Flavor('1', 'small', 512, 1, 1)
+        large = objects.Flavor('2', 'large', 2048, 2, 10, ephemeral_gb=5,
+                               swap=1)
+        for flavor in (small, large, large):
+            objects.Instance(self.ctx, host='h1', node='h1',
+                             flavor=flavor).create()
+        objects.Instance(self.ctx, host='h2', flavor=large).create()
+        gone = objects.Instance(self.ctx, host='h1', flavor=large).create()
+        gone.destroy()
+        self.assertEqual(usage.Need(5, 4608, 1 + 2 * 16),
+                         usage.usage(self.ctx, 'h1'))
+        self.assertEqual(usage.Need(), usage.usage(self.ctx, 'h3'))
 
     def test_stop_is_idempotent(self):
         pid = self.server.pid
