@@ -55,9 +55,12 @@ def _node_with_domains(path, uuids):
 
 
 def _rows(uuids):
-    flavor = objects.Flavor('1', 'm1.tiny', 1, 1, 1).to_dict()
+    flavor = objects.Flavor('1', 'm1.tiny', 1, 1, 1)
     rows = [{'uuid': u, 'host': HOST, 'node': HOST, 'vm_state': 'active',
-             'power_state': 1, 'flavor': flavor, 'deleted': False}
+             'power_state': 1, 'flavor': flavor.to_dict(),
+             'flavor_vcpus': flavor.vcpus,
+             'flavor_memory_mb': flavor.memory_mb,
+             'flavor_disk_gb': flavor.disk_gb, 'deleted': False}
             for u in uuids]
     with db_api.get_engine().begin() as connection:
         for start in range(0, len(rows), 5000):

@@ -48,9 +48,13 @@ def _capacity(context, host):
 def _bulk_servers(count):
     """``count`` live instance rows, half on each host (setup only)."""
     flavor = FLAVOR.to_dict()
+    # The columns objects.Instance writes with the flavor, as it would.
     rows = [{'uuid': str(uuid.uuid4()), 'host': HOSTS[i % 2],
              'node': HOSTS[i % 2], 'vm_state': 'active', 'power_state': 1,
-             'flavor': flavor, 'deleted': False} for i in range(count)]
+             'flavor': flavor, 'flavor_vcpus': FLAVOR.vcpus,
+             'flavor_memory_mb': FLAVOR.memory_mb,
+             'flavor_disk_gb': FLAVOR.disk_gb, 'deleted': False}
+            for i in range(count)]
     engine = db_api.get_engine()
     with engine.begin() as connection:
         for start in range(0, len(rows), 5000):

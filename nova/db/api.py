@@ -33,7 +33,6 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import orm
-from sqlalchemy.dialects import postgresql
 from sqlalchemy import pool
 
 from nova.conf import CONF
@@ -194,13 +193,3 @@ def _forget_after_fork():
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
-
-
-def json_document(column):
-    """``column`` (a ``types.JSONText``) as a JSON document SQL can look
-    into (``json_document(col)['key'].as_integer()``): the text is parsed
-    by the database, ``json_extract`` on SQLite, a ``jsonb`` cast on
-    PostgreSQL."""
-    if get_engine().dialect.name == 'postgresql':
-        return sa.cast(column, postgresql.JSONB)
-    return sa.type_coerce(column, sa.JSON)

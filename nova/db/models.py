@@ -46,6 +46,9 @@ class Instance(TimestampMixin, Base):
     __table_args__ = (
         sa.Index(None, 'host', 'deleted'),
         sa.Index(None, 'vm_state', 'deleted'),
+        # Placement sums a host's usage from this index alone.
+        sa.Index('ix_instances_usage', 'host', 'deleted', 'flavor_vcpus',
+                 'flavor_memory_mb', 'flavor_disk_gb'),
     )
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
@@ -59,6 +62,10 @@ class Instance(TimestampMixin, Base):
     task_state: orm.Mapped[str | None] = orm.mapped_column(_str())
     power_state: orm.Mapped[int] = orm.mapped_column(default=0)
     flavor: orm.Mapped[dict | None]
+    # What the flavor takes (objects.Instance writes them with it).
+    flavor_vcpus: orm.Mapped[int | None]
+    flavor_memory_mb: orm.Mapped[int | None]
+    flavor_disk_gb: orm.Mapped[int | None]
     image_ref: orm.Mapped[str | None] = orm.mapped_column(_str())
     launched_at: orm.Mapped[Timestamp | None]
     terminated_at: orm.Mapped[Timestamp | None]

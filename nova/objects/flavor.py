@@ -27,6 +27,13 @@ class Flavor:
     ephemeral_gb: int = 0
     swap: int = 0
 
+    @property
+    def disk_gb(self) -> int:
+        """The disk the flavor takes on a host: root, ephemeral and swap
+        (MiB, rounded up to a GiB)."""
+        swap_gb = -(-int(self.swap or 0) // 1024)
+        return self.root_gb + (self.ephemeral_gb or 0) + swap_gb
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 

@@ -127,6 +127,17 @@ class Instance(base.NovaObject):
         except exception.InstanceNotFound:
             return None
 
+    def _db_values(self, names=None) -> dict:
+        values = super()._db_values(names)
+        if 'flavor' in values:
+            # What the flavor takes, as columns placement sums.
+            flavor = self.flavor
+            values.update(
+                flavor_vcpus=flavor.vcpus if flavor else None,
+                flavor_memory_mb=flavor.memory_mb if flavor else None,
+                flavor_disk_gb=flavor.disk_gb if flavor else None)
+        return values
+
     @classmethod
     def flavor_totals(cls, context, host: str, node: str | None = None,
                       exclude_uuid: str | None = None
@@ -135,20 +146,18 @@ class Instance(base.NovaObject):
         instances on ``host`` (and ``node``) add up to, ``exclude_uuid``
         left out; disk is root + ephemeral + swap rounded up to a GiB.
 
-        One aggregate query over the ``host`` index, whatever the number
-        of instances: no row is loaded (placement reads it at every
+        One aggregate query answered from an index
+        (``ix_instances_usage``: the host and what each flavor takes, the
+        columns written with the flavor by ``_db_values``), whatever the
+        number of instances: no row is loaded (placement reads it at every
         choice).
         """
-        flavor = db_api.json_document(models.Instance.flavor)
-
-        def field(name):
-            return sa.func.coalesce(flavor[name].as_integer(), 0)
-        swap_gb = (field('swap') + 1023) / 1024
+        def total(column):
+            return sa.func.coalesce(sa.func.sum(column), 0)
         query = sa.select(
-            sa.func.coalesce(sa.func.sum(field('vcpus')), 0),
-            sa.func.coalesce(sa.func.sum(field('memory_mb')), 0),
-            sa.func.coalesce(sa.func.sum(
-                field('root_gb') + field('ephemeral_gb') + swap_gb), 0),
+            total(models.Instance.flavor_vcpus),
+            total(models.Instance.flavor_memory_mb),
+            total(models.Instance.flavor_disk_gb),
         ).where(models.Instance.host == host,
                 models.Instance.deleted == sa.false())
         if node is not None:

@@ -36,10 +36,8 @@ class Need:
     def of(cls, flavor) -> 'Need':
         if flavor is None:
             return cls()
-        swap_gb = -(-int(flavor.swap or 0) // 1024)   # MiB, rounded up
         return cls(vcpus=flavor.vcpus, memory_mb=flavor.memory_mb,
-                   disk_gb=(flavor.root_gb + (flavor.ephemeral_gb or 0)
-                            + swap_gb))
+                   disk_gb=flavor.disk_gb)
 
     def __add__(self, other: 'Need') -> 'Need':
         return Need(self.vcpus + other.vcpus,

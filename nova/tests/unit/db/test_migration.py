@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0005'
+HEAD = '0006'
 
 
 class MigrationTestCase(base.TestCase):
@@ -38,6 +38,24 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual(expected, self._tables())
         self.assertEqual(HEAD, migration.db_sync())
         self.assertEqual(HEAD, migration.head_version())
+
+    def test_0006_fills_what_the_flavors_of_existing_rows_take(self):
+        migration.db_sync('0005')
+        flavor = ('{"ephemeral_gb": 5, "flavorid": "2", "memory_mb": 2048, '
+                  '"name": "large", "root_gb": 10, "swap": 1, "vcpus": 2}')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, power_state, deleted, "
+                "flavor) VALUES ('i1', 'h1', 0, 0, :flavor), "
+                "('i2', 'h1', 0, 0, NULL)"), {'flavor': flavor})
+        self.assertEqual('0006', migration.db_sync('0006'))
+        with db_api.get_engine().connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT uuid, flavor_vcpus, flavor_memory_mb, flavor_disk_gb '
+                'FROM instances ORDER BY uuid')).all()
+        # 10 root + 5 ephemeral + 1 MiB of swap taking a whole GiB.
+        self.assertEqual([('i1', 2, 2048, 16), ('i2', None, None, None)],
+                         [tuple(r) for r in rows])
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))

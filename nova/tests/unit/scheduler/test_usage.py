@@ -59,3 +59,16 @@ class TestUsage(fixtures.ComputeTestCase):
                          (both.vcpus, both.memory_mb, both.local_gb,
                           both.vcpus_used, both.memory_mb_used,
                           both.local_gb_used))
+
+    def test_the_columns_placement_sums_follow_the_flavor(self):
+        instance = self.new_instance(flavor=SMALL)
+        self.assertEqual(usage.Need.of(SMALL),
+                         usage.usage(self.context, fixtures.HOST))
+        instance.flavor = LARGE
+        instance.save()
+        self.assertEqual(usage.Need.of(LARGE),
+                         usage.usage(self.context, fixtures.HOST))
+        instance.flavor = None
+        instance.save()
+        self.assertEqual(usage.Need(),
+                         usage.usage(self.context, fixtures.HOST))
