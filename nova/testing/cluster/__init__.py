@@ -383,9 +383,11 @@ class Cluster:
                                         % host.name)
         except ClusterError as e:
             raise host.compute.failure(str(e))
+        if not host.compute.alive():
+            # Reaped first, so that the exit recorded is this run's and
+            # not the previous one's.
+            host.compute.wait_reaped(SERVICE_TIMEOUT)
         died = host.note_compute_exit()
-        if died is None and not host.compute.alive():
-            died = host.entry.last_exit
         if died is not None:
             self.save()
             if not crash_point:

@@ -104,6 +104,16 @@ class ServiceProcess:
     def alive(self):
         return self.popen.poll() is None and self.record.alive()
 
+    def wait_reaped(self, timeout):
+        """Until the process is reaped (at most ``timeout`` s): a
+        multi-threaded process killed shows as a zombie as soon as its
+        main thread ends, but can be waited for only once every thread
+        has, which takes a while when one is in the middle of I/O."""
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise self.failure('not reaped %s s after it ended' % timeout)
+
     def failure(self, what):
         return ClusterError('%s: %s (exit status %s); end of %s:\n%s'
                             % (self.name, what, self.popen.poll(),

@@ -27,6 +27,18 @@ with open(sys.argv[1], 'a') as log:
 os.kill(os.getpid(), signal.SIGKILL)
 '''
 
+# Its main thread ends first, the process a while later: between the two
+# /proc shows it as a zombie though it cannot be reaped yet, as a killed
+# nova-compute with a thread in the middle of I/O.
+MAIN_THREAD_ENDS_FIRST = '''
+import ctypes, os, threading, time
+def later():
+    time.sleep(2)
+    os._exit(7)
+threading.Thread(target=later).start()
+ctypes.CDLL(None).pthread_exit(None)
+'''
+
 
 class TestComputeExit(base.TestCase):
 
@@ -84,6 +96,26 @@ class TestComputeExit(base.TestCase):
         self.assertIsNone(self.host.note_compute_exit())
         self.host.stop_compute()
         self.assertEqual('stopped', self.host.entry.last_exit['cause'])
+
+    def test_an_exit_seen_before_it_can_be_reaped_is_this_runs(self):
+        self._run([sys.executable, '-c', 'raise SystemExit(3)'])
+        self.host.note_compute_exit()
+        self.host.compute = cluster_services.ServiceProcess.start(
+            'fake nova-compute', [sys.executable, '-c',
+                                  MAIN_THREAD_ENDS_FIRST], self.log)
+        self.host._exit_noted = False
+        self.addCleanup(self.host.compute.stop)
+        deadline = time.monotonic() + 30
+        while self.host.compute.record.alive():
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)
+        # Not alive, and not reaped yet: nothing to record so far.
+        self.assertFalse(self.host.compute.alive())
+        self.assertIsNone(self.host.note_compute_exit())
+        self.host.compute.wait_reaped(30)
+        died = self.host.note_compute_exit()
+        self.assertEqual((7, self.host.compute.popen.pid),
+                         (died['returncode'], died['pid']))
 
     def test_partition_stops_nova_compute_and_heal_lets_it_go_on(self):
         self.host.compute = cluster_services.ServiceProcess.start(
