@@ -37,6 +37,7 @@ clock when the request was made; boot times are polled (every 5 ms).
 
 import argparse
 import collections
+import contextlib
 import logging
 import math
 import os
@@ -378,6 +379,34 @@ def client_side(cloud, client, source, instances, broken, max_concurrent,
     return '\n'.join(lines)
 
 
+@contextlib.contextmanager
+def open_cloud(instances, workers=None):
+    """A ``Cloud`` on a new SQLite database and ``inproc://`` transport in
+    a temporary directory; everything stopped and removed at the end."""
+    tmp = tempfile.mkdtemp(prefix='nova-bench-evacuate-')
+    cloud = None
+    try:
+        # oslo.messaging needs the global CONF (doc/source/cluster.rst,
+        # nova/rpc.py).
+        CONF([], project='nova', default_config_files=[])
+        CONF.set_override('state_path', tmp)
+        CONF.set_override('host', 'conductor')
+        if workers is not None:
+            CONF.set_override('host_evacuate_workers', workers,
+                              group='conductor')
+        db_api.configure('sqlite:///' + os.path.join(tmp, 'nova.sqlite'))
+        db_migration.db_sync()
+        rpc.init(url='inproc://')
+        cloud = Cloud(tmp, instances)
+        yield cloud
+    finally:
+        if cloud is not None:
+            cloud.stop()
+        rpc.cleanup()
+        db_api.dispose()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--instances', type=int, default=20,
@@ -397,30 +426,10 @@ def main():
     # The failing evacuation logs its fault; only the figures matter.
     for name in ('nova', 'oslo_messaging'):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    tmp = tempfile.mkdtemp(prefix='nova-bench-evacuate-')
-    cloud = None
     started = time.perf_counter()
-    try:
-        # oslo.messaging needs the global CONF (doc/source/cluster.rst,
-        # nova/rpc.py).
-        CONF([], project='nova', default_config_files=[])
-        CONF.set_override('state_path', tmp)
-        CONF.set_override('host', 'conductor')
-        if args.workers is not None:
-            CONF.set_override('host_evacuate_workers', args.workers,
-                              group='conductor')
-        db_api.configure('sqlite:///' + os.path.join(tmp, 'nova.sqlite'))
-        db_migration.db_sync()
-        rpc.init(url='inproc://')
-        cloud = Cloud(tmp, args.instances)
+    with open_cloud(args.instances, args.workers) as cloud:
         figures = run(cloud, args.instances, args.max_concurrent,
                       args.poll_interval)
-    finally:
-        if cloud is not None:
-            cloud.stop()
-        rpc.cleanup()
-        db_api.dispose()
-        shutil.rmtree(tmp, ignore_errors=True)
     for line in figures:
         print(line)
     print('benchmark wall time: %.1f s' % (time.perf_counter() - started))

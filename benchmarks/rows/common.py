@@ -1,0 +1,131 @@
+"""What every row of ``benchmarks/run`` shares: its result lines, the
+statistics it prints, and waiting.
+
+A row's function returns a list of ``Line``: one line of the table, with
+the project's figure, the baseline's, their ratio, the target and whether
+it is met. ``not_measured(row, reason)`` is the line of a row that could
+not run. Nothing here times anything itself.
+"""
+
+import dataclasses
+import os
+import statistics
+import sys
+import threading
+import time
+
+BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(BENCHMARKS)
+for _path in (TOP, BENCHMARKS):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import evacuate  # noqa: E402  (benchmarks/evacuate.py)
+
+from nova.cli import client as client_mod  # noqa: E402
+from nova.testing.cluster import services as cluster_services  # noqa: E402
+from nova.testing import rabbitmq  # noqa: E402
+
+percentile = evacuate.percentile
+# wait_until(predicate, timeout, what, interval=0.2): ClusterError after
+# timeout.
+wait_until = cluster_services.wait_until
+free_port = rabbitmq.free_port
+MET, NOT_MET, NO_TARGET = 'yes', 'NO', '-'
+
+
+@dataclasses.dataclass
+class Line:
+    """One line of the table (strings, as printed)."""
+    row: str
+    project: str
+    baseline: str = '-'
+    ratio: str = '-'
+    target: str = '-'
+    met: str = NO_TARGET
+
+
+def not_measured(row, reason, target='-'):
+    return Line(row, 'not measured: %s' % reason, target=target)
+
+
+def verdict(ok):
+    return MET if ok else NOT_MET
+
+
+def seconds(value):
+    """A duration as printed: ms below one second, else seconds."""
+    if value < 1.0:
+        return '%.1f ms' % (value * 1000)
+    return '%.2f s' % value
+
+
+def spread(values):
+    """'median X, p95 Y (n N)' of durations in seconds."""
+    return 'median %s, p95 %s (n %d)' % (
+        seconds(statistics.median(values)), seconds(percentile(values, 95)),
+        len(values))
+
+
+def ratio(project, baseline):
+    return project / baseline if baseline > 0 else float('inf')
+
+
+def ratio_line(row, project_values, baseline_values, limit):
+    """A line comparing two samples by their medians; met when the ratio
+    of the medians is at most ``limit``."""
+    value = ratio(statistics.median(project_values),
+                  statistics.median(baseline_values))
+    return Line(row, spread(project_values), spread(baseline_values),
+                '%.2fx' % value, 'ratio <= %g' % limit,
+                verdict(value <= limit))
+
+
+def rss_mb(pid):
+    """Resident set size of process ``pid`` in MiB (``VmRSS``)."""
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError('no VmRSS for process %d' % pid)
+
+
+def run_threads(functions):
+    """Call each function in a thread of its own, all at once; the wall
+    seconds until the last one returned. The first exception raised in
+    a thread is raised here, once all have ended."""
+    errors = []
+
+    def guarded(function):
+        try:
+            function()
+        except Exception as e:      # raised below
+            errors.append(e)
+    threads = [threading.Thread(target=guarded, args=(function,))
+               for function in functions]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
+def delete_servers(client, uuids, timeout, interval=0.05):
+    """``DELETE /servers/<id>`` of each, then until each answers 404."""
+    for uuid in uuids:
+        client.delete('/servers/%s' % uuid)
+    remaining = set(uuids)
+
+    def gone():
+        for uuid in list(remaining):
+            try:
+                client.get('/servers/%s' % uuid)
+            except client_mod.NotFound:
+                remaining.discard(uuid)
+        return not remaining
+    wait_until(gone, timeout, 'deletion of %d servers' % len(uuids),
+               interval=interval)

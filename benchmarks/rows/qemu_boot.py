@@ -1,0 +1,56 @@
+"""Booting on real QEMU: ``POST /servers`` until the server is ACTIVE,
+against ``virsh create`` of the same domain on the same host.
+
+A ``nova.testing.cluster`` of one compute host (``rows/qemu_cluster.py``:
+real libvirtd and QEMU (TCG here), PostgreSQL, RabbitMQ, nova-api,
+nova-conductor, nova-compute; the 1 MiB ``bootsector`` image, flavor
+``m1.nano``, network ``public`` on ``br-nova``). Each round, alternating:
+
+* project: ``POST /servers`` (REST, ``nova.cli.client``), then ``GET
+  /servers/<id>`` every 20 ms until ACTIVE with no task; client time from
+  the request. It includes what a boot is: scheduling, the port, the
+  disk (a qcow2 overlay of the cached image), the domain XML, the tap,
+  the guest started paused until ``network-vif-plugged``, then resumed;
+* baseline: ``virsh create`` of a copy of that server's own domain XML
+  (new name and UUID, its disk files copied beforehand, a tap made by
+  libvirt on the same bridge), timed until ``virsh`` returns (the domain
+  runs); then destroyed.
+
+The server is deleted (and gone) before the next round. One round first
+warms both up (image cache, QEMU's first start) and is not counted.
+10 rounds (``--quick``: 3). Target: median ratio at most 1.15.
+"""
+
+import time
+
+from rows import common
+from rows import qemu_cluster
+
+LIMIT = 1.15
+
+
+def one_round(bench, client, n):
+    started = time.perf_counter()
+    uuid = bench.post_server(client, 'bench-boot-%s' % n)
+    bench.wait_server(client, uuid, 'ACTIVE')
+    project = time.perf_counter() - started
+    host = bench.server(client, uuid)['OS-EXT-SRV-ATTR:host']
+    path, name = bench.copy_domain(host, uuid, 'boot-%s' % n)
+    try:
+        baseline = qemu_cluster.timed_run(
+            ['virsh', '-c', bench.entry(host).libvirt_uri, 'create', path])
+    finally:
+        bench.remove_copy(host, name)
+    bench.delete_servers(client, [uuid])
+    return project, baseline
+
+
+def run(quick):
+    rounds = 3 if quick else 10
+    with qemu_cluster.BenchCluster(1) as bench:
+        client = bench.client()
+        one_round(bench, client, 'warm-up')
+        results = [one_round(bench, client, n) for n in range(rounds)]
+    return [common.ratio_line(
+        'boot on real QEMU (cluster): POST -> ACTIVE vs virsh create',
+        [p for p, _b in results], [b for _p, b in results], LIMIT)]

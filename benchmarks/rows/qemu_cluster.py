@@ -1,0 +1,204 @@
+"""The real cluster for the rows that need QEMU, and the by-hand baselines
+run on its hosts.
+
+``BenchCluster(hosts, **spec)`` is a ``nova.testing.cluster.Cluster`` in
+a new directory under ``/tmp`` (real libvirtd + QEMU per simulated host,
+PostgreSQL, RabbitMQ, nova-api, nova-conductor, nova-compute per host;
+see ``doc/source/cluster.rst``), without debug logging, brought up on
+``__enter__`` and down (its own teardown, which stops every process by its
+recorded PID and removes the directory) on ``__exit__``. The client is
+``nova.cli.client`` over the REST API, as the ``nova`` CLI.
+
+The baselines copy what nova made: ``copy_domain(host, uuid, tag)``
+reads the persistent definition of the instance's domain (``virsh
+dumpxml --inactive``), gives it a new name and UUID, copies the disk
+files it names into a directory of their own on the same storage, lets
+libvirt make the tap on the same bridge (``<interface type='bridge'>``
+without a fixed tap name or MAC), and writes the XML to a file, so that
+``virsh create`` / ``define`` of that file starts the same guest on the
+same host without touching nova's.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid as uuid_mod
+import xml.etree.ElementTree as ET
+
+from rows import common
+
+from nova.cli import client as client_mod  # noqa: E402
+from nova.testing import cluster as cluster_mod  # noqa: E402
+from nova.testing.cluster import net as cluster_net  # noqa: E402
+
+TIMEOUT = 300
+POLL = 0.02
+
+
+class BenchCluster:
+
+    def __init__(self, hosts, **spec_options):
+        self.base_dir = tempfile.mkdtemp(prefix='nova-bench-cluster-')
+        self.spec = cluster_mod.ClusterSpec(
+            base_dir=self.base_dir, hosts=hosts, debug=False,
+            **spec_options)
+        self.cluster = cluster_mod.Cluster(self.spec)
+        self.copies = []
+
+    def __enter__(self):
+        os.chmod(self.base_dir, 0o755)
+        try:
+            self.cluster.up(reclaim_first=False)
+        except BaseException:
+            self._remove_dir()
+            raise
+        self.record = self.cluster.record
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            for host, directory in self.copies:
+                shutil.rmtree(directory, ignore_errors=True)
+        finally:
+            try:
+                self.cluster.down()
+            finally:
+                self._remove_dir()
+
+    def _remove_dir(self):
+        if os.path.isdir(self.base_dir):
+            os.rmdir(self.base_dir)
+
+    # -- the REST API ------------------------------------------------------
+
+    def client(self, timeout=60):
+        client = client_mod.Client(self.record.api_url,
+                                   self.record.api_token, timeout=timeout)
+        client.negotiate('2.53')
+        return client
+
+    def compute_services(self, client):
+        return {s['host']: s for s in client.get('/os-services')['services']
+                if s['binary'] == 'nova-compute'}
+
+    def set_service(self, client, host, **fields):
+        """``PUT /os-services/<id>`` (``status``, ``forced_down``)."""
+        service = self.compute_services(client)[host]
+        client.put('/os-services/%s' % service['id'], fields)
+
+    def post_server(self, client, name):
+        body = {'server': {'name': name, 'imageRef': self.record.image_id,
+                           'flavorRef': self.spec.flavor_id,
+                           'networks': [{'uuid': self.record.network_id}]}}
+        return client.post('/servers', body)['server']['id']
+
+    def server(self, client, uuid):
+        return client.get('/servers/%s' % uuid)['server']
+
+    def wait_server(self, client, uuid, status, host=None, timeout=TIMEOUT):
+        """Until the server has ``status``, no task (and ``host``); an
+        ERROR not asked for raises."""
+        def reached():
+            server = self.server(client, uuid)
+            if server['status'] == 'ERROR' and status != 'ERROR':
+                raise RuntimeError('server %s went to ERROR: %s'
+                                   % (uuid, server.get('fault')))
+            return (server['status'] == status
+                    and server.get('OS-EXT-STS:task_state') is None
+                    and (host is None
+                         or server.get('OS-EXT-SRV-ATTR:host') == host))
+        common.wait_until(reached, timeout, 'server %s %s' % (uuid, status),
+                          interval=POLL)
+
+    def delete_servers(self, client, uuids, timeout=TIMEOUT):
+        common.delete_servers(client, uuids, timeout, interval=0.2)
+
+    # -- the hosts, seen from outside nova ---------------------------------
+
+    def entry(self, host):
+        return self.record.host(host)
+
+    def virsh(self, host, *args):
+        """``virsh -c <host's URI> args``; its stdout."""
+        return subprocess.run(
+            ['virsh', '-c', self.entry(host).libvirt_uri] + list(args),
+            capture_output=True, text=True, check=True,
+            timeout=TIMEOUT).stdout
+
+    def has_domain(self, host, uuid):
+        result = subprocess.run(
+            ['virsh', '-c', self.entry(host).libvirt_uri, 'domuuid',
+             'instance-' + uuid], capture_output=True, timeout=TIMEOUT)
+        return result.returncode == 0
+
+    def taps(self, host):
+        """The tap devices in the host's network namespace (one
+        ``if_nameindex`` call inside it)."""
+        path = cluster_net.NetworkNamespace(self.entry(host).netns).path
+        return {name for _index, name in cluster_net.run_in_netns(
+            path, socket.if_nameindex) if name.startswith('tap')}
+
+    def instance_dir(self, host, uuid):
+        return os.path.join(self.entry(host).storage_dir, uuid)
+
+    def copy_domain(self, host, uuid, tag):
+        """A copy of the instance's domain on ``host`` (see the module
+        docstring); the path of its XML file and its name."""
+        entry = self.entry(host)
+        xml = ET.fromstring(self.virsh(host, 'dumpxml', '--inactive',
+                                       'instance-' + uuid))
+        name = 'bench-%s' % tag
+        xml.find('name').text = name
+        xml.find('uuid').text = str(uuid_mod.uuid4())
+        inside = os.path.join(entry.instances_path, uuid)
+        outside = os.path.join(entry.storage_dir, uuid)
+        copy_inside = os.path.join(entry.instances_path, name)
+        copy_outside = os.path.join(entry.storage_dir, name)
+        os.makedirs(copy_outside)
+        self.copies.append((host, copy_outside))
+        for element in xml.iter():
+            for attribute in ('file', 'path'):
+                value = element.get(attribute)
+                if not value or not value.startswith(inside + '/'):
+                    continue
+                relative = value[len(inside) + 1:]
+                source = os.path.join(outside, relative)
+                if element.tag == 'source' and os.path.isfile(source):
+                    shutil.copy2(source, os.path.join(copy_outside,
+                                                      relative))
+                element.set(attribute, os.path.join(copy_inside, relative))
+        for interface in xml.iter('interface'):
+            bridge = self.spec.bridge
+            for child in list(interface):
+                if child.tag in ('target', 'mac', 'source', 'script'):
+                    interface.remove(child)
+            interface.set('type', 'bridge')
+            ET.SubElement(interface, 'source', bridge=bridge)
+        path = os.path.join(copy_outside, 'domain.xml')
+        with open(path, 'wb') as f:
+            f.write(ET.tostring(xml))
+        return path, name
+
+    def remove_copy(self, host, name):
+        """Destroy and undefine the copy (either may already be gone) and
+        remove its files."""
+        for command in (('destroy', name), ('undefine', name)):
+            subprocess.run(['virsh', '-c', self.entry(host).libvirt_uri]
+                           + list(command), capture_output=True,
+                           timeout=TIMEOUT)
+        shutil.rmtree(os.path.join(self.entry(host).storage_dir, name),
+                      ignore_errors=True)
+
+
+def timed_run(argv):
+    """Run ``argv`` (check it succeeded); seconds it took."""
+    started = time.perf_counter()
+    subprocess.run(argv, capture_output=True, check=True, timeout=TIMEOUT)
+    return time.perf_counter() - started
+
+
+def unavailable_reason():
+    return cluster_mod.unavailable_reason()

@@ -1,0 +1,128 @@
+"""Host-evacuate on real QEMU: every instance of a dead host to two
+targets, against parallel ``virsh create`` of the same split.
+
+A ``nova.testing.cluster`` of three compute hosts (``rows/qemu_cluster.py``).
+For N = 10 and 20 (``--quick``: 4): N servers are booted on
+``compute1`` (the other two disabled meanwhile); ``compute1`` fails (a
+power loss, ``Cluster.fail``) and is forced down. Then:
+
+* project: ``nova host-evacuate compute1`` (``nova.cli.servers.
+  do_host_evacuate``: one evacuate request per server, the conductor
+  choosing between ``compute2`` and ``compute3``), timed from the first
+  request until ``GET /servers/detail`` (polled every 100 ms) shows
+  every one ACTIVE, with no task, on a target;
+* baseline: a copy of each evacuated server's domain (its XML on the
+  target where it landed, its disks copied beforehand; see
+  ``qemu_cluster.copy_domain``) started with ``virsh create`` on that
+  target, all at once (one thread each), timed until the last ``virsh``
+  returns; then destroyed.
+
+Between the two sizes the servers are deleted and ``compute1`` revived.
+Target: ratio at most 1.25.
+"""
+
+import argparse
+import functools
+import io
+import time
+
+from rows import common
+from rows import qemu_cluster
+
+from nova.cli import servers as servers_cli  # noqa: E402
+
+SOURCE = 'compute1'
+TARGETS = ('compute2', 'compute3')
+LIMIT = 1.25
+
+
+def boot_on_source(bench, client, count, size):
+    for target in TARGETS:
+        bench.set_service(client, target, status='disabled')
+    try:
+        uuids = [bench.post_server(client, 'bench-hevac-%d-%d' % (size, n))
+                 for n in range(count)]
+        for uuid in uuids:
+            bench.wait_server(client, uuid, 'ACTIVE', host=SOURCE)
+    finally:
+        for target in TARGETS:
+            bench.set_service(client, target, status='enabled')
+    return uuids
+
+
+def host_evacuate(client, uuids):
+    """Seconds from the first request to every server ACTIVE on a
+    target; {uuid: target}."""
+    args = argparse.Namespace(host=SOURCE, target_host=None,
+                              on_shared_storage=False, force=False)
+    started = time.perf_counter()
+    if servers_cli.do_host_evacuate(client, args, io.StringIO()) != 0:
+        raise RuntimeError('host-evacuate refused a server')
+    landed = {}
+
+    def all_landed():
+        servers = client.get('/servers/detail',
+                             query={'all_tenants': '1'})['servers']
+        for server in servers:
+            if server['id'] not in uuids:
+                continue
+            if server['status'] == 'ERROR':
+                raise RuntimeError('evacuation of %s failed: %s'
+                                   % (server['id'], server.get('fault')))
+            host = server.get('OS-EXT-SRV-ATTR:host')
+            if (server['status'] == 'ACTIVE' and host in TARGETS
+                    and server.get('OS-EXT-STS:task_state') is None):
+                landed[server['id']] = host
+        return len(landed) == len(uuids)
+    common.wait_until(all_landed, qemu_cluster.TIMEOUT,
+                      'host-evacuate of %d servers' % len(uuids),
+                      interval=0.1)
+    return time.perf_counter() - started, landed
+
+
+def parallel_virsh_create(bench, landed, size):
+    copies = [(host,) + bench.copy_domain(host, uuid, 'hevac-%d-%d'
+                                          % (size, n))
+              for n, (uuid, host) in enumerate(sorted(landed.items()))]
+    try:
+        elapsed = common.run_threads([
+            functools.partial(qemu_cluster.timed_run,
+                              ['virsh', '-c', bench.entry(host).libvirt_uri,
+                               'create', path])
+            for host, path, _name in copies])
+    finally:
+        for host, _path, name in copies:
+            bench.remove_copy(host, name)
+    return elapsed
+
+
+def measure(bench, client, size):
+    uuids = boot_on_source(bench, client, size, size)
+    bench.cluster.fail(SOURCE)
+    bench.set_service(client, SOURCE, forced_down=True)
+    project, landed = host_evacuate(client, set(uuids))
+    baseline = parallel_virsh_create(bench, landed, size)
+    split = ', '.join('%s %d' % (t, list(landed.values()).count(t))
+                      for t in TARGETS)
+    bench.delete_servers(client, uuids)
+    return project, baseline, split
+
+
+def run(quick):
+    sizes = (4,) if quick else (10, 20)
+    lines = []
+    with qemu_cluster.BenchCluster(3) as bench:
+        client = bench.client()
+        for index, size in enumerate(sizes):
+            if index:
+                bench.set_service(client, SOURCE, forced_down=False)
+                bench.cluster.revive(SOURCE)
+            project, baseline, split = measure(bench, client, size)
+            value = common.ratio(project, baseline)
+            lines.append(common.Line(
+                'host-evacuate %d servers to 2 targets, real QEMU (%s)'
+                % (size, split), common.seconds(project),
+                'parallel virsh create: %s' % common.seconds(baseline),
+                '%.2fx' % value, 'ratio <= %g' % LIMIT,
+                common.verdict(value <= LIMIT)))
+    return lines
