@@ -12,7 +12,9 @@ of the manager. For each node the driver serves it records:
   logged at debug level.
 
 Nodes of this host that the driver no longer reports are removed, so a
-renamed node does not count twice.
+renamed node does not count twice. First, the host's usage counters are
+audited against its instances (``nova.objects.host_usage.audit``): a
+drift is corrected and logged.
 
 Example::
 
@@ -22,6 +24,7 @@ Example::
 from oslo_log import log as logging
 
 from nova import objects
+from nova.objects import host_usage
 from nova.scheduler import usage
 
 LOG = logging.getLogger(__name__)
@@ -34,6 +37,9 @@ def update_available_resource(compute, context) -> list:
     cannot describe is logged and keeps its previous row; a database error
     is raised.
     """
+    # The counters placement reads, checked against the instances now
+    # and then (every correction is logged).
+    host_usage.audit(compute.host)
     nodenames = list(compute.driver.get_available_nodes(refresh=True))
     written = []
     failed = set()

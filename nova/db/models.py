@@ -46,7 +46,7 @@ class Instance(TimestampMixin, Base):
     __table_args__ = (
         sa.Index(None, 'host', 'deleted'),
         sa.Index(None, 'vm_state', 'deleted'),
-        # Placement sums a host's usage from this index alone.
+        # The usage audit sums a host's instances from this index alone.
         sa.Index('ix_instances_usage', 'host', 'deleted', 'flavor_vcpus',
                  'flavor_memory_mb', 'flavor_disk_gb'),
     )
@@ -170,6 +170,20 @@ class HostClaimLease(Base):
     host: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
     holder: orm.Mapped[str] = orm.mapped_column(sa.String(36))
     expires_at: orm.Mapped[Timestamp]
+
+
+class HostUsage(Base):
+    """What the live instances of one node of a host take, kept in step
+    with every write of an instance row (``nova.objects.host_usage``)."""
+    __tablename__ = 'host_usage'
+
+    host: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
+    # '' for instances with no node recorded (a primary key is not NULL).
+    node: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
+    instances: orm.Mapped[int] = orm.mapped_column(default=0)
+    vcpus: orm.Mapped[int] = orm.mapped_column(default=0)
+    memory_mb: orm.Mapped[int] = orm.mapped_column(default=0)
+    disk_gb: orm.Mapped[int] = orm.mapped_column(default=0)
 
 
 class ComputeNode(TimestampMixin, Base):

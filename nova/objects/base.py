@@ -197,17 +197,20 @@ class NovaObject:
                             else self.fields[name].to_db(value))
         return values
 
-    def _db_insert(self, conflict=None) -> None:
+    def _db_insert(self, conflict=None, also=None) -> None:
         """INSERT every field but ``id``; set ``id`` from the new row.
 
         ``conflict``: an exception to raise instead of an IntegrityError
-        (a unique column already taken).
+        (a unique column already taken). ``also(session, values)`` runs
+        in the same transaction, after the INSERT.
         """
         values = self._db_values(n for n in self.fields if n != 'id')
         try:
             with db_api.session() as session:
                 result = session.execute(
                     sa.insert(self.model).values(**values))
+                if also is not None:
+                    also(session, values)
         except sa_exc.IntegrityError:
             if conflict is None:
                 raise

@@ -23,6 +23,7 @@ from nova import exception
 from nova.objects import base
 from nova.objects import fields
 from nova.objects import flavor as flavor_obj
+from nova.objects import host_usage
 
 _READ_DELETED = ('no', 'yes', 'only')
 
@@ -94,7 +95,10 @@ class Instance(base.NovaObject):
         now = base.utcnow()
         self.created_at = self.created_at or now
         self.updated_at = now
-        self._db_insert(conflict=exception.InstanceExists(name=self.uuid))
+        self._db_insert(
+            conflict=exception.InstanceExists(name=self.uuid),
+            also=lambda session, values: host_usage.move(
+                session, None, host_usage.share_of_values(values)))
         return self
 
     @classmethod
@@ -146,27 +150,11 @@ class Instance(base.NovaObject):
         instances on ``host`` (and ``node``) add up to, ``exclude_uuid``
         left out; disk is root + ephemeral + swap rounded up to a GiB.
 
-        One aggregate query answered from an index
-        (``ix_instances_usage``: the host and what each flavor takes, the
-        columns written with the flavor by ``_db_values``), whatever the
-        number of instances: no row is loaded (placement reads it at every
-        choice).
+        Read from the host's counters (``host_usage``, kept with every
+        write of an instance row): one row per node, whatever the number
+        of instances (placement reads it at every choice).
         """
-        def total(column):
-            return sa.func.coalesce(sa.func.sum(column), 0)
-        query = sa.select(
-            total(models.Instance.flavor_vcpus),
-            total(models.Instance.flavor_memory_mb),
-            total(models.Instance.flavor_disk_gb),
-        ).where(models.Instance.host == host,
-                models.Instance.deleted == sa.false())
-        if node is not None:
-            query = query.where(models.Instance.node == node)
-        if exclude_uuid is not None:
-            query = query.where(models.Instance.uuid != exclude_uuid)
-        with db_api.session(read_only=True) as session:
-            vcpus, memory_mb, disk_gb = session.execute(query).one()
-        return int(vcpus), int(memory_mb), int(disk_gb)
+        return host_usage.totals(host, node=node, exclude_uuid=exclude_uuid)
 
     @classmethod
     def get_all(cls, context, host=None, vm_state=None,
@@ -234,9 +222,18 @@ class Instance(base.NovaObject):
                       else list(and_migration)
                       if isinstance(and_migration, list)
                       else [and_migration])
+        moves = bool(changed & host_usage.SHARE_FIELDS)
         try:
             with db_api.session() as session:
+                if moves:
+                    # Locked until the commit: the share the counters
+                    # give back is the one this UPDATE replaces.
+                    before = host_usage.share_of(session, self.uuid,
+                                                 lock=True)
                 if session.execute(update).rowcount == 1:
+                    if moves:
+                        host_usage.move(session, before, host_usage.share_of(
+                            session, self.uuid))
                     for migration, expected in migrations:
                         self._save_migration(session, migration, expected)
                     db_obj = session.scalars(

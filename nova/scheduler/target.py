@@ -10,8 +10,9 @@ Room: capacity (vCPUs, memory, disk) comes from a *capacity provider*,
 records at start and every ``update_resources_interval`` seconds
 (``nova/compute/resources.py``), so it works whatever process the conductor
 runs in. Usage is not taken from the hypervisor, whose view lags behind
-claims, nor from those rows (they may be a minute old), but summed from the
-database at choice time (``usage.py``): the flavors of
+claims, nor from those rows (they may be a minute old), but read from the
+database at choice time (``usage.py``: the usage counters kept with every
+write of an instance row): the flavors of
 the instances placed on the host plus those of evacuations to it still in
 flight (``accepted``/``pre-migrating`` with that ``dest_compute``), against
 the capacity times ``[conductor] cpu_allocation_ratio``,

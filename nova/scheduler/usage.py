@@ -51,10 +51,11 @@ def usage(context, host: str, exclude_instance: str | None = None,
 
     ``node``: only those of that node (for a host with several).
     """
-    # NOTE: summed by the database, one query however many instances the
-    # host has: placement runs this for every candidate host at every
-    # choice, and loading each instance made a create cost grow with the
-    # number of servers.
+    # NOTE: read from the host's usage counters (nova/objects/
+    # host_usage.py), one row per node however many instances the host
+    # has: placement runs this for every candidate host at every choice,
+    # and loading (then summing) each instance made a create cost grow
+    # with the number of servers.
     used = Need(*objects.Instance.flavor_totals(
         context, host, node=node, exclude_uuid=exclude_instance))
     seen = set()

@@ -15,11 +15,13 @@ from nova.db import api as db_api
 from nova.db import migration
 from nova.db import models
 from nova import objects
+from nova.objects import host_usage as usage_obj
 from nova.scheduler import usage
 from nova.testing import postgresql
 from nova.tests import base
 from nova.tests.unit.compute import test_evacuation_states
 from nova.tests.unit.objects import test_host_lease
+from nova.tests.unit.objects import test_host_usage
 from nova.tests.unit.objects import test_instance
 
 _MISSING = postgresql.missing_reason()
@@ -71,9 +73,13 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         self.assertEqual((1, 20), test_host_lease.race_for_the_lease(
             self.ctx, 'h1'))
 
-    def test_usage_is_summed_by_the_database(self):
-        # The flavor is JSON text: PostgreSQL looks into it (a jsonb
-        # cast), as SQLite does with json_extract.
+    def test_usage_counters_stay_exact_under_concurrent_moves(self):
+        # Row locks, increments and the key order of the counter writes:
+        # no lost update, no deadlock, nothing for the audit to correct.
+        self.assertEqual([], test_host_usage.race_moves(self.ctx))
+        self.assertEqual([], usage_obj.audit('h1'))
+
+    def test_usage_is_kept_by_the_database(self):
         small = objects.Flavor('1', 'small', 512, 1, 1)
         large = objects.Flavor('2', 'large', 2048, 2, 10, ephemeral_gb=5,
                                swap=1)

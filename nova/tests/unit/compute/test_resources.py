@@ -1,8 +1,11 @@
 """A host's record in compute_nodes: the hypervisor's capacity, the
 database's usage."""
 
+import sqlalchemy as sa
+
 from nova.compute import operation
 from nova.compute import resources
+from nova.db import api as db_api
 from nova.model import vm_states
 from nova import objects
 from nova.tests.fixtures import compute as fixtures
@@ -53,6 +56,19 @@ class TestUpdateAvailableResource(fixtures.ComputeTestCase):
         second = resources.update_available_resource(self.compute,
                                                      self.context)
         self.assertEqual(first[0].id, second[0].id)
+        self.assertEqual([(fixtures.HOST, 8, 16384, 200, 0, 0, 0)],
+                         self.nodes())
+
+    def test_usage_that_drifted_from_the_instances_is_corrected(self):
+        instance = self.new_instance(flavor=LARGE)
+        # A write that bypassed the objects (an operator's SQL): the
+        # counters still hold the instance.
+        with db_api.session() as session:
+            session.execute(sa.text(
+                'UPDATE instances SET deleted = :yes WHERE uuid = :uuid'),
+                {'yes': True, 'uuid': instance.uuid})
+        with self.assertLogs('nova.objects.host_usage', 'WARNING'):
+            resources.update_available_resource(self.compute, self.context)
         self.assertEqual([(fixtures.HOST, 8, 16384, 200, 0, 0, 0)],
                          self.nodes())
 

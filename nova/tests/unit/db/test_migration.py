@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0006'
+HEAD = '0007'
 
 
 class MigrationTestCase(base.TestCase):
@@ -55,6 +55,27 @@ class MigrationTestCase(base.TestCase):
                 'FROM instances ORDER BY uuid')).all()
         # 10 root + 5 ephemeral + 1 MiB of swap taking a whole GiB.
         self.assertEqual([('i1', 2, 2048, 16), ('i2', None, None, None)],
+                         [tuple(r) for r in rows])
+
+    def test_0007_counts_the_live_instances_of_each_host(self):
+        migration.db_sync('0006')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, node, power_state, "
+                "deleted, flavor_vcpus, flavor_memory_mb, flavor_disk_gb) "
+                "VALUES ('i1', 'h1', 'n1', 0, 0, 2, 2048, 20), "
+                "('i2', 'h1', 'n1', 0, 0, 1, 512, 1), "
+                "('i3', 'h1', NULL, 0, 0, NULL, NULL, NULL), "
+                "('i4', 'h2', 'n2', 0, 1, 4, 4096, 40), "
+                "('i5', NULL, NULL, 0, 0, 8, 8192, 80)"))
+        self.assertEqual('0007', migration.db_sync('0007'))
+        with db_api.get_engine().connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT host, node, instances, vcpus, memory_mb, disk_gb '
+                'FROM host_usage ORDER BY host, node')).all()
+        # Deleted and host-less instances take nothing anywhere.
+        self.assertEqual([('h1', '', 1, 0, 0, 0),
+                          ('h1', 'n1', 2, 3, 2560, 21)],
                          [tuple(r) for r in rows])
 
     def test_sync_to_a_named_version(self):

@@ -1,0 +1,207 @@
+"""What the live instances of each host take, kept as counters.
+
+Placement reads a candidate host's usage at every choice. Summing the
+host's instances made that cost grow with the number of servers; instead
+``host_usage`` keeps one row per host and node (the number of live
+instances and what their flavors take), and every write of an instance
+row changes it in the same transaction (``objects.Instance.create`` and
+``save``): what the row took before the write is taken off its old host,
+what it takes after is added to its new one. Reading a host's usage is
+then one row per node, whatever the number of servers::
+
+    vcpus, memory_mb, disk_gb = host_usage.totals('compute1')
+
+Why this cannot drift under concurrency: the row's previous share is read
+with ``SELECT ... FOR UPDATE`` before the ``UPDATE`` (on SQLite every
+writer holds the database from ``BEGIN IMMEDIATE``), so two transactions
+moving one instance see each other's result, never the same old value;
+counters change by increments (``vcpus = vcpus + :delta``), not by values
+read earlier; and the counters of several hosts are always written in
+the order of their keys, so two moves in opposite directions cannot
+deadlock on PostgreSQL.
+
+What can still make the counters wrong is a write that bypasses
+``objects.Instance`` (an operator's SQL, a restored dump): ``audit()``
+recomputes a host's counters from its instances (under the lock of its
+counter rows, so a concurrent claim is counted once) and corrects them,
+logging every correction. Each compute host runs it with its periodic
+resource update (``nova/compute/resources.py``).
+"""
+
+import dataclasses
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from nova.db import api as db_api
+from nova.db import models
+
+LOG = logging.getLogger(__name__)
+
+_COUNTERS = ('instances', 'vcpus', 'memory_mb', 'disk_gb')
+
+
+@dataclasses.dataclass(frozen=True)
+class Share:
+    """What one live instance takes on its host and node."""
+    host: str
+    node: str
+    vcpus: int = 0
+    memory_mb: int = 0
+    disk_gb: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.host, self.node
+
+
+# The columns of an instance row that decide its share.
+_SHARE_COLUMNS = (models.Instance.host, models.Instance.node,
+                  models.Instance.deleted, models.Instance.flavor_vcpus,
+                  models.Instance.flavor_memory_mb,
+                  models.Instance.flavor_disk_gb)
+
+# Writing any of these fields can change an instance's share.
+SHARE_FIELDS = frozenset({'host', 'node', 'deleted', 'flavor'})
+
+
+def _share(row) -> Share | None:
+    if row is None:
+        return None
+    host, node, deleted, vcpus, memory_mb, disk_gb = row
+    if not host or deleted:
+        return None
+    return Share(host, node or '', vcpus or 0, memory_mb or 0, disk_gb or 0)
+
+
+def share_of(session, uuid: str, lock: bool = False) -> Share | None:
+    """The share instance ``uuid``'s row takes now (None: no host, deleted
+    or no row). ``lock``: hold the row until the transaction ends."""
+    query = sa.select(*_SHARE_COLUMNS).where(models.Instance.uuid == uuid)
+    if lock:
+        query = query.with_for_update()
+    return _share(session.execute(query).first())
+
+
+def share_of_values(values: dict) -> Share | None:
+    """The share of a row about to be inserted with ``values``."""
+    return _share(tuple(values.get(column.key)
+                        for column in _SHARE_COLUMNS))
+
+
+def move(session, before: Share | None, after: Share | None) -> None:
+    """Take ``before`` off its host and add ``after`` to its host, in
+    ``session``'s transaction."""
+    deltas: dict[tuple[str, str], list[int]] = {}
+    for share, sign in ((before, -1), (after, 1)):
+        if share is None:
+            continue
+        delta = deltas.setdefault(share.key, [0, 0, 0, 0])
+        for i, value in enumerate((1, share.vcpus, share.memory_mb,
+                                   share.disk_gb)):
+            delta[i] += sign * value
+    # In key order: two transactions never take two hosts' rows in
+    # opposite orders.
+    for key in sorted(deltas):
+        delta = deltas[key]
+        if any(delta):
+            _add(session, key, dict(zip(_COUNTERS, delta)))
+
+
+def _write(session, key: tuple[str, str], values: dict,
+           increment: bool) -> None:
+    """INSERT the counter row of ``key`` with ``values``, or, when it
+    exists, add ``values`` to it (``increment``) or replace it with them:
+    one statement either way, however many processes write at once."""
+    table = models.HostUsage.__table__
+    dialect = session.get_bind().dialect.name
+    insert = {'sqlite': sqlite.insert,
+              'postgresql': postgresql.insert}[dialect](table)
+    host, node = key
+    insert = insert.values(host=host, node=node, **values)
+    session.execute(insert.on_conflict_do_update(
+        index_elements=['host', 'node'],
+        set_={name: (table.c[name] + insert.excluded[name] if increment
+                     else insert.excluded[name]) for name in values}))
+
+
+def _add(session, key: tuple[str, str], delta: dict) -> None:
+    _write(session, key, delta, increment=True)
+
+
+def _set(session, key: tuple[str, str], values: dict) -> None:
+    _write(session, key, values, increment=False)
+
+
+def totals(host: str, node: str | None = None,
+           exclude_uuid: str | None = None) -> tuple[int, int, int]:
+    """(vCPUs, MiB, GiB) the live instances on ``host`` take (on its
+    ``node`` only if given), ``exclude_uuid``'s share left out."""
+    table = models.HostUsage
+    query = sa.select(
+        sa.func.coalesce(sa.func.sum(table.vcpus), 0),
+        sa.func.coalesce(sa.func.sum(table.memory_mb), 0),
+        sa.func.coalesce(sa.func.sum(table.disk_gb), 0),
+    ).where(table.host == host)
+    if node is not None:
+        query = query.where(table.node == node)
+    with db_api.session(read_only=True) as session:
+        vcpus, memory_mb, disk_gb = session.execute(query).one()
+        excluded = (share_of(session, exclude_uuid)
+                    if exclude_uuid is not None else None)
+    if excluded is not None and excluded.host == host and (
+            node is None or excluded.node == node):
+        vcpus -= excluded.vcpus
+        memory_mb -= excluded.memory_mb
+        disk_gb -= excluded.disk_gb
+    return int(vcpus), int(memory_mb), int(disk_gb)
+
+
+@dataclasses.dataclass(frozen=True)
+class Correction:
+    """A counter row the audit found wrong, and what it holds now."""
+    host: str
+    node: str
+    kept: dict
+    actual: dict
+
+
+def audit(host: str) -> list[Correction]:
+    """Recompute ``host``'s counters from its live instances and correct
+    those that drifted (each correction logged as a warning)."""
+    usage = models.HostUsage
+    instance = models.Instance
+    node = sa.func.coalesce(instance.node, '')
+
+    def total(column):
+        return sa.func.coalesce(sa.func.sum(column), 0)
+    corrections = []
+    with db_api.session() as session:
+        # The counter rows first, locked: a claim that commits while the
+        # instances are summed waits to change its counter until this
+        # transaction ends, so it is counted exactly once.
+        kept = {row.node: {name: getattr(row, name) for name in _COUNTERS}
+                for row in session.scalars(sa.select(usage).where(
+                    usage.host == host).with_for_update())}
+        actual = {
+            row[0]: dict(zip(_COUNTERS, (int(v) for v in row[1:])))
+            for row in session.execute(
+                sa.select(node, sa.func.count(), total(instance.flavor_vcpus),
+                          total(instance.flavor_memory_mb),
+                          total(instance.flavor_disk_gb))
+                .where(instance.host == host,
+                       instance.deleted == sa.false())
+                .group_by(node))}
+        zero = dict.fromkeys(_COUNTERS, 0)
+        for name in sorted(set(kept) | set(actual)):
+            was, now = kept.get(name, zero), actual.get(name, zero)
+            if was != now:
+                _set(session, (host, name), now)
+                corrections.append(Correction(host, name, was, now))
+    for c in corrections:
+        LOG.warning('Usage of host %(host)s node %(node)r had drifted from '
+                    'its instances: counted %(kept)s, corrected to '
+                    '%(actual)s', dataclasses.asdict(c))
+    return corrections
