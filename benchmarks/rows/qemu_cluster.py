@@ -46,7 +46,6 @@ class BenchCluster:
             base_dir=self.base_dir, hosts=hosts, debug=False,
             **spec_options)
         self.cluster = cluster_mod.Cluster(self.spec)
-        self.copies = []
 
     def __enter__(self):
         os.chmod(self.base_dir, 0o755)
@@ -59,14 +58,13 @@ class BenchCluster:
         return self
 
     def __exit__(self, *exc):
+        # Also stops what a row left running (copies included: their
+        # QEMU processes run in the hosts, their files are under
+        # base_dir).
         try:
-            for host, directory in self.copies:
-                shutil.rmtree(directory, ignore_errors=True)
+            self.cluster.down()
         finally:
-            try:
-                self.cluster.down()
-            finally:
-                self._remove_dir()
+            self._remove_dir()
 
     def _remove_dir(self):
         if os.path.isdir(self.base_dir):
@@ -148,38 +146,20 @@ class BenchCluster:
         """A copy of the instance's domain on ``host`` (see the module
         docstring); the path of its XML file and its name."""
         entry = self.entry(host)
-        xml = ET.fromstring(self.virsh(host, 'dumpxml', '--inactive',
-                                       'instance-' + uuid))
         name = 'bench-%s' % tag
-        xml.find('name').text = name
-        xml.find('uuid').text = str(uuid_mod.uuid4())
-        inside = os.path.join(entry.instances_path, uuid)
-        outside = os.path.join(entry.storage_dir, uuid)
-        copy_inside = os.path.join(entry.instances_path, name)
         copy_outside = os.path.join(entry.storage_dir, name)
         os.makedirs(copy_outside)
-        self.copies.append((host, copy_outside))
-        for element in xml.iter():
-            for attribute in ('file', 'path'):
-                value = element.get(attribute)
-                if not value or not value.startswith(inside + '/'):
-                    continue
-                relative = value[len(inside) + 1:]
-                source = os.path.join(outside, relative)
-                if element.tag == 'source' and os.path.isfile(source):
-                    shutil.copy2(source, os.path.join(copy_outside,
-                                                      relative))
-                element.set(attribute, os.path.join(copy_inside, relative))
-        for interface in xml.iter('interface'):
-            bridge = self.spec.bridge
-            for child in list(interface):
-                if child.tag in ('target', 'mac', 'source', 'script'):
-                    interface.remove(child)
-            interface.set('type', 'bridge')
-            ET.SubElement(interface, 'source', bridge=bridge)
+        text, files = copied_xml(
+            self.virsh(host, 'dumpxml', '--inactive', 'instance-' + uuid),
+            name, os.path.join(entry.instances_path, uuid),
+            os.path.join(entry.instances_path, name), self.spec.bridge)
+        for relative in files:
+            source = os.path.join(entry.storage_dir, uuid, relative)
+            if os.path.isfile(source):
+                shutil.copy2(source, os.path.join(copy_outside, relative))
         path = os.path.join(copy_outside, 'domain.xml')
-        with open(path, 'wb') as f:
-            f.write(ET.tostring(xml))
+        with open(path, 'w') as f:
+            f.write(text)
         return path, name
 
     def remove_copy(self, host, name):
@@ -191,6 +171,36 @@ class BenchCluster:
                            timeout=TIMEOUT)
         shutil.rmtree(os.path.join(self.entry(host).storage_dir, name),
                       ignore_errors=True)
+
+
+def copied_xml(text, name, directory, copy_directory, bridge):
+    """The domain XML ``text`` as a copy called ``name``: a new UUID;
+    every path under ``directory`` moved under ``copy_directory``; each
+    interface a ``type='bridge'`` one on ``bridge`` with no tap name nor
+    MAC (libvirt makes both). Returns (XML, [the disk files to copy,
+    relative to the directory])."""
+    xml = ET.fromstring(text)
+    xml.find('name').text = name
+    xml.find('uuid').text = str(uuid_mod.uuid4())
+    files = []
+    for element in xml.iter():
+        for attribute in ('file', 'path'):
+            value = element.get(attribute)
+            if not value or not value.startswith(directory + '/'):
+                continue
+            element.set(attribute, os.path.join(
+                copy_directory, value[len(directory) + 1:]))
+    for source in xml.findall('./devices/disk/source'):
+        value = source.get('file', '')
+        if value.startswith(copy_directory + '/'):
+            files.append(value[len(copy_directory) + 1:])
+    for interface in xml.iter('interface'):
+        for child in list(interface):
+            if child.tag in ('target', 'mac', 'source', 'script'):
+                interface.remove(child)
+        interface.set('type', 'bridge')
+        ET.SubElement(interface, 'source', bridge=bridge)
+    return ET.tostring(xml, encoding='unicode'), files
 
 
 def timed_run(argv):
