@@ -137,10 +137,11 @@ class Cloud:
         self._start_service('conductor', 'nova-conductor', 'conductor',
                             manager)
 
-    def start_compute(self, name):
+    def start_compute(self, name, vif_plugging_timeout=5):
         sim = fixtures.make_host(
             self.tmp, name, image_store_path=self.images.path,
-            connect=False, bridges=(BRIDGE,), vif_plugging_timeout=5)
+            connect=False, bridges=(BRIDGE,),
+            vif_plugging_timeout=vif_plugging_timeout)
         fixtures.write_node_xml(sim.node_path, cpus=self.cpus,
                                 memory_mb=self.memory_mb)
         manager = compute_manager.ComputeManager(sim.settings,

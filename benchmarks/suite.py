@@ -48,6 +48,7 @@ ROWS = (
     ('qemu_host_evacuate', 'qemu_host_evacuate', True),
     ('evacuate', 'evacuate_embedded', False),
     ('failed_spawn', 'failed_spawn', True),
+    ('failed_spawn_embedded', 'failed_spawn_embedded', False),
     ('memory', 'memory', False),
 )
 ROW_TIMEOUT = 45 * 60

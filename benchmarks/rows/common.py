@@ -8,11 +8,14 @@ not run. Nothing here times anything itself.
 """
 
 import dataclasses
+import functools
 import os
 import statistics
 import sys
 import threading
 import time
+import uuid as uuid_mod
+import xml.etree.ElementTree as ET
 
 BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.dirname(BENCHMARKS)
@@ -129,3 +132,68 @@ def delete_servers(client, uuids, timeout, interval=0.05):
         return not remaining
     wait_until(gone, timeout, 'deletion of %d servers' % len(uuids),
                interval=interval)
+
+
+def copied_xml(text, name, directory, copy_directory, bridge):
+    """The domain XML ``text`` as a copy called ``name``: a new UUID;
+    every path under ``directory`` moved under ``copy_directory``; each
+    interface a ``type='bridge'`` one on ``bridge`` with no tap name nor
+    MAC (libvirt makes both). Returns (XML, [the disk files to copy,
+    relative to the directory])."""
+    xml = ET.fromstring(text)
+    xml.find('name').text = name
+    xml.find('uuid').text = str(uuid_mod.uuid4())
+    files = []
+    for element in xml.iter():
+        for attribute in ('file', 'path'):
+            value = element.get(attribute)
+            if not value or not value.startswith(directory + '/'):
+                continue
+            element.set(attribute, os.path.join(
+                copy_directory, value[len(directory) + 1:]))
+    for source in xml.findall('./devices/disk/source'):
+        value = source.get('file', '')
+        if value.startswith(copy_directory + '/'):
+            files.append(value[len(copy_directory) + 1:])
+    for interface in xml.iter('interface'):
+        for child in list(interface):
+            if child.tag in ('target', 'mac', 'source', 'script'):
+                interface.remove(child)
+        interface.set('type', 'bridge')
+        ET.SubElement(interface, 'source', bridge=bridge)
+    return ET.tostring(xml, encoding='unicode'), files
+
+
+class MethodTimer:
+    """Times every call of the methods ``names`` of class ``cls`` while
+    installed (``durations``: {name: [seconds]}); nothing else changes."""
+
+    def __init__(self, cls, names):
+        self.cls = cls
+        self.durations = {name: [] for name in names}
+        self._real = {}
+
+    @property
+    def seconds(self):
+        return sum(sum(values) for values in self.durations.values())
+
+    def _timed(self, name, real):
+        @functools.wraps(real)
+        def call(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.durations[name].append(time.perf_counter() - started)
+        return call
+
+    def __enter__(self):
+        for name in self.durations:
+            real = self.cls.__dict__[name]
+            self._real[name] = real
+            setattr(self.cls, name, self._timed(name, real))
+        return self
+
+    def __exit__(self, *exc):
+        for name, real in self._real.items():
+            setattr(self.cls, name, real)

@@ -16,9 +16,7 @@ Baseline: N = 0, in the same run. Targets: at most 2 s at 10,000 besides
 hypervisor calls; statements the same as at N = 0.
 """
 
-import functools
 import statistics
-import time
 
 from rows import common
 
@@ -30,39 +28,10 @@ SECONDS_AT_MOST = 2.0
 HYPERVISOR_CALLS = ('get_power_states', 'list_instance_uuids')
 
 
-class HypervisorMeter:
-    """Sums the time spent in the ``HYPERVISOR_CALLS`` of every
-    ``LibvirtDriver`` while installed; nothing else changes."""
-
-    def __init__(self):
-        self.seconds = 0.0
-        self._real = {}
-
-    def _timed(self, real):
-        @functools.wraps(real)
-        def call(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return real(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - started
-        return call
-
-    def __enter__(self):
-        for name in HYPERVISOR_CALLS:
-            real = getattr(libvirt_driver.LibvirtDriver, name)
-            self._real[name] = real
-            setattr(libvirt_driver.LibvirtDriver, name, self._timed(real))
-        return self
-
-    def __exit__(self, *exc):
-        for name, real in self._real.items():
-            setattr(libvirt_driver.LibvirtDriver, name, real)
-
-
 def measure(count, runs):
     """(median total s, median besides hypervisor s, statements)."""
-    with HypervisorMeter() as meter:
+    with common.MethodTimer(libvirt_driver.LibvirtDriver,
+                            HYPERVISOR_CALLS) as meter:
         times, statements = init_host.measure(count, runs)
     # The meter saw every run; their hypervisor time is shared evenly.
     besides = [t - meter.seconds / runs for t in times]

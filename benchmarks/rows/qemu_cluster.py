@@ -25,8 +25,6 @@ import socket
 import subprocess
 import tempfile
 import time
-import uuid as uuid_mod
-import xml.etree.ElementTree as ET
 
 from rows import common
 
@@ -149,7 +147,7 @@ class BenchCluster:
         name = 'bench-%s' % tag
         copy_outside = os.path.join(entry.storage_dir, name)
         os.makedirs(copy_outside)
-        text, files = copied_xml(
+        text, files = common.copied_xml(
             self.virsh(host, 'dumpxml', '--inactive', 'instance-' + uuid),
             name, os.path.join(entry.instances_path, uuid),
             os.path.join(entry.instances_path, name), self.spec.bridge)
@@ -171,36 +169,6 @@ class BenchCluster:
                            timeout=TIMEOUT)
         shutil.rmtree(os.path.join(self.entry(host).storage_dir, name),
                       ignore_errors=True)
-
-
-def copied_xml(text, name, directory, copy_directory, bridge):
-    """The domain XML ``text`` as a copy called ``name``: a new UUID;
-    every path under ``directory`` moved under ``copy_directory``; each
-    interface a ``type='bridge'`` one on ``bridge`` with no tap name nor
-    MAC (libvirt makes both). Returns (XML, [the disk files to copy,
-    relative to the directory])."""
-    xml = ET.fromstring(text)
-    xml.find('name').text = name
-    xml.find('uuid').text = str(uuid_mod.uuid4())
-    files = []
-    for element in xml.iter():
-        for attribute in ('file', 'path'):
-            value = element.get(attribute)
-            if not value or not value.startswith(directory + '/'):
-                continue
-            element.set(attribute, os.path.join(
-                copy_directory, value[len(directory) + 1:]))
-    for source in xml.findall('./devices/disk/source'):
-        value = source.get('file', '')
-        if value.startswith(copy_directory + '/'):
-            files.append(value[len(copy_directory) + 1:])
-    for interface in xml.iter('interface'):
-        for child in list(interface):
-            if child.tag in ('target', 'mac', 'source', 'script'):
-                interface.remove(child)
-        interface.set('type', 'bridge')
-        ET.SubElement(interface, 'source', bridge=bridge)
-    return ET.tostring(xml, encoding='unicode'), files
 
 
 def timed_run(argv):
