@@ -161,8 +161,9 @@ def main():
     if args.list:
         for name, module, cluster in ROWS:
             doc = importlib.import_module('rows.' + module).__doc__
-            print('%-20s %s%s' % (name, doc.strip().splitlines()[0],
-                                  ' (cluster)' if cluster else ''))
+            summary = ' '.join(doc.strip().split('\n\n')[0].split())
+            print('%s%s\n    %s' % (name, ' (cluster)' if cluster else '',
+                                    summary))
         return 0
     names = [name for name, _module, _cluster in ROWS]
     selected = names
