@@ -13,8 +13,10 @@
 from nova.api.openstack import app as app_mod
 from nova.api.openstack import auth
 from nova.api.openstack import compute
+from nova.api.openstack import policy
 from nova.api import server as server_mod
 from nova.conf import CONF
+from nova import exception
 
 
 def make_app(compute_api, image_store=None, authenticator=None,
@@ -34,9 +36,37 @@ def make_app(compute_api, image_store=None, authenticator=None,
         authenticator = auth.from_config(CONF)
     max_limit = max_limit or CONF.api.max_limit
     router = compute.build_router(compute_api, image_store, max_limit)
-    return app_mod.APIApplication(
+    # A policy file that cannot be read or parsed stops the service here,
+    # not at the first request.
+    policy.validate()
+    app = app_mod.APIApplication(
         router, authenticator,
         max_body_size=max_body_size or CONF.api.max_request_body_size)
+    if isinstance(authenticator, auth.KeystoneAuth):
+        return keystone_auth_token(app)
+    return app
+
+
+def keystone_auth_token(app):
+    """``app`` behind keystonemiddleware's ``auth_token``, configured by
+    ``[keystone_authtoken]``. With ``delay_auth_decision`` the middleware
+    lets through a request with no valid token, marked so: version
+    discovery and the OpenAPI document stay public, everything else gets
+    the API's own 401 fault."""
+    from keystoneauth1 import exceptions as ks_exceptions
+    from keystonemiddleware import auth_token
+    needs = ('[api] auth_strategy = keystone needs the service\'s own '
+             'credentials in [keystone_authtoken] (auth_type = password, '
+             'auth_url, username, password, project_name, user_domain_name, '
+             'project_domain_name) and www_authenticate_uri')
+    if not CONF.keystone_authtoken.auth_type:
+        raise exception.InvalidConfiguration(reason=needs)
+    try:
+        wrapped = auth_token.AuthProtocol(app, {
+            'oslo_config_config': CONF, 'delay_auth_decision': 'true'})
+    except ks_exceptions.ClientException as e:
+        raise exception.InvalidConfiguration(reason='%s: %s' % (needs, e))
+    return wrapped
 
 
 def serve(app, host=None, port=None) -> server_mod.APIServer:

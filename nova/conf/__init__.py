@@ -14,6 +14,7 @@ from nova.conf import compute
 from nova.conf import conductor
 from nova.conf import database
 from nova.conf import image
+from nova.conf import keystone
 from nova.conf import libvirt
 from nova.conf import network
 from nova.conf import reaper
@@ -23,7 +24,7 @@ from nova.conf import storage
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, base, compute, conductor, database, image,
-            libvirt, network, reaper, service, storage)
+            keystone, libvirt, network, reaper, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

@@ -27,11 +27,16 @@ TCP port of the REST API. 0 picks a free port (tests).
                                'administrator. For one trusted machine.'),
                    ('token', 'Accept only the tokens listed in '
                              '``static_tokens``.'),
+                   ('keystone', 'Keystone tokens, validated by '
+                                'keystonemiddleware\'s ``auth_token`` '
+                                'with the ``[keystone_authtoken]`` '
+                                'options.'),
                ],
                help="""
 How a request proves who makes it.
 
-Related options: ``static_tokens``.
+Related options: ``static_tokens``; ``[keystone_authtoken]``;
+``[oslo_policy] policy_file``.
 """),
     cfg.MultiStrOpt('static_tokens',
                     default=[],

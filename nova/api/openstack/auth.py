@@ -1,4 +1,4 @@
-"""Who makes a request: the two authentication strategies.
+"""Who makes a request: the three authentication strategies.
 
 ``noauth2`` trusts the client: ``X-Auth-Token: USER:PROJECT`` (a token
 without a colon is both), ``X-Auth-Project-Id`` overrides the project, and
@@ -8,7 +8,10 @@ embedded default), never for a network.
 ``token`` accepts only the tokens of ``[api] static_tokens``
 (``TOKEN:USER:PROJECT[:ROLE,...]``); anything else is a 401.
 
-Both give a ``RequestContext`` whose request id every record of the
+``keystone`` takes the identity keystonemiddleware's ``auth_token``
+established from a Keystone token (``[keystone_authtoken]``).
+
+Each gives a ``RequestContext`` whose request id every record of the
 request carries; a valid incoming ``X-OpenStack-Request-ID`` becomes its
 ``global_request_id``.
 """
@@ -110,9 +113,38 @@ class StaticTokenAuth:
         return identity
 
 
-def from_config(conf) -> NoAuth2 | StaticTokenAuth:
+class KeystoneAuth:
+    """Who keystonemiddleware's ``auth_token`` says made the request.
+
+    ``auth_token`` runs in front of the application
+    (``nova.api.wsgi.make_app``) with ``delay_auth_decision``, so version
+    discovery stays public: it removes any identity header a client sent,
+    validates the token against Keystone and, when the token is good,
+    sets ``X-Identity-Status: Confirmed`` with the user, the project and
+    the roles; this reads them.
+    """
+    name = 'keystone'
+
+    def identify(self, headers) -> Identity:
+        if headers.get('X-Identity-Status') != 'Confirmed':
+            raise exception.NotAuthenticated(
+                reason='send a valid Keystone token in %s' % TOKEN_HEADER)
+        project_id = headers.get('X-Project-Id')
+        if not project_id:
+            raise exception.NotAuthenticated(
+                reason='the token is not scoped to a project')
+        roles = tuple(role.strip()
+                      for role in headers.get('X-Roles', '').split(',')
+                      if role.strip())
+        return Identity(_checked_id(headers.get('X-User-Id', ''), 'user'),
+                        _checked_id(project_id, 'project'), roles)
+
+
+def from_config(conf) -> NoAuth2 | StaticTokenAuth | KeystoneAuth:
     if conf.api.auth_strategy == 'token':
         return StaticTokenAuth(parse_static_tokens(conf.api.static_tokens))
+    if conf.api.auth_strategy == 'keystone':
+        return KeystoneAuth()
     return NoAuth2()
 
 

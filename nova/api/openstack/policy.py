@@ -1,8 +1,13 @@
-"""Who may do what: the API's policy rules, by Nova's rule names.
+"""Who may do what: the API's policy rules, by Nova's rule names, through
+oslo.policy.
 
-Two kinds of rule: ``ADMIN`` (administrators only) and ``OWNER``
-(administrators, or members of the project that owns the target). There is
-no policy file; the table below is the policy.
+Two kinds of default: ``ADMIN`` (``rule:context_is_admin``: the ``admin``
+role) and ``OWNER`` (``rule:admin_or_owner``: an administrator, or a member
+of the project that owns the target). The defaults are registered in code
+(``RULES``); an operator overrides any of them in the policy file
+(``[oslo_policy] policy_file``, ``policy.yaml`` in the configuration
+directory; ``tox -e genpolicy`` writes ``etc/nova/policy.yaml.sample``
+with every rule and its default), read again when it changes.
 
 Example::
 
@@ -11,6 +16,11 @@ Example::
                      target_project_id=instance.project_id)
 """
 
+import threading
+
+from oslo_policy import policy as oslo_policy
+
+from nova.conf import CONF
 from nova import exception
 
 ADMIN = 'admin'
@@ -47,14 +57,124 @@ RULES = {
 }
 
 
+# What each rule guards, for the sample policy file.
+DESCRIPTIONS = {
+    'os_compute_api:servers:index': 'List servers (GET /servers, '
+                                    '/servers/detail).',
+    'os_compute_api:servers:index:get_all_tenants':
+        'List the servers of every project (all_tenants=1).',
+    'os_compute_api:servers:allow_all_filters':
+        'Filter server lists by any field (host, node, ...).',
+    'os_compute_api:servers:show': 'Show a server.',
+    'os_compute_api:servers:create': 'Create a server.',
+    'os_compute_api:servers:delete': 'Delete a server.',
+    'os_compute_api:servers:start': 'Start a server (os-start).',
+    'os_compute_api:servers:stop': 'Stop a server (os-stop).',
+    'os_compute_api:servers:reboot': 'Reboot a server.',
+    'os_compute_api:os-suspend-server:suspend': 'Suspend a server.',
+    'os_compute_api:os-suspend-server:resume': 'Resume a server.',
+    'os_compute_api:os-extended-server-attributes':
+        'See the OS-EXT-SRV-ATTR attributes (host, instance name).',
+    'os_compute_api:os-evacuate':
+        'Evacuate a server from a failed host.',
+    'os_compute_api:os-admin-actions:reset_state':
+        'Reset the state of a server (os-resetState).',
+    'os_compute_api:os-services:list': 'List compute services.',
+    'os_compute_api:os-services:update':
+        'Enable, disable or force down a compute service.',
+    'os_compute_api:os-migrations:index': 'List migrations.',
+    'os_compute_api:os-server-external-events:create':
+        'Send external events (network-vif-plugged, ...) to servers.',
+    'os_compute_api:os-instance-actions:list':
+        'List the actions of a server.',
+    'os_compute_api:os-instance-actions:show': 'Show an action of a server.',
+    'os_compute_api:os-instance-actions:events':
+        'See the events of an action (before microversion 2.51).',
+    'os_compute_api:os-instance-actions:events:details':
+        'See the tracebacks of the events of an action.',
+    'os_compute_api:os-instance-actions:events:2.51':
+        'See the events of an action (microversion 2.51 and later).',
+    'os_compute_api:os-flavors': 'List and show flavors.',
+    'os_compute_api:images': 'List and show images (image proxy API).',
+}
+
+_CHECK_STRINGS = {
+    ADMIN: 'rule:context_is_admin',
+    OWNER: 'rule:admin_or_owner',
+}
+
+_BASE_RULES = (
+    oslo_policy.RuleDefault(
+        'context_is_admin', 'role:admin or is_admin:True',
+        description='Who is an administrator: the admin role (or a '
+                    'context the service elevated itself).'),
+    oslo_policy.RuleDefault(
+        'admin_or_owner',
+        'rule:context_is_admin or project_id:%(project_id)s',
+        description='An administrator, or a member of the project that '
+                    'owns the target.'),
+)
+
+
+def list_rules() -> list:
+    """Every rule with its default (the ``oslo.policy.policies`` entry
+    point, for ``oslopolicy-sample-generator --namespace nova``)."""
+    return list(_BASE_RULES) + [
+        oslo_policy.RuleDefault(
+            name, _CHECK_STRINGS[kind],
+            description=DESCRIPTIONS.get(name, name))
+        for name, kind in sorted(RULES.items())]
+
+
+_lock = threading.Lock()
+_enforcer: oslo_policy.Enforcer | None = None
+
+
+def get_enforcer() -> oslo_policy.Enforcer:
+    """The process's enforcer (the ``oslo.policy.enforcer`` entry point)."""
+    global _enforcer
+    with _lock:
+        if _enforcer is None:
+            enforcer = oslo_policy.Enforcer(CONF)
+            enforcer.register_defaults(list_rules())
+            _enforcer = enforcer
+        return _enforcer
+
+
+def validate() -> None:
+    """Read the policy file now: ``InvalidConfiguration`` when it cannot
+    be parsed, or names a rule's check that does not exist."""
+    enforcer = get_enforcer()
+    try:
+        enforcer.load_rules(force_reload=True)
+        enforcer.check_rules(raise_on_violation=True)
+    except Exception as e:
+        reset()
+        raise exception.InvalidConfiguration(
+            reason='policy file %s: %s' % (
+                enforcer.policy_path or CONF.oslo_policy.policy_file, e))
+
+
+def reset() -> None:
+    """Forget the enforcer (the next check reads the configuration and
+    the policy file again)."""
+    global _enforcer
+    with _lock:
+        _enforcer = None
+
+
 def check(context, rule: str, target_project_id: str | None = None) -> bool:
-    kind = RULES[rule]  # KeyError: a rule name typo is a bug, not a 403
-    if context.is_admin:
-        return True
-    if kind == ADMIN:
-        return False
-    return target_project_id is None or (
-        target_project_id == context.project_id)
+    """Whether ``context`` may do ``rule`` on a target owned by
+    ``target_project_id`` (None: no owner, the caller's own project)."""
+    if rule not in RULES:
+        raise KeyError(rule)    # a rule name typo is a bug, not a 403
+    target = {'project_id': (context.project_id if target_project_id is None
+                             else target_project_id)}
+    credentials = {'user_id': context.user_id,
+                   'project_id': context.project_id,
+                   'roles': list(context.roles),
+                   'is_admin': bool(context.is_admin)}
+    return get_enforcer().enforce(rule, target, credentials)
 
 
 def authorize(context, rule: str,

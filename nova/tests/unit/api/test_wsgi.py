@@ -2,9 +2,14 @@
 
 import json
 import socket
+import urllib.error
 import urllib.request
 
+from keystoneauth1 import loading as ks_loading
+
 from nova.api import wsgi as api_wsgi
+from nova.conf import CONF
+from nova import exception
 from nova.tests import base
 from nova.tests.unit.api.openstack import fakes
 
@@ -30,6 +35,58 @@ class MakeAppTest(base.TestCase):
         self.addCleanup(api.stop)
         self.assertEqual('127.0.0.1', api.host)
         self.assertNotEqual(0, api.port)
+
+
+class KeystoneAppTest(base.TestCase):
+    """The app behind keystonemiddleware's auth_token. No Keystone runs
+    here: only what needs no token validation is exercised (the real
+    Keystone runs in the cluster tests)."""
+
+    def _keystone(self, **credentials):
+        self.flags(auth_strategy='keystone', group='api')
+        if credentials.get('auth_type'):
+            # Registered by keystoneauth when it loads the plugin; here
+            # first, to be set.
+            CONF.register_opts(
+                ks_loading.get_auth_plugin_conf_options(
+                    credentials['auth_type']), group='keystone_authtoken')
+        self.flags(group='keystone_authtoken', **credentials)
+
+    def test_incomplete_service_credentials_are_refused(self):
+        self._keystone(auth_type='password')
+        with self.assertRaises(exception.InvalidConfiguration) as c:
+            api_wsgi.make_app(compute_api=None, image_store=object())
+        self.assertIn('auth_url', str(c.exception))
+
+    def test_keystone_without_service_credentials_is_refused(self):
+        self._keystone()
+        with self.assertRaises(exception.InvalidConfiguration) as c:
+            api_wsgi.make_app(compute_api=None, image_store=object())
+        self.assertIn('[keystone_authtoken]', str(c.exception))
+
+    def test_discovery_is_public_and_the_rest_needs_a_token(self):
+        self._keystone(auth_type='password',
+                       auth_url='http://127.0.0.1:1/v3', username='nova',
+                       password='secret', project_name='service',
+                       user_domain_name='Default',
+                       project_domain_name='Default',
+                       www_authenticate_uri='http://127.0.0.1:1/v3')
+        api = api_wsgi.serve(
+            api_wsgi.make_app(compute_api=None, image_store=object()),
+            '127.0.0.1', 0)
+        self.addCleanup(api.stop)
+        with urllib.request.urlopen(api.url + '/v2.1', timeout=5) as resp:
+            self.assertEqual(200, resp.status)
+        # No token, and a client's own identity headers, which auth_token
+        # removes: the API's 401 fault.
+        request = urllib.request.Request(
+            api.url + '/v2.1/servers',
+            headers={'X-Identity-Status': 'Confirmed', 'X-User-Id': 'u',
+                     'X-Project-Id': 'p', 'X-Roles': 'admin'})
+        with self.assertRaises(urllib.error.HTTPError) as c:
+            urllib.request.urlopen(request, timeout=5)
+        self.assertEqual(401, c.exception.code)
+        self.assertIn('unauthorized', json.loads(c.exception.read()))
 
 
 class RawHTTPTest(fakes.APITestCase):

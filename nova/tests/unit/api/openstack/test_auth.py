@@ -1,4 +1,4 @@
-"""The noauth2 and static token strategies."""
+"""The noauth2, static token and keystone strategies."""
 
 from nova.api.openstack import auth
 from nova import exception
@@ -80,6 +80,44 @@ class StaticTokenTest(base.TestCase):
         self.assertIsInstance(strategy, auth.StaticTokenAuth)
         self.flags(auth_strategy='noauth2', group='api')
         self.assertIsInstance(auth.from_config(CONF), auth.NoAuth2)
+
+
+class KeystoneAuthTest(base.TestCase):
+    """What keystonemiddleware's auth_token leaves in the headers."""
+
+    CONFIRMED = {'X-Identity-Status': 'Confirmed',
+                 'X-User-Id': '5f1c0c0e9f7a4a3c8d1e2f3a4b5c6d7e',
+                 'X-Project-Id': '0a1b2c3d4e5f60718293a4b5c6d7e8f9',
+                 'X-Roles': 'member, reader'}
+
+    def identify(self, **changes):
+        headers = dict(self.CONFIRMED, **changes)
+        return auth.KeystoneAuth().identify(
+            {k: v for k, v in headers.items() if v is not None})
+
+    def test_a_confirmed_identity(self):
+        identity = self.identify()
+        self.assertEqual(('5f1c0c0e9f7a4a3c8d1e2f3a4b5c6d7e',
+                          '0a1b2c3d4e5f60718293a4b5c6d7e8f9',
+                          ('member', 'reader'), False),
+                         (identity.user_id, identity.project_id,
+                          identity.roles, identity.is_admin))
+        self.assertTrue(self.identify(**{'X-Roles': 'admin'}).is_admin)
+
+    def test_no_confirmed_token_is_401(self):
+        for changes in ({'X-Identity-Status': 'Invalid'},
+                        {'X-Identity-Status': None},
+                        {'X-Project-Id': None},
+                        {'X-User-Id': 'bad id'}):
+            with self.subTest(changes=changes):
+                with self.assertRaises(exception.NotAuthenticated) as c:
+                    self.identify(**changes)
+                self.assertEqual(401, c.exception.code)
+
+    def test_from_config(self):
+        self.flags(auth_strategy='keystone', group='api')
+        from nova.conf import CONF
+        self.assertIsInstance(auth.from_config(CONF), auth.KeystoneAuth)
 
 
 class MakeContextTest(base.TestCase):
