@@ -66,7 +66,7 @@ def keystone_auth_token(app):
             'oslo_config_config': CONF, 'delay_auth_decision': 'true'})
     except ks_exceptions.ClientException as e:
         raise exception.InvalidConfiguration(reason='%s: %s' % (needs, e))
-    return wrapped
+    return app_mod.FaultBarrier(wrapped)
 
 
 def serve(app, host=None, port=None) -> server_mod.APIServer:

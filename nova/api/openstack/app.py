@@ -13,6 +13,7 @@ Order of work for a request:
 
 import http
 import json
+import sys
 import time
 
 from oslo_log import log as logging
@@ -40,6 +41,20 @@ def _status_line(status: int) -> str:
     except ValueError:
         phrase = 'Unknown'
     return '%d %s' % (status, phrase)
+
+
+def _encoded(body, headers, request_id) -> tuple[bytes, list]:
+    """The JSON payload of ``body`` (None: empty) and the response's
+    headers: ``headers`` with the content type and length, and the
+    request id."""
+    payload = b'' if body is None else json.dumps(body).encode('utf-8')
+    headers = dict(headers)
+    if body is not None:
+        headers['Content-Type'] = wsgi.JSON_TYPE
+    headers['Content-Length'] = str(len(payload))
+    for name in REQUEST_ID_HEADERS:
+        headers[name] = request_id
+    return payload, list(headers.items())
 
 
 def _raw_path_qs(environ) -> str:
@@ -79,21 +94,14 @@ class APIApplication:
         req.request_id = nova_context.generate_request_id()
         started = time.monotonic()
         status, body, headers = self._respond(req)
-        payload = b'' if body is None else json.dumps(body).encode('utf-8')
-        headers = dict(headers)
-        if body is not None:
-            headers['Content-Type'] = wsgi.JSON_TYPE
-        headers['Content-Length'] = str(len(payload))
-        request_id = req.request_id
-        for name in REQUEST_ID_HEADERS:
-            headers[name] = request_id
+        payload, headers = _encoded(body, headers, req.request_id)
         LOG.info('%(method)s %(path)s status: %(status)d len: %(len)d '
                  'microversion: %(ver)s time: %(secs).3f request: %(req)s',
                  {'method': req.method, 'path': _raw_path_qs(environ),
                   'status': status, 'len': len(payload),
                   'ver': req.api_version, 'secs': time.monotonic() - started,
-                  'req': request_id})
-        start_response(_status_line(status), list(headers.items()))
+                  'req': req.request_id})
+        start_response(_status_line(status), headers)
         return [payload]
 
     def _respond(self, req) -> tuple[int, object, dict]:
@@ -137,3 +145,24 @@ class APIApplication:
             result = wsgi.Result(result)
         headers.update(result.headers)
         return result.status, result.body, headers
+
+
+class FaultBarrier:
+    """A middleware in front of the API (keystonemiddleware's
+    ``auth_token``) that raises gets a Compute API fault, as a handler
+    would, instead of the WSGI server's bare text/plain 500."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        try:
+            return self.app(environ, start_response)
+        except Exception as exc:
+            request_id = nova_context.generate_request_id()
+            fault = faults.from_exception(exc, request_id)
+            payload, headers = _encoded(fault.body, fault.headers,
+                                        request_id)
+            start_response(_status_line(fault.status), headers,
+                           sys.exc_info())
+            return [payload]

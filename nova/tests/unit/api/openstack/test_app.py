@@ -1,7 +1,11 @@
 """The application: discovery, auth, microversion headers, body handling,
 request ids and path checks, through real requests (no socket)."""
 
+import json
+
 from nova.api.openstack import api_version as av
+from nova.api.openstack import app as app_mod
+from nova.tests import base
 from nova.tests.unit.api.openstack import fakes
 
 MAX = str(av.MAX_VERSION)
@@ -30,6 +34,18 @@ class VersionDiscoveryTest(fakes.APITestCase):
                 self.assertEqual(
                     'application/vnd.openstack.compute+json;version=2.1',
                     version['media-types'][0]['type'])
+
+    def test_maximum_is_295_and_latest_answers_it(self):
+        # 2.95: the version in which evacuate last changed.
+        self.assertEqual('2.95', MAX)
+        (version,) = self.request('GET', '/', token=None).json['versions']
+        self.assertEqual('2.95', version['version'])
+        response = self.request('GET', '/v2.1/servers', version='latest')
+        self.assertEqual(200, response.status_int, response.text)
+        self.assertEqual('compute 2.95',
+                         response.headers['OpenStack-API-Version'])
+        self.assertFault(self.request('GET', '/v2.1/servers',
+                                      version='2.96'), 406, 'computeFault')
 
     def test_unknown_major_version_is_404(self):
         self.assertFault(self.request('GET', '/v3/servers'), 404,
@@ -207,3 +223,22 @@ class RequestHandlingTest(fakes.APITestCase):
         message = self.assertFault(response, 500, 'computeFault')
         self.assertNotIn('hunter2', message)
         self.assertIn(response.headers['X-OpenStack-Request-ID'], message)
+
+
+class FaultBarrierTest(base.TestCase):
+
+    def test_a_middleware_that_raises_gets_a_fault_body(self):
+        def middleware(environ, start_response):
+            raise RuntimeError('catalog has no internal identity endpoint')
+        app = app_mod.FaultBarrier(middleware)
+        seen = {}
+
+        def start_response(status, headers, exc_info=None):
+            seen['status'], seen['headers'] = status, dict(headers)
+        with self.assertLogs('nova.api.openstack.faults', 'ERROR'):
+            body = json.loads(b''.join(app({}, start_response)))
+        self.assertEqual('500 Internal Server Error', seen['status'])
+        self.assertEqual('application/json', seen['headers']['Content-Type'])
+        self.assertEqual(500, body['computeFault']['code'])
+        self.assertIn(seen['headers']['X-OpenStack-Request-ID'],
+                      body['computeFault']['message'])
