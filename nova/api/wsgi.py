@@ -20,7 +20,7 @@ from nova import exception
 
 
 def make_app(compute_api, image_store=None, authenticator=None,
-             max_limit=None, max_body_size=None):
+             max_limit=None, max_body_size=None, auth_token_conf=None):
     """The Compute API v2.1 as a WSGI application.
 
     :param compute_api: a ``nova.compute.api.API``
@@ -28,6 +28,8 @@ def make_app(compute_api, image_store=None, authenticator=None,
         (default: the one at ``[image] store_path``)
     :param authenticator: ``auth.NoAuth2()`` or ``auth.StaticTokenAuth``
         (default: from ``[api] auth_strategy`` and ``static_tokens``)
+    :param auth_token_conf: the configuration whose ``[keystone_authtoken]``
+        keystonemiddleware reads (default: the service's)
     """
     if image_store is None:
         from nova.image import store
@@ -43,27 +45,28 @@ def make_app(compute_api, image_store=None, authenticator=None,
         router, authenticator,
         max_body_size=max_body_size or CONF.api.max_request_body_size)
     if isinstance(authenticator, auth.KeystoneAuth):
-        return keystone_auth_token(app)
+        return keystone_auth_token(app, auth_token_conf)
     return app
 
 
-def keystone_auth_token(app):
+def keystone_auth_token(app, conf=None):
     """``app`` behind keystonemiddleware's ``auth_token``, configured by
-    ``[keystone_authtoken]``. With ``delay_auth_decision`` the middleware
-    lets through a request with no valid token, marked so: version
-    discovery and the OpenAPI document stay public, everything else gets
-    the API's own 401 fault."""
+    ``[keystone_authtoken]`` of ``conf`` (default: the service's). With
+    ``delay_auth_decision`` the middleware lets through a request with no
+    valid token, marked so: version discovery and the OpenAPI document
+    stay public, everything else gets the API's own 401 fault."""
     from keystoneauth1 import exceptions as ks_exceptions
     from keystonemiddleware import auth_token
     needs = ('[api] auth_strategy = keystone needs the service\'s own '
              'credentials in [keystone_authtoken] (auth_type = password, '
              'auth_url, username, password, project_name, user_domain_name, '
              'project_domain_name) and www_authenticate_uri')
-    if not CONF.keystone_authtoken.auth_type:
+    conf = CONF if conf is None else conf
+    if not conf.keystone_authtoken.auth_type:
         raise exception.InvalidConfiguration(reason=needs)
     try:
         wrapped = auth_token.AuthProtocol(app, {
-            'oslo_config_config': CONF, 'delay_auth_decision': 'true'})
+            'oslo_config_config': conf, 'delay_auth_decision': 'true'})
     except ks_exceptions.ClientException as e:
         raise exception.InvalidConfiguration(reason='%s: %s' % (needs, e))
     return app_mod.FaultBarrier(wrapped)

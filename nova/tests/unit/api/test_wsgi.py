@@ -6,9 +6,11 @@ import urllib.error
 import urllib.request
 
 from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
 
+from nova.api.openstack import auth
 from nova.api import wsgi as api_wsgi
-from nova.conf import CONF
+from nova.conf import keystone as keystone_conf
 from nova import exception
 from nova.tests import base
 from nova.tests.unit.api.openstack import fakes
@@ -40,40 +42,46 @@ class MakeAppTest(base.TestCase):
 class KeystoneAppTest(base.TestCase):
     """The app behind keystonemiddleware's auth_token. No Keystone runs
     here: only what needs no token validation is exercised (the real
-    Keystone runs in the cluster tests)."""
+    Keystone: nova/tests/integration/test_keystone_clients.py).
 
-    def _keystone(self, **credentials):
-        self.flags(auth_strategy='keystone', group='api')
+    Each test has a configuration of its own: auth_token registers the
+    options of the auth plugin it loads (some required) on the
+    configuration it is given, which must not outlive the test."""
+
+    def _conf(self, **credentials):
+        conf = cfg.ConfigOpts()
+        keystone_conf.register_opts(conf)
+        conf([], project='nova', default_config_files=[])
         if credentials.get('auth_type'):
-            # Registered by keystoneauth when it loads the plugin; here
-            # first, to be set.
-            CONF.register_opts(
-                ks_loading.get_auth_plugin_conf_options(
-                    credentials['auth_type']), group='keystone_authtoken')
-        self.flags(group='keystone_authtoken', **credentials)
-
-    def test_incomplete_service_credentials_are_refused(self):
-        self._keystone(auth_type='password')
-        with self.assertRaises(exception.InvalidConfiguration) as c:
-            api_wsgi.make_app(compute_api=None, image_store=object())
-        self.assertIn('auth_url', str(c.exception))
+            conf.register_opts(ks_loading.get_auth_plugin_conf_options(
+                credentials['auth_type']), group='keystone_authtoken')
+        for name, value in credentials.items():
+            conf.set_override(name, value, group='keystone_authtoken')
+        return conf
 
     def test_keystone_without_service_credentials_is_refused(self):
-        self._keystone()
+        self.flags(auth_strategy='keystone', group='api')
         with self.assertRaises(exception.InvalidConfiguration) as c:
             api_wsgi.make_app(compute_api=None, image_store=object())
         self.assertIn('[keystone_authtoken]', str(c.exception))
 
+    def test_incomplete_service_credentials_are_refused(self):
+        conf = self._conf(auth_type='password')
+        with self.assertRaises(exception.InvalidConfiguration) as c:
+            api_wsgi.keystone_auth_token(object(), conf)
+        self.assertIn('auth_url', str(c.exception))
+
     def test_discovery_is_public_and_the_rest_needs_a_token(self):
-        self._keystone(auth_type='password',
-                       auth_url='http://127.0.0.1:1/v3', username='nova',
-                       password='secret', project_name='service',
-                       user_domain_name='Default',
-                       project_domain_name='Default',
-                       www_authenticate_uri='http://127.0.0.1:1/v3')
-        api = api_wsgi.serve(
-            api_wsgi.make_app(compute_api=None, image_store=object()),
-            '127.0.0.1', 0)
+        conf = self._conf(auth_type='password',
+                          auth_url='http://127.0.0.1:1/v3', username='nova',
+                          password='secret', project_name='service',
+                          user_domain_name='Default',
+                          project_domain_name='Default',
+                          www_authenticate_uri='http://127.0.0.1:1/v3')
+        app = api_wsgi.make_app(compute_api=None, image_store=object(),
+                                authenticator=auth.KeystoneAuth(),
+                                auth_token_conf=conf)
+        api = api_wsgi.serve(app, '127.0.0.1', 0)
         self.addCleanup(api.stop)
         with urllib.request.urlopen(api.url + '/v2.1', timeout=5) as resp:
             self.assertEqual(200, resp.status)
