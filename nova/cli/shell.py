@@ -4,9 +4,12 @@
          [--os-compute-api-version VERSION] COMMAND [ARGS]
 
 The endpoint comes from ``--os-endpoint``, else ``$OS_COMPUTE_API``, else
-``$NOVA_ENDPOINT``, else ``http://127.0.0.1:8774/v2.1``; the token from
-``--os-token`` or ``$OS_TOKEN`` (default ``admin:admin``, the embedded
-default's noauth2 administrator). The microversion defaults to the newest
+``$NOVA_ENDPOINT``; the token from ``--os-token`` or ``$OS_TOKEN``. With
+``$OS_AUTH_URL`` and no token, both come from Keystone as for the
+OpenStack clients (``keystone_auth.py``: ``OS_USERNAME``, ``OS_PASSWORD``,
+``OS_PROJECT_NAME``, ...). Otherwise the defaults are
+``http://127.0.0.1:8774/v2.1`` and ``admin:admin``, the embedded default's
+noauth2 administrator. The microversion defaults to the newest
 both sides know (``latest``).
 
 Exit codes: 0 success, 1 the request or command failed (``ERROR
@@ -23,9 +26,10 @@ from nova.cli import admin
 from nova.cli import client as client_mod
 from nova.cli import host_evacuate
 from nova.cli import host_evacuate_view
+from nova.cli import keystone_auth
 from nova.cli import servers
 
-DEFAULT_TOKEN = 'admin:admin'
+DEFAULT_TOKEN = keystone_auth.DEFAULT_TOKEN
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -66,14 +70,30 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
                                  'service REST API.')
     parser.add_argument(
         '--os-endpoint', metavar='URL',
-        default=_env(environ, 'OS_COMPUTE_API', 'NOVA_ENDPOINT',
-                     default=client_mod.DEFAULT_ENDPOINT),
+        default=_env(environ, 'OS_COMPUTE_API', 'NOVA_ENDPOINT'),
         help='Compute API endpoint (env OS_COMPUTE_API or NOVA_ENDPOINT; '
-             'default %(default)s)')
+             'default: the catalog\'s with OS_AUTH_URL, else %s)'
+             % client_mod.DEFAULT_ENDPOINT)
     parser.add_argument(
         '--os-token', metavar='TOKEN',
-        default=_env(environ, 'OS_TOKEN', default=DEFAULT_TOKEN),
-        help='token sent as X-Auth-Token (env OS_TOKEN)')
+        default=_env(environ, 'OS_TOKEN'),
+        help='token sent as X-Auth-Token (env OS_TOKEN; default: one from '
+             'Keystone with OS_AUTH_URL, else %s)' % DEFAULT_TOKEN)
+    keystone = parser.add_argument_group(
+        'Keystone', 'password authentication, as the OpenStack clients '
+                    '(used when an auth URL is set and no token given)')
+    for name, env_names, default in (
+            ('auth-url', ('OS_AUTH_URL',), None),
+            ('username', ('OS_USERNAME',), None),
+            ('password', ('OS_PASSWORD',), None),
+            ('project-name', ('OS_PROJECT_NAME', 'OS_TENANT_NAME'), None),
+            ('user-domain-name', ('OS_USER_DOMAIN_NAME',), 'Default'),
+            ('project-domain-name', ('OS_PROJECT_DOMAIN_NAME',), 'Default'),
+            ('region-name', ('OS_REGION_NAME',), None)):
+        keystone.add_argument(
+            '--os-' + name, default=_env(environ, *env_names,
+                                         default=default),
+            help='env %s' % ' or '.join(env_names))
     parser.add_argument(
         '--os-compute-api-version', metavar='VERSION',
         default=_env(environ, 'OS_COMPUTE_API_VERSION', default='latest'),
@@ -235,8 +255,8 @@ def main(argv=None, stdout=None, stderr=None, environ=None) -> int:
     stderr = sys.stderr if stderr is None else stderr
     args = build_parser(environ).parse_args(argv)
     try:
-        client = client_mod.Client(args.os_endpoint, args.os_token,
-                                   timeout=args.timeout)
+        endpoint, token = keystone_auth.resolve(args)
+        client = client_mod.Client(endpoint, token, timeout=args.timeout)
         client.negotiate(args.os_compute_api_version)
         return args.func(client, args, stdout)
     except client_mod.ClientException as e:
