@@ -152,6 +152,13 @@ class ComputeServiceStillUp(Invalid):
                'evacuate needs it down or forced down.')
 
 
+class EvacuationTargetStateUnsupported(Conflict):
+    msg_fmt = ('An evacuation that ends %(target_state)s needs every '
+               'service at RPC version 1.1; some are older (the RPC '
+               'version cap is lower). Use microversion 2.94 or earlier '
+               'until the upgrade is done.')
+
+
 class NoValidHost(NovaException):
     msg_fmt = 'No valid host was found. %(reason)s'
     code = 400

@@ -289,7 +289,7 @@ class API:
     # -- evacuate ------------------------------------------------------------
 
     def evacuate(self, context, instance, host=None, on_shared_storage=None,
-                 force=False) -> objects.Migration:
+                 force=False, target_state=None) -> objects.Migration:
         """Request the evacuation of ``instance`` off its dead host.
 
         Refused unless the source's compute service is down or forced down
@@ -298,6 +298,9 @@ class API:
         ``force``) is up. With a named host whose recorded storage identity
         contradicts ``on_shared_storage``, refused at once with
         ``InvalidSharedStorage``; otherwise the target checks it.
+        ``target_state``: None, the instance comes back in the vm_state it
+        had; ``stopped`` (microversion 2.95), it ends STOPPED on its new
+        host, its guest spawned powered off.
         """
         source = instance.host
         if not source:
@@ -325,9 +328,11 @@ class API:
                 dest_compute=host, dest_node=host,
                 migration_type=migration_obj.EVACUATION,
                 status=migration_obj.ACCEPTED).create()
+            extra = {} if target_state is None else {
+                'target_state': target_state}
             self.conductor_api.evacuate_instance(
                 context, instance, migration, host=host,
-                on_shared_storage=on_shared_storage)
+                on_shared_storage=on_shared_storage, **extra)
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 # Not handed over: the evacuation ends here, like every

@@ -28,6 +28,7 @@ event, states) and re-raised; over RPC a cast only logs it.
 import threading
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import excutils
 
 from nova.compute import build
@@ -45,6 +46,7 @@ from nova.compute import power
 from nova.compute import power_sync
 from nova.compute import reaper
 from nova.compute import reboot
+from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import rebuild
 from nova.compute import recovery
 from nova.compute import resources
@@ -69,6 +71,9 @@ LOG = logging.getLogger(__name__)
 
 class ComputeManager(nova_manager.Manager):
     """Manages the instances of one host (``settings.host``)."""
+
+    # The RPC version served (compute/rpcapi.py has the history).
+    target = messaging.Target(version=compute_rpcapi.RPC_API_VERSION)
 
     def __init__(self, settings, driver=None, virtapi=None):
         self.settings = settings
@@ -269,15 +274,19 @@ class ComputeManager(nova_manager.Manager):
                          image_ref=None, injected_files=None, new_pass=None,
                          orig_sys_metadata=None, bdms=None, recreate=False,
                          on_shared_storage=None, preserve_ephemeral=False,
-                         migration=None, scheduled_node=None):
-        """Rebuild here; ``recreate=True`` is an evacuation to this host."""
+                         migration=None, scheduled_node=None,
+                         target_state=None):
+        """Rebuild here; ``recreate=True`` is an evacuation to this host,
+        ending in ``target_state`` (None: the vm_state it had; ``stopped``:
+        spawned powered off, RPC 1.1)."""
         request = rebuild.RebuildRequest(
             orig_image_ref=orig_image_ref, image_ref=image_ref,
             injected_files=list(injected_files or ()), new_pass=new_pass,
             orig_sys_metadata=orig_sys_metadata, bdms=bdms,
             recreate=bool(recreate), on_shared_storage=on_shared_storage,
             preserve_ephemeral=bool(preserve_ephemeral),
-            migration=migration, scheduled_node=scheduled_node)
+            migration=migration, scheduled_node=scheduled_node,
+            target_state=target_state)
         # A rebuild spawns like a build: host-evacuate casts many at once
         # to a target, which builds at most max_concurrent_builds of them.
         with self._builds:

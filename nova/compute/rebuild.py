@@ -15,6 +15,9 @@ event and hands off here. Two workflows:
   storage, building new ones from the image otherwise) and only then moves
   ``instance.host``/``node`` here, together with migration ``done``, and
   completes the attempt; a failure binds the ports back to the source.
+  The instance comes back in the vm_state it had, unless the evacuation
+  was asked to end ``stopped`` (``target_state``, microversion 2.95): then
+  the guest is spawned powered off and the instance ends STOPPED.
   When spawn fails the manager's ``_rebuild_default_impl`` destroys the
   guest with ``destroy_disks=not on_shared_storage`` and re-raises (the
   fix of the evacuation-leftovers bug, doc/source/cleanup.rst,
@@ -83,6 +86,10 @@ class RebuildRequest:
     preserve_ephemeral: bool = False
     migration: object = None
     scheduled_node: str | None = None
+    # The vm_state an evacuation ends in: None keeps the one the instance
+    # had (before microversion 2.95), ``stopped`` spawns the guest powered
+    # off and ends STOPPED (2.95 and later).
+    target_state: str | None = None
 
 
 def _image_meta(image_meta, context, image_ref, required=True):
@@ -118,6 +125,8 @@ RebuildImpl = typing.Callable[..., None]
 ImageLookup = typing.Callable[[typing.Any, str], image_meta_mod.ImageMeta]
 
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
+# The same, ending STOPPED (an evacuation requested at 2.95 or later).
+EVACUATE_STOPPED = operation.Operation('evacuate_stopped', 'evacuate', EVENT)
 # system_metadata key: the vm_state an instance had before an evacuation
 # failed and left it in ERROR; the next evacuation brings it back in that
 # state (a stopped instance is not started by the retry).
@@ -154,7 +163,7 @@ class RebuildWorkflow:
     def run(self, context, instance):
         if self.request.recreate:
             self.runner.run(
-                context, instance, EVACUATE,
+                context, instance, self._evacuate_operation(),
                 lambda: self._evacuate(context, instance),
                 flow=operation.Flow(
                     claim=lambda inst, transition: self._claim_evacuation(
@@ -173,6 +182,19 @@ class RebuildWorkflow:
                                 fail=self._rebuild_failed))
 
     # -- evacuate ---------------------------------------------------------
+
+    def _evacuate_operation(self) -> operation.Operation:
+        # The RPC clients send no other target state (rpcapi.py).
+        if self.request.target_state == vm_states.STOPPED:
+            return EVACUATE_STOPPED
+        return EVACUATE
+
+    def _power_on(self, instance) -> bool:
+        """Whether the guest is spawned running: as before the evacuation,
+        unless the evacuation was asked to end stopped."""
+        if self.request.target_state == vm_states.STOPPED:
+            return False
+        return _state_before(instance) != vm_states.STOPPED
 
     def _node(self, request):
         if request.scheduled_node:
@@ -313,7 +335,7 @@ class RebuildWorkflow:
             on_shared_storage=shared, network_info=self.network_info,
             block_device_info=None,
             preserve_ephemeral=request.preserve_ephemeral,
-            power_on=_state_before(instance) != vm_states.STOPPED,
+            power_on=self._power_on(instance),
             attempt=self.attempt, migration=self.migration)
         crashpoint.reached('evacuate.before_instance_moves')
 
@@ -367,8 +389,9 @@ class RebuildWorkflow:
         instance.node = migration.dest_node
         instance.power_state = operation.current_power_state(self.driver,
                                                              instance)
-        instance.vm_state = states.get('evacuate').vm_state_after(
-            True, _state_before(instance, original_vm_state))
+        instance.vm_state = states.get(
+            self._evacuate_operation().transition).vm_state_after(
+                True, _state_before(instance, original_vm_state))
         instance.system_metadata.pop(OLD_VM_STATE, None)
         instance.task_state = None
         instance.network_info = port_bindings.after_spawn(

@@ -7,14 +7,34 @@ with the request context first and keyword arguments. Every method is a
 Version history:
 
 * 1.0: the initial API.
+* 1.1: ``rebuild_instance`` takes ``target_state`` (the vm_state an
+  evacuation ends in: ``stopped``, microversion 2.95); a message without
+  it, or sent as 1.0, keeps the vm_state the instance had.
 """
 
 import oslo_messaging as messaging
 
+from nova import exception
 from nova import rpc
 
 TOPIC = 'compute'
-RPC_API_VERSION = '1.0'
+RPC_API_VERSION = '1.1'
+
+
+def check_target_state(client, target_state, version='1.1') -> str:
+    """The version a message with ``target_state`` goes out as.
+
+    None needs nothing new (1.0, the old behaviour); a state (the API
+    sends only ``stopped``) needs ``version``, and a client capped below
+    it (a rolling upgrade with older services) refuses, rather than let
+    the evacuation end in the wrong state.
+    """
+    if target_state is None:
+        return '1.0'
+    if not client.can_send_version(version):
+        raise exception.EvacuationTargetStateUnsupported(
+            target_state=target_state)
+    return version
 
 
 class ComputeAPI:
@@ -28,7 +48,8 @@ class ComputeAPI:
         target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
         self.client = rpc.get_client(target, version_cap=version_cap)
 
-    def _cctxt(self, host, version=RPC_API_VERSION):
+    def _cctxt(self, host, version='1.0'):
+        # ``version``: the one the message last changed in.
         if not host:
             raise ValueError('no compute host to send to')
         return self.client.prepare(server=host, version=version)
@@ -68,16 +89,23 @@ class ComputeAPI:
                          image_ref, injected_files, new_pass,
                          orig_sys_metadata, bdms, recreate,
                          on_shared_storage, preserve_ephemeral, migration,
-                         scheduled_node):
-        """Cast to ``host`` (the evacuation target), else instance.host."""
-        self._cctxt(host or instance.host).cast(
+                         scheduled_node, target_state=None):
+        """Cast to ``host`` (the evacuation target), else instance.host.
+
+        ``target_state`` (1.1): ``stopped`` makes the evacuation end
+        STOPPED; None (sent as 1.0, without it) keeps the vm_state.
+        """
+        version = check_target_state(self.client, target_state)
+        extra = {} if target_state is None else {
+            'target_state': target_state}
+        self._cctxt(host or instance.host, version=version).cast(
             ctxt, 'rebuild_instance', instance=instance,
             orig_image_ref=orig_image_ref, image_ref=image_ref,
             injected_files=injected_files, new_pass=new_pass,
             orig_sys_metadata=orig_sys_metadata, bdms=bdms,
             recreate=recreate, on_shared_storage=on_shared_storage,
             preserve_ephemeral=preserve_ephemeral, migration=migration,
-            scheduled_node=scheduled_node)
+            scheduled_node=scheduled_node, **extra)
 
     def external_instance_event(self, ctxt, instances, events, host=None):
         """Cast events to one host: ``host`` or the first instance's host.

@@ -8,6 +8,8 @@ as the specification. ``KEEP`` means "the vm_state the instance had when the
 operation started" (a failed stop leaves an active instance active);
 ``KEEP_OR_RECOVER`` keeps it too but turns ERROR into ACTIVE (a successful
 evacuation leaves a stopped instance stopped and a broken one running).
+``evacuate_stopped`` is the evacuation of microversion 2.95 and later: it
+starts from the same states as ``evacuate`` and ends STOPPED.
 
 The failure column follows the cleanup contract (doc/source/cleanup.rst,
 "Operation by operation"): a failed start leaves the instance STOPPED with
@@ -90,6 +92,12 @@ TRANSITIONS = {t.action: t for t in (
        ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR, later=(ts.REBUILD_SPAWNING,)),
     _t('evacuate', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
        ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR,
+       later=(ts.REBUILD_SPAWNING,)),
+    # An evacuation requested at microversion 2.95 or later: the guest is
+    # spawned powered off, whatever it was before, and the instance ends
+    # STOPPED on its new host (the operator starts it when ready).
+    _t('evacuate_stopped', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
+       ts.REBUILDING, vs.STOPPED, vs.ERROR,
        later=(ts.REBUILD_SPAWNING,)),
     _t('delete', vs.ALL - {vs.DELETED}, ts.ALL | {None},
        ts.DELETING, vs.DELETED, vs.ERROR),

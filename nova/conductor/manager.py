@@ -16,12 +16,14 @@ host, ``[conductor] host_evacuate_workers`` at a time, and returns one
 from concurrent import futures
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import excutils
 
 from nova.compute import api as compute_api
 from nova.compute import evacuation_states
 from nova.model import task_states
 from nova.conductor import results
+from nova.conductor import rpcapi as conductor_rpcapi
 from nova.scheduler import target as target_mod
 from nova.conf import CONF
 from nova import exception
@@ -43,13 +45,17 @@ class _LocalConductor:
         self.manager = manager
 
     def evacuate_instance(self, ctxt, instance, migration, host=None,
-                          on_shared_storage=None):
+                          on_shared_storage=None, target_state=None):
         self.manager.evacuate_instance(ctxt, instance, migration, host=host,
-                                       on_shared_storage=on_shared_storage)
+                                       on_shared_storage=on_shared_storage,
+                                       target_state=target_state)
 
 
 class ConductorManager(nova_manager.Manager):
     """Endpoints of topic ``conductor``."""
+
+    # The RPC version served (conductor/rpcapi.py has the history).
+    target = messaging.Target(version=conductor_rpcapi.RPC_API_VERSION)
 
     def __init__(self, compute_rpcapi, capacity_provider=None,
                  chooser=None):
@@ -59,8 +65,10 @@ class ConductorManager(nova_manager.Manager):
     # -- evacuate one instance -----------------------------------------------
 
     def evacuate_instance(self, ctxt, instance, migration, host=None,
-                          on_shared_storage=None):
-        """Choose a target (unless ``host``) and rebuild the instance there.
+                          on_shared_storage=None, target_state=None):
+        """Choose a target (unless ``host``) and rebuild the instance there,
+        ending in ``target_state`` (None: the vm_state it had; ``stopped``
+        at microversion 2.95).
 
         Returns the target host; raises (after ending the evacuation) when
         there is none.
@@ -83,7 +91,8 @@ class ConductorManager(nova_manager.Manager):
                     bdms=None, recreate=True,
                     on_shared_storage=on_shared_storage,
                     preserve_ephemeral=False, migration=migration,
-                    scheduled_node=migration.dest_node)
+                    scheduled_node=migration.dest_node,
+                    target_state=target_state)
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation did not reach a target: %s',

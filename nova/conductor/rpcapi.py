@@ -6,14 +6,18 @@ running conductor may serve a message (no server in the target).
 Version history:
 
 * 1.0: the initial API.
+* 1.1: ``evacuate_instance`` takes ``target_state`` (``stopped``:
+  microversion 2.95's evacuation that ends STOPPED), passed on to the
+  target's ``rebuild_instance``.
 """
 
 import oslo_messaging as messaging
 
+from nova.compute import rpcapi as compute_rpcapi
 from nova import rpc
 
 TOPIC = 'conductor'
-RPC_API_VERSION = '1.0'
+RPC_API_VERSION = '1.1'
 
 
 class ConductorAPI:
@@ -24,17 +28,22 @@ class ConductorAPI:
                                      timeout=timeout)
 
     def evacuate_instance(self, ctxt, instance, migration, host=None,
-                          on_shared_storage=None):
-        """Cast: choose a target (unless ``host``) and rebuild there."""
-        self.client.prepare(version=RPC_API_VERSION).cast(
+                          on_shared_storage=None, target_state=None):
+        """Cast: choose a target (unless ``host``) and rebuild there,
+        ending in ``target_state`` (1.1; None keeps the vm_state)."""
+        version = compute_rpcapi.check_target_state(self.client,
+                                                    target_state)
+        extra = {} if target_state is None else {
+            'target_state': target_state}
+        self.client.prepare(version=version).cast(
             ctxt, 'evacuate_instance', instance=instance,
             migration=migration, host=host,
-            on_shared_storage=on_shared_storage)
+            on_shared_storage=on_shared_storage, **extra)
 
     def host_evacuate(self, ctxt, host, target_host=None,
                       on_shared_storage=None):
         """Call: evacuate every instance of ``host``; returns a list of
         ``EvacuationResult(instance_uuid, accepted, error)``."""
-        return self.client.prepare(version=RPC_API_VERSION).call(
+        return self.client.prepare(version='1.0').call(
             ctxt, 'host_evacuate', host=host, target_host=target_host,
             on_shared_storage=on_shared_storage)

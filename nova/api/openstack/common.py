@@ -6,8 +6,11 @@ gives the status at rest, some task states override it while they run
 (an active server being hard-rebooted is ``HARD_REBOOT``).
 """
 
+import dataclasses
 import datetime
 import re
+
+from oslo_utils import timeutils
 
 from nova.model import task_states as ts
 from nova.model import vm_states as vs
@@ -164,3 +167,57 @@ def paginate(items: list, limit: int, marker: str | None, key) -> list:
             raise exception.ValidationError(
                 detail='marker [%s] not found' % marker)
     return items[:limit]
+
+
+def _query_time(req, name: str) -> datetime.datetime | None:
+    text = query_value(req, name)
+    if text is None:
+        return None
+    try:
+        value = timeutils.parse_isotime(text)
+    except ValueError:
+        raise exception.ValidationError(
+            detail='Invalid input for query parameter %s. Value: %s. It is '
+                   'not an ISO 8601 date-time.' % (name, text[:100]))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangesWindow:
+    """``changes-since`` / ``changes-before``: a window of update times
+    (both ends included; an open end is None)."""
+    since: datetime.datetime | None = None
+    before: datetime.datetime | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.since is not None or self.before is not None
+
+    def contains(self, value: datetime.datetime | None) -> bool:
+        if not self.given:
+            return True
+        if value is None:
+            return False
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        if self.since is not None and value < self.since:
+            return False
+        return self.before is None or value <= self.before
+
+
+def changes_window(req, since_version: str | None,
+                   before_version: str = '2.66') -> ChangesWindow:
+    """The ``changes-since`` (from ``since_version``; None: every
+    version) and ``changes-before`` (from ``before_version``) of a list
+    request; a window that ends before it starts is a 400."""
+    since = (_query_time(req, 'changes-since')
+             if req.is_version(since_version) else None)
+    before = (_query_time(req, 'changes-before')
+              if req.is_version(before_version) else None)
+    if since is not None and before is not None and since > before:
+        raise exception.ValidationError(
+            detail='The value of changes-since must be less than or equal '
+                   'to changes-before.')
+    return ChangesWindow(since, before)

@@ -19,7 +19,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
     controllers = [
         servers.ServersController(compute_api, max_limit),
         server_actions.ServerActionsController(compute_api),
-        instance_actions.InstanceActionsController(),
+        instance_actions.InstanceActionsController(max_limit),
         services.ServicesController(),
         migrations.MigrationsController(max_limit),
         server_external_events.ServerExternalEventsController(compute_api),

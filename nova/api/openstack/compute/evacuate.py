@@ -6,7 +6,11 @@ By microversion, as the reference says:
   operator's claim (the target host still checks it against evidence);
 * from 2.14 it is gone and the hosts decide from evidence alone;
 * from 2.29 ``force`` skips the checks of a named target host; forcing
-  needs a named host.
+  needs a named host;
+* from 2.68 ``force`` is refused (400) again;
+* from 2.95 the evacuated server ends STOPPED (``SHUTOFF``) on its new
+  host, its guest spawned powered off, whatever its state before; below
+  2.95 it comes back in the state it had.
 
 ``adminPass`` is part of the reference's body, but nothing here can set a
 password inside a guest; a request carrying one is refused (400) rather
@@ -20,6 +24,7 @@ from nova.api.openstack.compute.schemas import evacuate as schemas
 from nova.api.openstack import validation
 from nova.api.openstack import wsgi
 from nova import exception
+from nova.model import vm_states
 
 
 class EvacuateAction:
@@ -50,7 +55,10 @@ class EvacuateAction:
         if host is not None and host == instance.host:
             raise exception.ValidationError(
                 detail="The target host can't be the same one.")
+        extra = {}
+        if req.is_version('2.95'):
+            extra['target_state'] = vm_states.STOPPED
         self.compute_api.evacuate(req.context, instance, host=host,
                                   on_shared_storage=on_shared_storage,
-                                  force=force)
+                                  force=force, **extra)
         return wsgi.Result(None, status=200)

@@ -1,4 +1,9 @@
-"""``/flavors``: the sizes a server can have (read only here)."""
+"""``/flavors``: the sizes a server can have (read only here).
+
+By microversion: ``description`` from 2.55 (flavors here have none:
+null), ``extra_specs`` in the detailed views from 2.61 (none here: {}),
+``swap`` 0 instead of "" for no swap from 2.75.
+"""
 
 import re
 
@@ -13,8 +18,11 @@ _FLAVOR_ID_RE = re.compile(r'^[A-Za-z0-9_.-]{1,255}$')
 
 
 def _basic(req, flavor) -> dict:
-    return {'id': flavor.flavorid, 'name': flavor.name,
+    view = {'id': flavor.flavorid, 'name': flavor.name,
             'links': common.links(req, 'flavors', flavor.flavorid)}
+    if req.is_version('2.55'):
+        view['description'] = None
+    return view
 
 
 def _detail(req, flavor) -> dict:
@@ -24,12 +32,14 @@ def _detail(req, flavor) -> dict:
         'vcpus': flavor.vcpus,
         'disk': flavor.root_gb,
         'OS-FLV-EXT-DATA:ephemeral': flavor.ephemeral_gb,
-        # The reference shows no swap as "" (before 2.75).
-        'swap': flavor.swap or '',
+        # The reference shows no swap as "" before 2.75, 0 from 2.75.
+        'swap': flavor.swap or (0 if req.is_version('2.75') else ''),
         'rxtx_factor': 1.0,
         'os-flavor-access:is_public': True,
         'OS-FLV-DISABLED:disabled': False,
     })
+    if req.is_version('2.61'):
+        view['extra_specs'] = {}
     return view
 
 

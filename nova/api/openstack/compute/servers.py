@@ -1,6 +1,15 @@
-"""``/servers``: list, show, create and delete servers."""
+"""``/servers``: list, show, create and delete servers.
+
+The list's query parameters by microversion: ``changes-since`` (every
+version) and ``changes-before`` (2.66) select the servers updated, or
+deleted, in that window; ``locked`` from 2.73; ``user_id``, ``vm_state``,
+``task_state`` and ``power_state`` for non-admins too from 2.83; from 2.75
+a parameter the list does not know is a 400 (below, it is ignored).
+"""
 
 import re
+
+from oslo_utils import strutils
 
 from nova.api.openstack import common
 from nova.api.openstack.compute.schemas import servers as schemas
@@ -10,6 +19,32 @@ from nova.api.openstack import wsgi
 from nova.api.openstack.router import Route
 from nova import exception
 from nova import objects
+
+
+# Filters of the servers list that compare a field of the server.
+_FIELD_FILTERS = ('image', 'flavor', 'user_id', 'vm_state', 'task_state',
+                  'power_state')
+# Those only administrators may use below 2.83.
+_ADMIN_FIELD_FILTERS = ('user_id', 'vm_state', 'task_state', 'power_state')
+# Every query parameter the servers list acts on (some only from a
+# microversion, some only for administrators): from 2.75 any other is a
+# 400, below it is ignored, as the reference does.
+_KNOWN_QUERY = frozenset(('all_tenants', 'project_id', 'tenant_id', 'host',
+                          'deleted', 'status', 'name', 'limit', 'marker',
+                          'changes-since', 'changes-before', 'locked',
+                          *_FIELD_FILTERS))
+
+
+def _check_known_query(req) -> None:
+    if not req.is_version('2.75'):
+        return
+    unknown = sorted(set(req.GET.keys()) - _KNOWN_QUERY)
+    if unknown:
+        raise exception.ValidationError(
+            detail='Invalid input for query parameters %s: additional '
+                   'properties are not allowed (this API filters servers '
+                   'by %s).' % (', '.join(n[:100] for n in unknown[:10]),
+                                ', '.join(sorted(_KNOWN_QUERY))))
 
 
 def _last_segment(ref) -> str:
@@ -38,6 +73,7 @@ class ServersController:
     def _filtered(self, req) -> list:
         context = req.context
         policy.authorize(context, 'os_compute_api:servers:index')
+        _check_known_query(req)
         admin_filters = policy.check(
             context, 'os_compute_api:servers:allow_all_filters')
         all_tenants = common.query_value(req, 'all_tenants')
@@ -53,23 +89,84 @@ class ServersController:
             project = (common.query_value(req, 'project_id')
                        or common.query_value(req, 'tenant_id'))
         host = common.query_value(req, 'host') if admin_filters else None
+        window = common.changes_window(req, None)
         include_deleted = False
         deleted = common.query_value(req, 'deleted')
         if deleted is not None and admin_filters:
             include_deleted = deleted.lower() in ('1', 'true', 'yes', 'on')
         instances = self.compute_api.get_all(
-            context, host=host, include_deleted=include_deleted)
+            context, host=host,
+            include_deleted=include_deleted or window.given)
         if include_deleted:
             instances = [i for i in instances if i.deleted]
+        # changes-since/-before also find the servers deleted in the
+        # window, as the reference's do.
+        instances = [i for i in instances if window.contains(i.updated_at)]
         if project is not None:
             instances = [i for i in instances if i.project_id == project]
         instances = self._by_status(req, instances)
         instances = self._by_name(req, instances)
+        instances = self._by_fields(req, instances, admin_filters)
+        instances = self._by_locked(req, instances)
         # Newest first, as the reference's default sort (created_at desc).
         instances = list(reversed(instances))
         limit, marker = common.limit_and_marker(req, self.max_limit)
         return common.paginate(instances, limit, marker,
                                key=lambda i: i.uuid)
+
+    @staticmethod
+    def _by_fields(req, instances, admin_filters):
+        """``image``, ``flavor`` (everyone), ``user_id``, ``vm_state``,
+        ``task_state``, ``power_state`` (administrators; from 2.83
+        everyone). A filter the caller may not use is ignored, as the
+        reference ignores it."""
+        wanted = {}
+        for name in _FIELD_FILTERS:
+            value = common.query_value(req, name)
+            if value is None:
+                continue
+            if (name in _ADMIN_FIELD_FILTERS and not admin_filters
+                    and not req.is_version('2.83')):
+                continue
+            wanted[name] = value
+        if 'power_state' in wanted:
+            try:
+                wanted['power_state'] = int(wanted['power_state'])
+            except ValueError:
+                raise exception.ValidationError(
+                    detail='Invalid power_state filter %r: an integer is '
+                           'expected.' % wanted['power_state'][:100])
+        if 'image' in wanted:
+            wanted['image'] = _last_segment(wanted['image'])
+        if 'flavor' in wanted:
+            wanted['flavor'] = _last_segment(wanted['flavor'])
+
+        def value_of(instance, name):
+            if name == 'image':
+                return instance.image_ref
+            if name == 'flavor':
+                return instance.flavor.flavorid if instance.flavor else None
+            return getattr(instance, name)
+        return [i for i in instances
+                if all(value_of(i, name) == value
+                       for name, value in wanted.items())]
+
+    @staticmethod
+    def _by_locked(req, instances):
+        """``locked`` (2.73): nothing locks a server here, so
+        ``locked=true`` finds none."""
+        if not req.is_version('2.73'):
+            return instances
+        text = common.query_value(req, 'locked')
+        if text is None:
+            return instances
+        try:
+            locked = strutils.bool_from_string(text, strict=True)
+        except ValueError:
+            raise exception.ValidationError(
+                detail='Invalid locked filter %r: a boolean is expected.'
+                       % text[:100])
+        return [] if locked else instances
 
     def _by_status(self, req, instances):
         status = common.query_value(req, 'status')
@@ -120,7 +217,7 @@ class ServersController:
         instance = common.get_instance(self.compute_api, req.context,
                                        server_id)
         services = self._services_for_host_status(req)
-        return {'server': views.detail(req, instance, services)}
+        return {'server': views.detail(req, instance, services, show=True)}
 
     # -- create and delete ---------------------------------------------------
 

@@ -54,6 +54,9 @@ class _RecordingClient:
     def prepare(self, **options):
         return self
 
+    def can_send_version(self, version):
+        return True
+
     def cast(self, ctxt, method, **kwargs):
         self.sent.append((method, kwargs))
 

@@ -152,7 +152,8 @@ class RebuildTestCase(base.TestCase):
             status=migration_obj.ACCEPTED).create()
         return ctx, migration
 
-    def evacuate(self, instance, on_shared_storage=None, target=None):
+    def evacuate(self, instance, on_shared_storage=None, target=None,
+                 **extra):
         ctx, migration = self.request_evacuation(instance)
         target = target or self.b
         target.rebuild_instance(
@@ -160,7 +161,7 @@ class RebuildTestCase(base.TestCase):
             image_ref=instance.image_ref, injected_files=[], new_pass=None,
             orig_sys_metadata={}, bdms=None, recreate=True,
             on_shared_storage=on_shared_storage, preserve_ephemeral=False,
-            migration=migration, scheduled_node=None)
+            migration=migration, scheduled_node=None, **extra)
         return ctx, migration
 
     def fresh(self, obj):
@@ -358,6 +359,23 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         instance = self.boot_on_a(vm_states.ERROR)
         self.evacuate(instance)
         self.assertEqual(vm_states.ACTIVE, self.fresh(instance).vm_state)
+
+    def test_target_state_stopped_spawns_powered_off_and_ends_stopped(self):
+        # Microversion 2.95: whatever the state before, running or broken.
+        for before in (vm_states.ACTIVE, vm_states.ERROR):
+            with self.subTest(before=before):
+                instance = self.boot_on_a(before)
+                _ctx, migration = self.evacuate(
+                    instance, target_state=vm_states.STOPPED)
+                row = self.fresh(instance)
+                self.assertEqual(
+                    ('b', vm_states.STOPPED, None, power_state.SHUTDOWN),
+                    (row.host, row.vm_state, row.task_state,
+                     row.power_state))
+                self.assertEqual(migration_obj.DONE,
+                                 self.fresh(migration).status)
+                self.assertEqual(power_state.SHUTDOWN,
+                                 self.b.driver.domain(instance.uuid).state)
 
     def test_a_taken_migration_is_refused_without_touching_anything(self):
         instance = self.boot_on_a()

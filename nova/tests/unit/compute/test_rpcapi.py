@@ -10,6 +10,7 @@ import oslo_messaging as messaging
 
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context as nova_context
+from nova import exception
 from nova.model import network as network_model
 from nova import objects
 from nova import rpc
@@ -138,7 +139,28 @@ class TestComputeAPI(base.TestCase):
                           self.instance)
 
     def test_version_cap(self):
-        self.assertEqual('1.0', compute_rpcapi.RPC_API_VERSION)
+        self.assertEqual('1.1', compute_rpcapi.RPC_API_VERSION)
         capped = compute_rpcapi.ComputeAPI(version_cap='0.9')
         self.assertRaises(messaging.RPCVersionCapError,
                           capped.stop_instance, self.ctxt, self.instance)
+
+    def _rebuild(self, api, **kwargs):
+        api.rebuild_instance(
+            self.ctxt, self.instance, host='compute2', orig_image_ref='i',
+            image_ref='i', injected_files=[], new_pass=None,
+            orig_sys_metadata={}, bdms=None, recreate=True,
+            on_shared_storage=None, preserve_ephemeral=False,
+            migration=None, scheduled_node='compute2', **kwargs)
+
+    def test_target_state_needs_1_1_and_is_refused_below(self):
+        # Without a target state the message is 1.0 and does not carry
+        # it (a 1.0 service serves it); with one, a client capped at 1.0
+        # refuses instead of letting the evacuation end in another state.
+        self._rebuild(self.api)
+        _host, name, kwargs = self._next()
+        self.assertEqual('rebuild_instance', name)
+        self.assertNotIn('target_state', kwargs)
+        capped = compute_rpcapi.ComputeAPI(version_cap='1.0')
+        self.assertRaises(exception.EvacuationTargetStateUnsupported,
+                          self._rebuild, capped, target_state='stopped')
+        self.assertTrue(self.received.empty())

@@ -52,6 +52,21 @@ class TestTransitionTable(base.TestCase):
         self.assertEqual(vm_states.ACTIVE,
                          t.vm_state_after(True, vm_states.ACTIVE))
 
+    def test_evacuate_stopped_ends_stopped_and_starts_like_evacuate(self):
+        # Microversion 2.95's evacuation: the same start, another end.
+        evacuate = states.get('evacuate')
+        stopped = states.get('evacuate_stopped')
+        self.assertEqual(
+            (evacuate.from_vm_states, evacuate.from_task_states,
+             evacuate.task_state, evacuate.later_task_states),
+            (stopped.from_vm_states, stopped.from_task_states,
+             stopped.task_state, stopped.later_task_states))
+        for before in (vm_states.ACTIVE, vm_states.STOPPED, vm_states.ERROR):
+            self.assertEqual(vm_states.STOPPED,
+                             stopped.vm_state_after(True, before), before)
+            self.assertEqual(vm_states.ERROR,
+                             stopped.vm_state_after(False, before), before)
+
     def test_successful_evacuation_or_rebuild_recovers_an_error(self):
         for action in ('evacuate', 'rebuild'):
             self.assertEqual(vm_states.ACTIVE, states.get(action)

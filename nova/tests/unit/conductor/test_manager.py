@@ -87,6 +87,20 @@ class TestEvacuateInstance(ConductorTestCase):
         self.assertEqual(('conductor_rebuild_server', 'Success'),
                          (event.event, event.result))
 
+    def test_target_state_is_passed_on_to_the_target(self):
+        instance = dbf.make_instance(self.ctx, 'a')
+        migration = self.requested(instance)
+        self.conductor.evacuate_instance(self.ctx, instance, migration,
+                                         target_state=vm_states.STOPPED)
+        _name, _args, kwargs = self.compute.calls[0]
+        self.assertEqual(vm_states.STOPPED, kwargs['target_state'])
+        # Without one (microversion 2.94 and below): None, the old end.
+        instance = dbf.make_instance(self.ctx, 'a')
+        self.conductor.evacuate_instance(self.ctx, instance,
+                                         self.requested(instance))
+        _name, _args, kwargs = self.compute.calls[1]
+        self.assertIsNone(kwargs['target_state'])
+
     def test_no_target_ends_the_evacuation_with_vm_state_kept(self):
         dbf.set_down(self.target)
         instance = dbf.make_instance(self.ctx, 'a', vm_state=vm_states.STOPPED)

@@ -18,10 +18,14 @@ class RecordingConductor:
     def __init__(self, received):
         self.received = received
 
+    # Serves 1.1 (target_state), as ConductorManager does.
+    target = messaging.Target(version=conductor_rpcapi.RPC_API_VERSION)
+
     def evacuate_instance(self, ctxt, instance, migration, host=None,
-                          on_shared_storage=None):
+                          on_shared_storage=None, target_state=None):
         self.received.put(('evacuate_instance', instance, migration, host,
                            on_shared_storage))
+        self.received.put(('target_state', target_state))
 
     def host_evacuate(self, ctxt, host, target_host=None,
                       on_shared_storage=None):
@@ -58,12 +62,15 @@ class TestConductorAPI(base.TestCase):
         self.api = conductor_rpcapi.ConductorAPI(timeout=10)
         self.ctxt = nova_context.get_admin_context()
 
-    def test_evacuate_instance_is_cast_with_objects(self):
+    def instance_and_migration(self):
         instance = objects.Instance(self.ctxt, host='compute1')
-        migration = objects.Migration(self.ctxt,
-                                      instance_uuid=instance.uuid,
-                                      migration_type='evacuation',
-                                      status='accepted')
+        return instance, objects.Migration(self.ctxt,
+                                           instance_uuid=instance.uuid,
+                                           migration_type='evacuation',
+                                           status='accepted')
+
+    def test_evacuate_instance_is_cast_with_objects(self):
+        instance, migration = self.instance_and_migration()
         self.api.evacuate_instance(self.ctxt, instance, migration,
                                    host='compute2', on_shared_storage=True)
         name, got_instance, got_migration, host, shared = \
@@ -72,6 +79,21 @@ class TestConductorAPI(base.TestCase):
         self.assertEqual(instance.uuid, got_instance.uuid)
         self.assertIsInstance(got_migration, objects.Migration)
         self.assertEqual(('compute2', True), (host, shared))
+        self.assertEqual(('target_state', None),
+                         self.received.get(timeout=10))
+
+    def test_evacuate_instance_with_a_target_state_is_1_1(self):
+        instance, migration = self.instance_and_migration()
+        self.api.evacuate_instance(self.ctxt, instance, migration,
+                                   target_state='stopped')
+        self.received.get(timeout=10)
+        self.assertEqual(('target_state', 'stopped'),
+                         self.received.get(timeout=10))
+        capped = conductor_rpcapi.ConductorAPI(version_cap='1.0')
+        self.assertRaises(exception.EvacuationTargetStateUnsupported,
+                          capped.evacuate_instance, self.ctxt, instance,
+                          migration, target_state='stopped')
+        self.assertTrue(self.received.empty())
 
     def test_host_evacuate_returns_typed_results(self):
         answer = self.api.host_evacuate(self.ctxt, 'compute1')

@@ -4,6 +4,14 @@ Field names and shapes are the reference's. Attributes whose policy is
 admin-only (``OS-EXT-SRV-ATTR:*``, ``host_status``) appear only for
 administrators; ``fault`` only for servers in ERROR (or deleted), with its
 ``details`` (a traceback) only for administrators or non-500 faults.
+
+Fields by microversion beyond the base: ``OS-EXT-SRV-ATTR`` extras 2.3,
+``locked`` 2.9, ``host_status`` 2.16, ``description`` 2.19, ``tags`` 2.26,
+the embedded flavor 2.47, ``trusted_image_certificates`` 2.63 (null: no
+image is signature-checked here), ``server_groups`` 2.71 (show only;
+empty: there are no server groups), ``locked_reason`` 2.73 (null: nothing
+locks a server here), and from 2.90 ``OS-EXT-SRV-ATTR:hostname`` for
+every user who may see the server.
 """
 
 import hashlib
@@ -20,13 +28,17 @@ _PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE',
                       'VERIFY_RESIZE', 'MIGRATING')
 
 
-def host_id(instance) -> str:
-    """An opaque per-project name of the host (the reference's hostId)."""
-    if not instance.host:
+def host_id_of(project_id: str | None, host: str | None) -> str:
+    """An opaque per-project name of ``host`` (the reference's hostId)."""
+    if not host:
         return ''
     return hashlib.sha224(
-        ((instance.project_id or '') + instance.host).encode('utf-8')
-    ).hexdigest()
+        ((project_id or '') + host).encode('utf-8')).hexdigest()
+
+
+def host_id(instance) -> str:
+    """The hostId of a server's host."""
+    return host_id_of(instance.project_id, instance.host)
 
 
 def _ip_version(address: str) -> int:
@@ -105,8 +117,14 @@ def basic(req, instance) -> dict:
             'links': common.links(req, 'servers', instance.uuid)}
 
 
-def detail(req, instance, services=None) -> dict:
-    """The full view; ``services``: compute services by host (2.16)."""
+def hostname(instance) -> str | None:
+    """The guest's hostname as the API shows it (the display name)."""
+    return instance.display_name
+
+
+def detail(req, instance, services=None, show=False) -> dict:
+    """The full view; ``services``: compute services by host (2.16);
+    ``show``: the view of ``GET /servers/{id}`` (``server_groups``)."""
     context = req.context
     status = common.status_from_state(instance.vm_state, instance.task_state)
     view = basic(req, instance)
@@ -143,7 +161,7 @@ def detail(req, instance, services=None) -> dict:
             instance.uuid,)
         if req.is_version('2.3'):
             view.update({
-                'OS-EXT-SRV-ATTR:hostname': instance.display_name,
+                'OS-EXT-SRV-ATTR:hostname': hostname(instance),
                 'OS-EXT-SRV-ATTR:reservation_id': '',
                 'OS-EXT-SRV-ATTR:launch_index': 0,
                 'OS-EXT-SRV-ATTR:kernel_id': '',
@@ -160,6 +178,14 @@ def detail(req, instance, services=None) -> dict:
         view['description'] = None
     if req.is_version('2.26'):
         view['tags'] = []
+    if req.is_version('2.63'):
+        view['trusted_image_certificates'] = None
+    if req.is_version('2.71') and show:
+        view['server_groups'] = []
+    if req.is_version('2.73'):
+        view['locked_reason'] = None
+    if req.is_version('2.90'):
+        view['OS-EXT-SRV-ATTR:hostname'] = hostname(instance)
     shown_fault = fault(context, instance)
     if shown_fault is not None:
         view['fault'] = shown_fault

@@ -53,6 +53,18 @@ class OpenAPITest(fakes.APITestCase):
         self.assertIn('force', body['properties']['evacuate']['properties'])
         self.assertEqual(1, body['maxProperties'])
 
+    def test_evacuate_body_has_no_force_from_268(self):
+        for version, has_force in (('2.67', True), ('2.68', False),
+                                   ('2.95', False)):
+            with self.subTest(version=version):
+                action = self.document(version)['paths'][
+                    '/servers/{server_id}/action']['post']
+                evacuate = action['requestBody']['content'][
+                    'application/json']['schema']['properties']['evacuate']
+                self.assertEqual(has_force,
+                                 'force' in evacuate['properties'])
+                self.assertFalse(evacuate['additionalProperties'])
+
     def test_parameters_name_the_path_and_the_microversion(self):
         show = self.document('2.10')['paths']['/servers/{server_id}']['get']
         self.assertEqual(

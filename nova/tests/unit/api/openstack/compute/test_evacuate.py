@@ -129,3 +129,36 @@ class EvacuateTest(fakes.APITestCase):
                          400, 'badRequest',
                          'Compute service of host2 is unavailable')
         self.assertUntouched()
+
+    def test_force_refused_again_from_268(self):
+        self.assertFault(self.evacuate({'host': 'host2', 'force': True},
+                                       version='2.68'), 400, 'badRequest',
+                         "'force' was unexpected")
+        self.assertFault(self.evacuate({'host': 'host2', 'force': False},
+                                       version='2.95'), 400, 'badRequest',
+                         "'force' was unexpected")
+        self.assertUntouched()
+        response = self.evacuate({'host': 'host2', 'force': True},
+                                 version='2.67')
+        self.assertEqual(200, response.status_int, response.text)
+
+    def test_below_295_the_evacuation_keeps_the_vm_state(self):
+        response = self.evacuate({'host': 'host2'}, version='2.94')
+        self.assertEqual(200, response.status_int, response.text)
+        ((name, _args, kwargs),) = self.conductor_rpc.casts
+        self.assertEqual('evacuate_instance', name)
+        self.assertNotIn('target_state', kwargs)
+
+    def test_from_295_the_evacuation_is_asked_to_end_stopped(self):
+        response = self.evacuate({'host': 'host2'}, version='2.95')
+        self.assertEqual(200, response.status_int, response.text)
+        self.assertEqual(b'', response.body)
+        ((name, _args, kwargs),) = self.conductor_rpc.casts
+        self.assertEqual(('evacuate_instance', 'host2', vm_states.STOPPED),
+                         (name, kwargs['host'], kwargs['target_state']))
+        reloaded = self.reload(self.instance)
+        self.assertEqual((task_states.REBUILDING, vm_states.ACTIVE),
+                         (reloaded.task_state, reloaded.vm_state))
+        (migration,) = objects.Migration.get_by_filters(
+            self.ctx, instance_uuid=self.instance.uuid)
+        self.assertEqual(migration_obj.ACCEPTED, migration.status)

@@ -40,3 +40,37 @@ class FlavorsTest(fakes.APITestCase):
     def test_bad_filter_is_400(self):
         self.assertFault(self.request('GET', '/v2.1/flavors?minRam=x'), 400,
                          'badRequest')
+
+    def test_description_from_255(self):
+        for path in ('/v2.1/flavors', '/v2.1/flavors/detail'):
+            with self.subTest(path=path):
+                (tiny, _small) = self.request(
+                    'GET', path, version='2.54').json['flavors']
+                self.assertNotIn('description', tiny)
+                (tiny, _small) = self.request(
+                    'GET', path, version='2.55').json['flavors']
+                self.assertIsNone(tiny['description'])
+        flavor = self.request('GET', '/v2.1/flavors/1',
+                              version='2.55').json['flavor']
+        self.assertIsNone(flavor['description'])
+
+    def test_extra_specs_in_details_from_261(self):
+        self.assertNotIn('extra_specs', self.request(
+            'GET', '/v2.1/flavors/1', version='2.60').json['flavor'])
+        self.assertEqual({}, self.request(
+            'GET', '/v2.1/flavors/1', version='2.61').json['flavor'][
+                'extra_specs'])
+        (tiny, _small) = self.request('GET', '/v2.1/flavors/detail',
+                                      version='2.61').json['flavors']
+        self.assertEqual({}, tiny['extra_specs'])
+        (tiny, _small) = self.request('GET', '/v2.1/flavors',
+                                      version='2.61').json['flavors']
+        self.assertNotIn('extra_specs', tiny)
+
+    def test_no_swap_is_0_from_275(self):
+        self.assertEqual('', self.request(
+            'GET', '/v2.1/flavors/1', version='2.74').json['flavor']['swap'])
+        self.assertEqual(0, self.request(
+            'GET', '/v2.1/flavors/1', version='2.75').json['flavor']['swap'])
+        self.assertEqual(512, self.request(
+            'GET', '/v2.1/flavors/2', version='2.75').json['flavor']['swap'])

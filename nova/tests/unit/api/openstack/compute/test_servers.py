@@ -1,5 +1,11 @@
 """/servers: list, show, create, delete against the real compute API."""
 
+import datetime
+
+import sqlalchemy as sa
+
+from nova.db import api as db_api
+from nova.db import models
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
@@ -244,3 +250,84 @@ class DeleteTest(fakes.APITestCase):
                          404, 'itemNotFound')
         self.assertFalse(self.reload(other).deleted)
         self.assertIsNone(self.reload(other).task_state)
+
+
+class ListFrom266Test(fakes.APITestCase):
+    """The servers list's query parameters from 2.66 to 2.95."""
+
+    def setUp(self):
+        super().setUp()
+        self.old = self.make_instance(name='old')
+        # Written behind the object's back: save() stamps updated_at.
+        with db_api.session() as session:
+            session.execute(sa.update(models.Instance).where(
+                models.Instance.uuid == self.old.uuid).values(
+                    updated_at=datetime.datetime(2020, 1, 1)))
+        self.new = self.make_instance(name='new', vm_state=vm_states.STOPPED,
+                                      power_state=4, user_id='carol')
+
+    def ids(self, query, version=None, token=fakes.USER_TOKEN):
+        response = self.request('GET', '/v2.1/servers' + query, token=token,
+                                version=version)
+        self.assertEqual(200, response.status_int, response.text)
+        return {s['id'] for s in response.json['servers']}
+
+    def test_changes_since_and_from_266_changes_before(self):
+        self.assertEqual({self.new.uuid},
+                         self.ids('?changes-since=2021-01-01T00:00:00Z'))
+        # changes-before is ignored below 2.66.
+        self.assertEqual({self.old.uuid, self.new.uuid}, self.ids(
+            '?changes-before=2021-01-01T00:00:00Z', version='2.65'))
+        self.assertEqual({self.old.uuid}, self.ids(
+            '?changes-before=2021-01-01T00:00:00Z', version='2.66'))
+        # A server deleted in the window is listed too.
+        self.old.destroy()
+        self.assertEqual({self.old.uuid, self.new.uuid}, self.ids(
+            '?changes-since=2019-01-01T00:00:00Z', version='2.66'))
+        self.assertEqual({self.new.uuid}, self.ids('', version='2.66'))
+
+    def test_changes_window_errors_are_400(self):
+        self.assertFault(self.request(
+            'GET', '/v2.1/servers?changes-since=2021-01-01T00:00:00Z&'
+            'changes-before=2020-01-01T00:00:00Z', token=fakes.USER_TOKEN,
+            version='2.66'), 400, 'badRequest', 'changes-since')
+        self.assertFault(self.request(
+            'GET', '/v2.1/servers?changes-since=yesterday',
+            token=fakes.USER_TOKEN), 400, 'badRequest', 'ISO 8601')
+
+    def test_locked_filter_from_273(self):
+        self.assertEqual({self.old.uuid, self.new.uuid},
+                         self.ids('?locked=true', version='2.72'))
+        self.assertEqual(set(), self.ids('?locked=true', version='2.73'))
+        self.assertEqual({self.old.uuid, self.new.uuid},
+                         self.ids('?locked=false', version='2.73'))
+        self.assertFault(self.request('GET', '/v2.1/servers?locked=maybe',
+                                      token=fakes.USER_TOKEN,
+                                      version='2.73'), 400, 'badRequest')
+
+    def test_unknown_query_parameter_is_400_from_275(self):
+        self.assertEqual({self.old.uuid, self.new.uuid},
+                         self.ids('?bogus=1', version='2.74'))
+        for path in ('/v2.1/servers', '/v2.1/servers/detail'):
+            with self.subTest(path=path):
+                self.assertFault(self.request(
+                    'GET', path + '?bogus=1', token=fakes.USER_TOKEN,
+                    version='2.75'), 400, 'badRequest', 'bogus')
+        # Known ones still work, admin-only ones are ignored for users.
+        self.assertEqual({self.old.uuid, self.new.uuid},
+                         self.ids('?host=host2&limit=5', version='2.75'))
+
+    def test_state_and_user_filters_for_users_from_283(self):
+        query = '?vm_state=stopped&user_id=carol&power_state=4'
+        # Ignored for users below 2.83, as the reference ignores them.
+        self.assertEqual({self.old.uuid, self.new.uuid},
+                         self.ids(query, version='2.82'))
+        self.assertEqual({self.new.uuid}, self.ids(query, version='2.83'))
+        self.assertEqual({self.new.uuid}, self.ids(
+            query + '&all_tenants=1', version='2.82',
+            token=fakes.ADMIN_TOKEN))
+        self.assertEqual(set(), self.ids('?task_state=rebooting',
+                                         version='2.83'))
+        self.assertFault(self.request(
+            'GET', '/v2.1/servers?power_state=on', token=fakes.USER_TOKEN,
+            version='2.83'), 400, 'badRequest')

@@ -103,3 +103,54 @@ class ServerViewTest(fakes.APITestCase):
             instance, version='2.16')['host_status'])
         self.assertNotIn('host_status', self.show(
             instance, token=fakes.USER_TOKEN, version='2.16'))
+
+
+class ServerViewFrom254Test(fakes.APITestCase):
+    """The fields of server details added from 2.54 to 2.95."""
+
+    def setUp(self):
+        super().setUp()
+        self.instance = self.make_instance(name='web-1')
+
+    def show(self, version, token=fakes.ADMIN_TOKEN):
+        response = self.request('GET', '/v2.1/servers/%s'
+                                % self.instance.uuid, token=token,
+                                version=version)
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json['server']
+
+    def listed(self, version, token=fakes.USER_TOKEN):
+        response = self.request('GET', '/v2.1/servers/detail', token=token,
+                                version=version)
+        self.assertEqual(200, response.status_int, response.text)
+        (server,) = response.json['servers']
+        return server
+
+    def test_trusted_image_certificates_from_263(self):
+        self.assertNotIn('trusted_image_certificates', self.show('2.62'))
+        self.assertIsNone(self.show('2.63')['trusted_image_certificates'])
+        self.assertIsNone(self.listed('2.63')['trusted_image_certificates'])
+
+    def test_server_groups_in_show_only_from_271(self):
+        self.assertNotIn('server_groups', self.show('2.70'))
+        self.assertEqual([], self.show('2.71')['server_groups'])
+        self.assertNotIn('server_groups', self.listed('2.71'))
+
+    def test_locked_reason_from_273(self):
+        self.assertNotIn('locked_reason', self.show('2.72'))
+        for server in (self.show('2.73'), self.listed('2.73')):
+            self.assertEqual((False, None), (server['locked'],
+                                             server['locked_reason']))
+
+    def test_hostname_for_every_user_from_290(self):
+        self.assertNotIn('OS-EXT-SRV-ATTR:hostname',
+                         self.show('2.89', token=fakes.USER_TOKEN))
+        for server in (self.show('2.90', token=fakes.USER_TOKEN),
+                       self.listed('2.90', token=fakes.USER_TOKEN)):
+            self.assertEqual('web-1', server['OS-EXT-SRV-ATTR:hostname'])
+            # Only the hostname: the other attributes stay admin-only.
+            self.assertEqual(['OS-EXT-SRV-ATTR:hostname'],
+                             [k for k in server
+                              if k.startswith('OS-EXT-SRV-ATTR')])
+        self.assertEqual('web-1',
+                         self.show('2.90')['OS-EXT-SRV-ATTR:hostname'])
