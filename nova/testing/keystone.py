@@ -57,6 +57,9 @@ log_file = {base}/keystone.log
 connection = sqlite:///{base}/keystone.sqlite
 [token]
 provider = fernet
+# Tokens the harness hands out (the cluster's API client, its network
+# agents) last as long as a cluster may run.
+expiration = 604800
 [fernet_tokens]
 key_repository = {base}/fernet-keys
 [fernet_receipts]
@@ -88,11 +91,12 @@ def _free_port() -> int:
 
 class KeystoneServer:
 
-    def __init__(self, base_dir: str, venv: str = VENV):
+    def __init__(self, base_dir: str, venv: str = VENV,
+                 port: int | None = None):
         self.base_dir = os.path.abspath(base_dir)
         self.venv = venv
         self.conf_file = os.path.join(self.base_dir, 'keystone.conf')
-        self.port: int | None = None
+        self.port: int | None = port
         self._popen: subprocess.Popen | None = None
         self._token: str | None = None
 
@@ -109,7 +113,7 @@ class KeystoneServer:
         os.makedirs(self.base_dir, exist_ok=True)
         with open(self.conf_file, 'w') as f:
             f.write(_CONF.format(base=self.base_dir))
-        self.port = _free_port()
+        self.port = self.port or _free_port()
         owner = ('--keystone-user', 'root', '--keystone-group', 'root') \
             if os.geteuid() == 0 else ()
         user = os.environ.get('USER') or str(os.geteuid())
@@ -149,6 +153,10 @@ class KeystoneServer:
                 raise RuntimeError('Keystone not up after %d s'
                                    % START_TIMEOUT)
             time.sleep(0.2)
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._popen is None else self._popen.pid
 
     def stop(self) -> None:
         """Stop the server started by ``start`` (by its PID), reaped."""

@@ -54,6 +54,7 @@ from nova.testing.cluster import teardown as cluster_reclaim
 from nova.testing.cluster import record as cluster_record
 from nova.testing.cluster import services as cluster_services
 from nova.testing import hypervisor
+from nova.testing import keystone as keystone_mod
 from nova.testing import postgresql
 from nova.testing import procs
 from nova.testing import rabbitmq
@@ -124,6 +125,7 @@ class Cluster:
         self.hosts = {}
         self.postgres = None
         self.rabbit = None
+        self.keystone = None
         self.api = None
         self.conductor = None
         self._lock = threading.RLock()
@@ -172,7 +174,8 @@ class Cluster:
         epmd, dist = free_port(), free_port()
         self.ports = cluster_config.Ports(
             postgres=free_port(), rabbitmq=free_port(), rabbitmq_epmd=epmd,
-            rabbitmq_dist=dist, api=free_port())
+            rabbitmq_dist=dist, api=free_port(),
+            keystone=free_port() if spec.keystone else 0)
         ports = self.ports
         self.record = cluster_record.ClusterRecord(
             base_dir=spec.base_dir, owner=procs.ProcessRecord.of(os.getpid()),
@@ -195,6 +198,8 @@ class Cluster:
                                                     port=ports.postgres)
         rabbit_started = _in_thread(self._start_rabbit)
         db_ready = _in_thread(self._start_database)
+        keystone_ready = (_in_thread(self._start_keystone) if spec.keystone
+                          else (lambda: None))
         try:
             timings = self.record.timings
             t = time.monotonic()
@@ -204,17 +209,46 @@ class Cluster:
         finally:
             db_ready()
             rabbit_started()
+            keystone_ready()
         self.save()
         self._start_services()
 
-    def _write_configs(self):
+    def _start_keystone(self):
+        """The cluster's Keystone: nova-api's service user, a member of
+        another project, the compute endpoint in the catalog, the
+        clients' clouds.yaml; then the configurations again, with the
+        tokens the harness and the network agents send."""
+        t = time.monotonic()
+        ports, layout = self.ports, self.layout
+        self.keystone = keystone_mod.KeystoneServer(
+            layout.keystone, port=ports.keystone).start()
+        self.record.processes['keystone'] = procs.ProcessRecord.of(
+            self.keystone.pid)
+        for user, password, project in (cluster_config.SERVICE_USER,
+                                        cluster_config.DEMO_USER):
+            self.keystone.add_user(user, password, project=project,
+                                   role='admin' if project == 'service'
+                                   else 'member')
+        self.keystone.add_endpoint('compute', 'nova',
+                                   cluster_config.api_url(ports))
+        _write(layout.clouds_yaml, cluster_config.clouds_yaml(
+            ports, keystone_mod.ADMIN_PASSWORD))
+        self.record.keystone_url = cluster_config.keystone_url(ports)
+        self.record.clouds_yaml = layout.clouds_yaml
+        self.record.api_token = self.keystone.token()
+        user, password, project = cluster_config.SERVICE_USER
+        self._write_configs(events_token=self.keystone.token(
+            user, password, project))
+        self.record.timings['keystone'] = round(time.monotonic() - t, 2)
+
+    def _write_configs(self, events_token=cluster_config.ADMIN_TOKEN):
         layout, spec, ports = self.layout, self.spec, self.ports
-        _write(layout.conf('controller'),
-               cluster_config.controller_conf(spec, layout, ports))
+        _write(layout.conf('controller'), cluster_config.controller_conf(
+            spec, layout, ports, events_token))
         for name in spec.host_names():
             uri = hypervisor.LibvirtHost(name, layout.hosts).uri
             _write(layout.conf(name), cluster_config.host_conf(
-                spec, layout, ports, name, uri))
+                spec, layout, ports, name, uri, events_token))
 
     def _start_rabbit(self):
         t = time.monotonic()
@@ -537,7 +571,10 @@ class Cluster:
                 step('stopping RabbitMQ', self.rabbit.stop)
             if self.postgres is not None:
                 step('stopping PostgreSQL', self.postgres.stop)
+            if self.keystone is not None:
+                step('stopping Keystone', self.keystone.stop)
             self.api = self.conductor = self.rabbit = self.postgres = None
+            self.keystone = None
             step('removing namespaces',
                  cluster_reclaim.remove_namespaces, self.spec)
             step('removing files', cluster_reclaim.remove_files,

@@ -64,7 +64,8 @@ def _spec_from_args(args):
         hosts_without_leases=tuple(
             name for group in args.no_disk_leases
             for name in cluster_config.parse_group(group)),
-        reap_orphans_interval=args.reap_orphans_interval)
+        reap_orphans_interval=args.reap_orphans_interval,
+        keystone=args.keystone)
 
 
 def _load(base_dir):
@@ -283,6 +284,8 @@ def _up(args):
     if spec.hosts_without_leases:
         argv += ['--no-disk-leases', ','.join(spec.hosts_without_leases)]
     argv += ['--reap-orphans-interval', str(spec.reap_orphans_interval)]
+    if spec.keystone:
+        argv.append('--keystone')
     began = time.monotonic()
     supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE,
@@ -398,6 +401,11 @@ def _parser():
                          help='comma-separated hosts whose libvirt runs '
                               'without a lock manager (no virtlockd, no '
                               'disk leases); repeatable')
+        sub.add_argument('--keystone', action='store_true',
+                         help='a Keystone of the cluster\'s own '
+                              'authenticates the API (clouds.yaml in '
+                              'etc/, named in cluster.json); noauth2 '
+                              'otherwise')
         sub.add_argument('--reap-orphans-interval', type=int, default=600,
                          metavar='S',
                          help='the compute hosts\' reap_orphans_interval '

@@ -18,6 +18,7 @@ Example::
 
 import dataclasses
 import hashlib
+import json
 import os
 
 HOST_PREFIX = 'compute'
@@ -77,6 +78,9 @@ class ClusterSpec:
     # default of 4.0 would stop at eight per host).
     cpu_allocation_ratio: float = 16.0
     debug: bool = True
+    # A Keystone of the cluster's own authenticates the API
+    # (``nova.testing.keystone``); noauth2 otherwise.
+    keystone: bool = False
 
     def __post_init__(self):
         if self.hosts < 1:
@@ -153,6 +157,7 @@ class Ports:
     rabbitmq_epmd: int
     rabbitmq_dist: int
     api: int
+    keystone: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,6 +191,16 @@ class Layout:
     @property
     def postgres(self):
         return self._p('postgres')
+
+    @property
+    def keystone(self):
+        return self._p('keystone')
+
+    @property
+    def clouds_yaml(self):
+        """The clients' ``clouds.yaml`` (clouds ``cluster-admin`` and
+        ``cluster-demo``) when the cluster has a Keystone."""
+        return self._p('etc', 'clouds.yaml')
 
     @property
     def rabbitmq(self):
@@ -291,6 +306,29 @@ def api_url(ports: Ports) -> str:
     return 'http://127.0.0.1:%d%s' % (ports.api, API_PREFIX)
 
 
+def keystone_url(ports: Ports) -> str:
+    return 'http://127.0.0.1:%d/v3' % ports.keystone
+
+
+# The cluster Keystone's users: nova-api's own service user, and a member
+# of another project (clouds.yaml's cluster-demo).
+SERVICE_USER = ('nova', 'nova-service-pass', 'service')
+DEMO_USER = ('demo', 'demo-pass', 'demo')
+
+
+def clouds_yaml(ports: Ports, admin_password: str) -> str:
+    """``clouds.yaml`` of a cluster with a Keystone (JSON is YAML)."""
+    def cloud(user, password, project):
+        return {'auth': {'auth_url': keystone_url(ports), 'username': user,
+                         'password': password, 'project_name': project,
+                         'user_domain_name': 'Default',
+                         'project_domain_name': 'Default'},
+                'region_name': 'RegionOne', 'identity_api_version': 3}
+    return json.dumps({'clouds': {
+        'cluster-admin': cloud('admin', admin_password, 'admin'),
+        'cluster-demo': cloud(*DEMO_USER)}}, indent=2) + '\n'
+
+
 def _common(spec, layout, ports, host, log_name, state_path):
     return {
         'host': host,
@@ -305,28 +343,42 @@ def _common(spec, layout, ports, host, log_name, state_path):
     }
 
 
-def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
-    """nova.conf of nova-api, nova-conductor and nova-manage."""
+def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports,
+                    events_token: str = ADMIN_TOKEN) -> str:
+    """nova.conf of nova-api, nova-conductor and nova-manage.
+    ``events_token``: the token the network agents send with external
+    events (an administrator's)."""
     default = _common(spec, layout, ports, CONTROLLER_HOST, 'unused',
                       layout.controller_state)
     # One file serves several programs: each gets --log-file on its
     # command line instead.
     del default['log_file']
-    return _render({
+    sections = {
         'DEFAULT': default,
         'api': {'listen': '127.0.0.1', 'listen_port': ports.api,
-                'auth_strategy': 'noauth2'},
+                'auth_strategy': 'keystone' if spec.keystone
+                else 'noauth2'},
         'conductor': {'cpu_allocation_ratio': spec.cpu_allocation_ratio},
         'database': {'connection': database_url(ports)},
         'image': {'store_path': layout.images},
         'network': {'events_api_url': api_url(ports),
-                    'events_api_token': ADMIN_TOKEN},
-    })
+                    'events_api_token': events_token},
+    }
+    if spec.keystone:
+        user, password, project = SERVICE_USER
+        sections['keystone_authtoken'] = {
+            'www_authenticate_uri': keystone_url(ports),
+            'auth_url': keystone_url(ports), 'auth_type': 'password',
+            'username': user, 'password': password,
+            'project_name': project, 'user_domain_name': 'Default',
+            'project_domain_name': 'Default'}
+    return _render(sections)
 
 
 def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
-              libvirt_uri: str) -> str:
-    """nova.conf of ``host``'s nova-compute (run inside its namespaces)."""
+              libvirt_uri: str, events_token: str = ADMIN_TOKEN) -> str:
+    """nova.conf of ``host``'s nova-compute (run inside its namespaces);
+    ``events_token`` as for ``controller_conf``."""
     default = _common(spec, layout, ports, host, 'nova-compute-' + host,
                       layout.state_path(host))
     default.update({
@@ -344,6 +396,6 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
         'database': {'connection': host_database_url(layout, ports)},
         'image': {'store_path': layout.images},
         'network': {'events_api_url': api_url(ports),
-                    'events_api_token': ADMIN_TOKEN,
+                    'events_api_token': events_token,
                     'agent_poll_interval': spec.agent_poll_interval},
     })

@@ -133,6 +133,11 @@ class ClusterRecord:
     image_id: str = ''
     hosts: list = dataclasses.field(default_factory=list)
     timings: dict = dataclasses.field(default_factory=dict)
+    # With a Keystone: its identity endpoint, and the clients' clouds.yaml
+    # (clouds cluster-admin and cluster-demo); api_token is then a
+    # Keystone token of the admin.
+    keystone_url: str = ''
+    clouds_yaml: str = ''
     format: int = FORMAT
 
     def host(self, name) -> HostEntry:

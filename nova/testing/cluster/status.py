@@ -78,6 +78,11 @@ def gather(base_dir):
     if 'epmd' in record.processes:
         lines.append(_proc_line('rabbitmq/epmd', record.processes['epmd'],
                                 detail='port %d' % ports['rabbitmq_epmd']))
+    if 'keystone' in record.processes:
+        lines.append(_proc_line('keystone', record.processes['keystone'],
+                                detail='%s, clients: %s' % (
+                                    record.keystone_url,
+                                    record.clouds_yaml)))
     api = record.processes.get('nova-api')
     client = cluster_services.ApiClient(record.api_url, record.api_token)
     lines.append(_proc_line('nova-api', api,

@@ -32,7 +32,7 @@ ClusterError = cluster_services.ClusterError
 # What up() creates under base_dir, and so what down() removes.
 _CREATED = ('cluster.json', 'control.sock', 'supervisor.log', 'etc',
             'logs', 'postgres', 'rabbitmq', 'images', 'guest', 'hosts',
-            'instances', 'storage', 'controller')
+            'instances', 'storage', 'controller', 'keystone')
 MARKER = '.nova-cluster'
 
 
@@ -116,7 +116,7 @@ def reclaim(base_dir):
         for entry in record.hosts:
             for proc in entry.processes.values():
                 procs.terminate(proc, 10)
-        for role in ('nova-api', 'nova-conductor'):
+        for role in ('nova-api', 'nova-conductor', 'keystone'):
             proc = record.processes.get(role)
             if proc is not None:
                 procs.terminate(proc, 10)

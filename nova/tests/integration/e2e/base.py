@@ -181,6 +181,7 @@ class ClusterTestCase(base.TestCase):
     vif_plugging_is_fatal = True
     reap_orphans_interval = 600
     hosts_without_leases = ()
+    keystone = False
 
     # -- the class's cluster ----------------------------------------------
 
@@ -199,7 +200,8 @@ class ClusterTestCase(base.TestCase):
             vif_plugging_timeout=cls.vif_plugging_timeout,
             vif_plugging_is_fatal=cls.vif_plugging_is_fatal,
             reap_orphans_interval=cls.reap_orphans_interval,
-            hosts_without_leases=cls.hosts_without_leases)
+            hosts_without_leases=cls.hosts_without_leases,
+            keystone=cls.keystone)
         # Taps seen on the hosts; none may outlive the cluster.
         cls.seen_taps = set()
         cls.cluster = cluster_mod.Cluster(cls.spec)

@@ -4,7 +4,10 @@ The rendered files are read back by nova's own option definitions
 (``HostSettings.from_conf``), so a renamed or mistyped option fails here.
 """
 
+import dataclasses
+import json
 import os
+import re
 
 from oslo_config import cfg
 
@@ -132,6 +135,35 @@ class TestConfigFiles(base.TestCase):
             'postgresql+psycopg2://postgres@127.0.0.1:5001/nova',
             conf.database.connection)
         self.assertEqual(16.0, conf.conductor.cpu_allocation_ratio)
+
+    def test_controller_conf_with_keystone(self):
+        spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True)
+        ports = dataclasses.replace(PORTS, keystone=5006)
+        text = cluster_config.controller_conf(spec, self.layout, ports,
+                                              events_token='tok')
+        conf = _read(text, self.tmp)
+        self.assertEqual('keystone', conf.api.auth_strategy)
+        self.assertEqual(('http://127.0.0.1:5006/v3', 'password', 'nova'),
+                         (conf.keystone_authtoken.www_authenticate_uri,
+                          conf.keystone_authtoken.auth_type,
+                          re.search(r'username = (\S+)', text).group(1)))
+        self.assertEqual('tok', conf.network.events_api_token)
+        # Without: noauth2, no Keystone section.
+        text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
+        self.assertNotIn('keystone_authtoken', text)
+        self.assertEqual('noauth2', _read(text, self.tmp).api.auth_strategy)
+
+    def test_clouds_yaml_names_both_users(self):
+        ports = dataclasses.replace(PORTS, keystone=5006)
+        clouds = json.loads(cluster_config.clouds_yaml(ports, 'pw'))[
+            'clouds']
+        self.assertEqual({'cluster-admin', 'cluster-demo'}, set(clouds))
+        self.assertEqual(('admin', 'pw', 'admin',
+                          'http://127.0.0.1:5006/v3'), tuple(
+            clouds['cluster-admin']['auth'][k] for k in (
+                'username', 'password', 'project_name', 'auth_url')))
+        self.assertEqual('demo', clouds['cluster-demo']['auth'][
+            'project_name'])
 
     def test_override_file_sets_the_crash_point_for_one_run(self):
         base_text = cluster_config.host_conf(self.spec, self.layout, PORTS,
