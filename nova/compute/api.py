@@ -119,7 +119,8 @@ class API:
     # -- lifecycle -----------------------------------------------------------
 
     def create(self, context, display_name, image_ref, flavor_id,
-               networks=None) -> objects.Instance:
+               networks=None, requested_host=None,
+               requested_node=None) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
         ``networks``: as ``network.api.API.validate_networks`` takes them
@@ -133,7 +134,15 @@ class API:
         instance and no port behind. Only a failure after that (binding
         the ports to the host, the cast) leaves the instance in ERROR with
         a fault, its ports kept for its delete to free.
+
+        ``requested_host`` / ``requested_node`` (microversion 2.74): only
+        that compute host (a node is named as its host here) is
+        considered: ``ComputeHostNotFound`` when there is none, and
+        ``NoValidHost`` when it is down, disabled or full, or the two
+        name different hosts.
         """
+        destination = self._requested_destination(
+            context, requested_host, requested_node)
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
         image_meta = self._image_meta(image_ref)
         if not image_meta.is_bootable_disk:
@@ -152,7 +161,8 @@ class API:
         # Bound to no host yet, no network agent looks at them.
         network_api.allocate_for_instance(context, instance, requested)
         try:
-            host = self.host_chooser.place_new(context, instance)
+            host = self.host_chooser.place_new(context, instance,
+                                               only=destination)
         except Exception:
             with excutils.save_and_reraise_exception():
                 network_api.deallocate_for_instance(context, instance)
@@ -171,6 +181,19 @@ class API:
                 instance.task_state = None
                 instance.save()
         return instance
+
+    @staticmethod
+    def _requested_destination(context, host, node) -> str | None:
+        """The one host a create asks for, or None; checked before
+        anything is created."""
+        if host is None and node is None:
+            return None
+        if host is not None and node is not None and host != node:
+            raise exception.NoValidHost(
+                reason='hypervisor %s is not on host %s' % (node, host))
+        named = host if host is not None else node
+        target_mod.get_compute_service(context, named)
+        return named
 
     def _network_api(self):
         """The network API given, else the built-in one (ports in this

@@ -230,7 +230,8 @@ class TargetChooser:
                    '%s (%d candidates checked)%s' % (
                        instance.host, need, len(candidates), left_out))
 
-    def _claim(self, context, instance, write, on_shared_storage=None):
+    def _claim(self, context, instance, write, on_shared_storage=None,
+               left_out=()):
         """Choose a host and ``write(host)`` the claim under its lease.
 
         Returns the host. Under the lease the host's usage is read again:
@@ -240,7 +241,7 @@ class TargetChooser:
         at the latest with ``NoValidHost``.
         """
         need = Need.of(instance.flavor)
-        left_out = set()
+        left_out = set(left_out)
         while True:
             host = self.choose(context, instance, on_shared_storage,
                                exclude=left_out)
@@ -261,19 +262,25 @@ class TargetChooser:
                             instance=instance)
             left_out.add(host)
 
-    def place_new(self, context, instance) -> str:
+    def place_new(self, context, instance, only: str | None = None) -> str:
         """Choose a host for a new instance and create its row there.
 
         Creating the row under the claim lock makes the next choice count
-        this instance.
+        this instance. ``only``: the one host to consider (a create that
+        names its host); ``NoValidHost`` when it is not usable or full.
         """
+        others: set[str] = set()
+        if only is not None:
+            others = {service.host for service in compute_services(context)
+                      if service.host != only}
+
         def write(host):
             instance.host = host
             instance.node = host
             instance.create()
 
         with self._claim_lock:
-            host = self._claim(context, instance, write)
+            host = self._claim(context, instance, write, left_out=others)
         LOG.info('Placed on %s', host, instance=instance)
         return host
 

@@ -43,6 +43,7 @@ not listed change nothing this API serves):
 * 2.68  evacuate: ``force`` refused again
 * 2.71  ``server_groups`` in server show (always empty here)
 * 2.73  ``locked_reason`` in server details, the ``locked`` filter
+* 2.74  server create: ``host``, ``hypervisor_hostname`` (admin)
 * 2.75  servers list: an unknown query parameter is a 400; flavors:
         ``swap`` 0, not ""
 * 2.80  os-migrations: ``user_id``, ``project_id`` and their filters
@@ -56,8 +57,7 @@ not listed change nothing this API serves):
   with resource requests, shelve, NUMA topology, image cache, rescue,
   hypervisors, rebuild, server update): 2.54, 2.56, 2.57, 2.60, 2.64,
   2.65, 2.67, 2.69, 2.70, 2.72, 2.77-2.79, 2.81, 2.85-2.89, 2.91-2.93
-* Not taken here (a request using them is a 400, as below them): 2.74
-  ``host`` / ``hypervisor_hostname`` in server create, 2.76
+* Not taken here (a request using them is a 400, as below them): 2.76
   ``power-update`` and 2.82 ``accelerator-request-bound`` external
   events (bare metal, accelerators), 2.90 / 2.94 ``hostname`` in server
   create (no metadata service or config drive takes it to the guest)

@@ -32,6 +32,7 @@ RULES = {
     'os_compute_api:servers:allow_all_filters': ADMIN,
     'os_compute_api:servers:show': OWNER,
     'os_compute_api:servers:create': OWNER,
+    'os_compute_api:servers:create:requested_destination': ADMIN,
     'os_compute_api:servers:delete': OWNER,
     'os_compute_api:servers:start': OWNER,
     'os_compute_api:servers:stop': OWNER,
@@ -67,6 +68,9 @@ DESCRIPTIONS = {
         'Filter server lists by any field (host, node, ...).',
     'os_compute_api:servers:show': 'Show a server.',
     'os_compute_api:servers:create': 'Create a server.',
+    'os_compute_api:servers:create:requested_destination':
+        'Create a server on a named host or hypervisor (host, '
+        'hypervisor_hostname; microversion 2.74).',
     'os_compute_api:servers:delete': 'Delete a server.',
     'os_compute_api:servers:start': 'Start a server (os-start).',
     'os_compute_api:servers:stop': 'Stop a server (os-stop).',

@@ -5,6 +5,10 @@ version) and ``changes-before`` (2.66) select the servers updated, or
 deleted, in that window; ``locked`` from 2.73; ``user_id``, ``vm_state``,
 ``task_state`` and ``power_state`` for non-admins too from 2.83; from 2.75
 a parameter the list does not know is a 400 (below, it is ignored).
+
+Create takes ``host`` and ``hypervisor_hostname`` from 2.74
+(administrators): the server is placed there if that host is up, enabled
+and has room, else the request is refused (400) and nothing is created.
 """
 
 import re
@@ -231,6 +235,15 @@ class ServersController:
             raise exception.ValidationError(
                 detail='Invalid imageRef provided: %s' % server['imageRef'])
         flavor_id = _last_segment(server['flavorRef'])
+        destination = {}
+        if 'host' in server or 'hypervisor_hostname' in server:
+            # 2.74 (the schema has them from there): administrators only.
+            policy.authorize(
+                context,
+                'os_compute_api:servers:create:requested_destination')
+            destination = {'requested_host': server.get('host'),
+                           'requested_node': server.get(
+                               'hypervisor_hostname')}
         networks = self._requested_networks(context, server.get('networks'))
         try:
             # Checked before anything is created, so that a request naming
@@ -239,9 +252,10 @@ class ServersController:
                 objects.Network.get_by_uuid(context, network['uuid'])
             instance = self.compute_api.create(
                 context, server['name'], image_ref, flavor_id,
-                networks=networks)
+                networks=networks, **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
-                exception.NetworkNotFound) as e:
+                exception.NetworkNotFound,
+                exception.ComputeHostNotFound) as e:
             # What the body refers to is missing: the request is wrong,
             # not the URL (the reference answers 400).
             raise exception.ValidationError(detail=e.format_message())

@@ -178,6 +178,24 @@ class TestClaim(TargetTestCase):
         row = objects.Instance.get_by_uuid(self.ctx, new.uuid)
         self.assertEqual(('b', 'b'), (row.host, row.node))
 
+    def test_place_new_on_a_named_host_considers_only_that_one(self):
+        # Microversion 2.74's host: chosen even where another host has
+        # more room, refused when it cannot take the instance.
+        dbf.make_service(self.ctx, 'b')
+        dbf.make_service(self.ctx, 'c')
+        self.capacities = {'b': _capacity(8192), 'c': _capacity(1024)}
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor)
+        self.assertEqual('c', self.chooser.place_new(self.ctx, new,
+                                                     only='c'))
+        self.capacities['b'] = _capacity(256)
+        full = objects.Instance(self.ctx, display_name='full',
+                                flavor=self.flavor)
+        with self.assertRaises(exception.NoValidHost):
+            self.chooser.place_new(self.ctx, full, only='b')
+        self.assertRaises(exception.InstanceNotFound,
+                          objects.Instance.get_by_uuid, self.ctx, full.uuid)
+
 
 class TestClaimsAcrossProcesses(TargetTestCase):
     """Two choosers, each with its own in-process lock, as nova-api and a

@@ -12,6 +12,7 @@ from nova.api.openstack import validation
 
 V219 = api_version.v('2.19')
 V237 = api_version.v('2.37')
+V274 = api_version.v('2.74')
 
 _network = {
     'type': 'object',
@@ -63,9 +64,18 @@ _server_v237['required'].append('networks')
 create_v237 = copy.deepcopy(create)
 create_v237['properties']['server'] = _server_v237
 
+# 2.74: a named host and/or hypervisor (administrators).
+_server_v274 = copy.deepcopy(_server_v237)
+_server_v274['properties']['host'] = validation.hostname
+_server_v274['properties']['hypervisor_hostname'] = validation.hostname
+create_v274 = copy.deepcopy(create)
+create_v274['properties']['server'] = _server_v274
+
 
 def create_for(version) -> dict:
     """The ``POST /servers`` body at ``version``."""
+    if version.matches(V274):
+        return create_v274
     if version.matches(V237):
         return create_v237
     if version.matches(V219):

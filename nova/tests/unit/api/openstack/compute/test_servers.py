@@ -224,6 +224,51 @@ class CreateTest(fakes.APITestCase):
         self.assertEqual(202, response.status_int, response.text)
 
 
+class CreateOnAHostTest(fakes.APITestCase):
+    """2.74: ``host`` and ``hypervisor_hostname`` in server create."""
+
+    def create(self, token=fakes.ADMIN_TOKEN, version='2.74', **changes):
+        server = {'name': 'placed', 'imageRef': fakes.IMAGE.id,
+                  'flavorRef': '1', 'networks': 'none'}
+        server.update(changes)
+        return self.request('POST', '/v2.1/servers', {'server': server},
+                            token=token, version=version)
+
+    def created_on(self, response):
+        self.assertEqual(202, response.status_int, response.text)
+        instance = self.reload(objects.Instance(
+            self.ctx, uuid=response.json['server']['id']))
+        return instance.host, instance.node
+
+    def placed(self):
+        return [i.display_name for i in objects.Instance.get_all(self.ctx)]
+
+    def test_the_named_host_or_hypervisor_is_used(self):
+        self.assertEqual(('host2', 'host2'),
+                         self.created_on(self.create(host='host2')))
+        self.assertEqual(('host1', 'host1'), self.created_on(
+            self.create(hypervisor_hostname='host1')))
+        self.assertEqual(('host2', 'host2'), self.created_on(self.create(
+            host='host2', hypervisor_hostname='host2')))
+
+    def test_refusals_create_nothing(self):
+        # Not in the body below 2.74.
+        self.assertFault(self.create(host='host2', version='2.73'), 400,
+                         'badRequest', "'host' was unexpected")
+        # Administrators only.
+        self.assertFault(self.create(host='host2', token=fakes.USER_TOKEN),
+                         403, 'forbidden', 'requested_destination')
+        self.assertFault(self.create(host='nowhere'), 400, 'badRequest',
+                         'nowhere')
+        self.assertFault(self.create(host='host1',
+                                     hypervisor_hostname='host2'), 400,
+                         'badRequest')
+        self.set_down(self.host2)
+        self.assertFault(self.create(host='host2'), 400, 'badRequest')
+        self.assertEqual([], self.placed())
+        self.assertEqual([], self.compute_rpc.casts)
+
+
 class DeleteTest(fakes.APITestCase):
 
     def test_delete_on_a_live_host_casts(self):
