@@ -13,6 +13,7 @@
 from nova.api.openstack import app as app_mod
 from nova.api.openstack import auth
 from nova.api.openstack import compute
+from nova.api.openstack import image_v2
 from nova.api.openstack import policy
 from nova.api import server as server_mod
 from nova.conf import CONF
@@ -43,7 +44,8 @@ def make_app(compute_api, image_store=None, authenticator=None,
     policy.validate()
     app = app_mod.APIApplication(
         router, authenticator,
-        max_body_size=max_body_size or CONF.api.max_request_body_size)
+        max_body_size=max_body_size or CONF.api.max_request_body_size,
+        image_api=image_v2.ImageAPI(image_store))
     if isinstance(authenticator, auth.KeystoneAuth):
         return keystone_auth_token(app, auth_token_conf)
     return app

@@ -4,6 +4,9 @@ Order of work for a request:
 
 1. ``/`` and ``/v2.1`` are version discovery, ``/v2.1/openapi.json`` the
    OpenAPI document of the API (``openapi.py``): no authentication.
+   ``/image`` is the image store as the Image service v2 shows it
+   (``image_v2.py``; its version document public, the rest
+   authenticated).
 2. Anything else under ``/v2.1/`` is authenticated (401 otherwise), the
    microversion negotiated (400/406), the path routed (404/405), and the
    handler run. Every response carries the request id; every versioned
@@ -22,6 +25,7 @@ from nova.api.openstack import api_version
 from nova.api.openstack import auth
 from nova.api.openstack.compute import versions
 from nova.api.openstack import faults
+from nova.api.openstack import image_v2
 from nova.api.openstack import openapi
 from nova.api.openstack import router as router_mod
 from nova.api.openstack import wsgi
@@ -83,10 +87,13 @@ def _check_utf8(req) -> None:
 
 class APIApplication:
     def __init__(self, router: router_mod.Router, authenticator,
-                 max_body_size: int):
+                 max_body_size: int,
+                 image_api: image_v2.ImageAPI | None = None):
         self.router = router
         self.authenticator = authenticator
         self.max_body_size = max_body_size
+        # /image: the image store as the Image service shows it.
+        self.image_api = image_api
 
     def __call__(self, environ, start_response):
         req = wsgi.Request(environ)
@@ -111,6 +118,12 @@ class APIApplication:
             segments = router_mod.split_path(req.path_info)
             if not segments:
                 return 200, versions.index(req), headers
+            if segments[0] == image_v2.PREFIX and self.image_api:
+                if len(segments) > 1:
+                    identity = self.authenticator.identify(req.headers)
+                    req.context = auth.make_context(identity, req.headers,
+                                                    req.request_id)
+                return 200, self.image_api(req, segments[1:]), headers
             if segments[0] != PREFIX:
                 raise wsgi.HTTPError(404, 'Unknown API version %s; this '
                                           'API serves /%s.'

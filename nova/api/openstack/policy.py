@@ -52,6 +52,7 @@ RULES = {
     'os_compute_api:os-instance-actions:events:details': ADMIN,
     'os_compute_api:os-flavors': OWNER,
     'os_compute_api:images': OWNER,
+    'os_compute_api:os-networks:view': OWNER,
     # Below 2.51 only administrators see the events of an action; from
     # 2.51 the owner sees them too (without tracebacks).
     'os_compute_api:os-instance-actions:events:2.51': OWNER,
@@ -99,7 +100,10 @@ DESCRIPTIONS = {
     'os_compute_api:os-instance-actions:events:2.51':
         'See the events of an action (microversion 2.51 and later).',
     'os_compute_api:os-flavors': 'List and show flavors.',
-    'os_compute_api:images': 'List and show images (image proxy API).',
+    'os_compute_api:images': 'List and show images (image proxy API, '
+                             'and /image, the Image service view).',
+    'os_compute_api:os-networks:view':
+        'List and show networks (os-networks, before microversion 2.36).',
 }
 
 _CHECK_STRINGS = {

@@ -231,6 +231,10 @@ class Cluster:
                                    else 'member')
         self.keystone.add_endpoint('compute', 'nova',
                                    cluster_config.api_url(ports))
+        # The image store as the Image service shows it (nova-api's
+        # /image), for the clients' image lookups.
+        self.keystone.add_endpoint('image', 'images',
+                                   cluster_config.image_url(ports))
         _write(layout.clouds_yaml, cluster_config.clouds_yaml(
             ports, keystone_mod.ADMIN_PASSWORD))
         self.record.keystone_url = cluster_config.keystone_url(ports)

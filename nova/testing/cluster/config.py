@@ -306,6 +306,11 @@ def api_url(ports: Ports) -> str:
     return 'http://127.0.0.1:%d%s' % (ports.api, API_PREFIX)
 
 
+def image_url(ports: Ports) -> str:
+    """nova-api's view of the image store as the Image service v2."""
+    return 'http://127.0.0.1:%d/image' % ports.api
+
+
 def keystone_url(ports: Ports) -> str:
     return 'http://127.0.0.1:%d/v3' % ports.keystone
 

@@ -8,11 +8,12 @@ and its own service user, the compute endpoint in the catalog. Then
 python-openstackclient (``openstack``) and openstacksdk, as installed
 from PyPI in ``.venv-keystone``, with nothing but the usual ``OS_*``
 variables and a password: servers are created with openstacksdk's
-compute proxy (``openstack server create`` needs the Image and Network
-services, which this project does not provide), everything else with
-``openstack``. A member of another project sees none of the admin's
-servers and is refused evacuate (403); the database rows say where each
-server is.
+compute proxy and with ``openstack server create --wait`` (its image
+found through the catalog's image service, the API's ``/image``; its
+network through ``os-networks``), everything else with ``openstack``;
+and this project's ``nova`` CLI with the same variables. A member of
+another project sees none of the admin's servers and is refused evacuate
+(403); the database rows say where each server is.
 """
 
 import json
@@ -76,6 +77,8 @@ class TestOpenStackClients(base.TestCase):
         self.assertTrue(found, self._log())
         self.keystone.add_endpoint('compute', 'nova',
                                    found.group(1) + '/v2.1')
+        self.keystone.add_endpoint('image', 'images', found.group(1) +
+                                   '/image')
 
     def _log(self):
         with open(self.log_path) as f:
@@ -181,6 +184,22 @@ class TestOpenStackClients(base.TestCase):
         self.assertNotEqual(0, refused.returncode)
         self.assertIn('403', refused.stderr)
         self.assertEqual([], self._rows('SELECT id FROM migrations'))
+
+        # openstack server create, the image found through the catalog's
+        # image service (this API's /image), the network through
+        # os-networks (no Network service in the catalog).
+        (network,) = self._rows("SELECT uuid FROM networks "
+                                "WHERE name = 'public'")
+        created = self.openstack(
+            'server', 'create', '--image', 'tiny', '--flavor', 'm1.tiny',
+            '--nic', 'net-id=%s' % network['uuid'], '--wait', '-f', 'json',
+            'vm-cli', user='demo')
+        cli_server = json.loads(created.stdout)
+        self.assertEqual('ACTIVE', cli_server['status'])
+        self.assertEqual('vm-cli', cli_server['name'])
+        self.assertTrue(self.host_of(cli_server['id']))
+        self.openstack('server', 'delete', '--wait', cli_server['id'],
+                       user='demo')
 
         # Stop and start.
         self.openstack('server', 'stop', mine)

@@ -8,6 +8,7 @@ from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
 from nova.api.openstack.compute import migrations
+from nova.api.openstack.compute import networks
 from nova.api.openstack.compute import server_actions
 from nova.api.openstack.compute import server_external_events
 from nova.api.openstack.compute import servers
@@ -25,6 +26,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         server_external_events.ServerExternalEventsController(compute_api),
         flavors.FlavorsController(),
         images.ImagesController(image_store),
+        networks.NetworksController(),
     ]
     return router.Router([route for controller in controllers
                           for route in controller.routes()])

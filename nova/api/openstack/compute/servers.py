@@ -234,6 +234,12 @@ class ServersController:
         if not common.uuid_like(image_ref):
             raise exception.ValidationError(
                 detail='Invalid imageRef provided: %s' % server['imageRef'])
+        for mapping in server.get('block_device_mapping_v2', ()):
+            if mapping['uuid'] != image_ref:
+                raise exception.ValidationError(
+                    detail='block_device_mapping_v2 may only name the '
+                           'image of imageRef as the local root disk: '
+                           'this service has no volumes.')
         flavor_id = _last_segment(server['flavorRef'])
         destination = {}
         if 'host' in server or 'hypervisor_hostname' in server:

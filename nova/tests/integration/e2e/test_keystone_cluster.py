@@ -6,9 +6,11 @@ keystonemiddleware, the compute endpoint is in the catalog, and
 ``cluster.json`` names the clients' ``clouds.yaml``. A guest boots on real
 QEMU with ``vif_plugging_is_fatal``, so the network agent's
 ``network-vif-plugged`` events, posted to the API with a Keystone token,
-must get through. Then python-openstackclient, with nothing but
-``OS_CLOUD`` and that ``clouds.yaml``: the admin lists the server and the
-services, a member of another project sees nothing and is refused
+must get through: it is created with ``openstack server create --host
+compute1 --wait`` (2.74; the image found through the catalog's image
+service, nova-api's ``/image``). Then python-openstackclient, with nothing
+but ``OS_CLOUD`` and that ``clouds.yaml``: the admin lists the server and
+the services, a member of another project sees nothing and is refused
 evacuate, the admin evacuates the server off its dead host to a named
 one, where it runs on (or stays stopped at microversion 2.95), and
 deletes it: nothing of it is left on either host.
@@ -51,7 +53,13 @@ class TestKeystoneCluster(base.ClusterTestCase):
     def test_clients_against_the_cluster(self):
         self.assertTrue(os.path.exists(self.record.clouds_yaml))
         self.assertTrue(self.record.keystone_url)
-        (uuid,) = self.boot_on(A, ['behind-keystone'])
+        created = self.openstack(
+            'server', 'create', '--image', self.spec.image_name,
+            '--flavor', self.spec.flavor_id, '--nic',
+            'net-id=%s' % self.record.network_id, '--host', A, '--wait',
+            '-f', 'json', 'behind-keystone')
+        uuid = json.loads(created.stdout)['id']
+        self.wait_for_server(uuid, status='ACTIVE', host=A)
         self.assert_running_on(A, uuid)
 
         self.assertEqual([uuid], [s['ID'] for s in self.openstack(

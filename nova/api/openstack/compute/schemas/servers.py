@@ -23,9 +23,27 @@ _network = {
     'additionalProperties': False,
 }
 
+# The one block device mapping this service has: the image as the local
+# root disk, which python-openstackclient sends with every image boot
+# (there are no volumes here).
+_image_root_disk = {
+    'type': 'object',
+    'properties': {
+        'uuid': validation.uuid,
+        'boot_index': {'type': ['integer', 'string'], 'enum': [0, '0']},
+        'source_type': {'type': 'string', 'enum': ['image']},
+        'destination_type': {'type': 'string', 'enum': ['local']},
+        'delete_on_termination': {'type': ['boolean', 'string']},
+    },
+    'required': ['uuid', 'source_type'],
+    'additionalProperties': False,
+}
+
 _server = {
     'type': 'object',
     'properties': {
+        'block_device_mapping_v2': {'type': 'array', 'maxItems': 1,
+                                    'items': _image_root_disk},
         'name': validation.name,
         'imageRef': {'type': 'string', 'minLength': 1, 'maxLength': 255},
         'flavorRef': {'type': ['string', 'integer'], 'minLength': 1,

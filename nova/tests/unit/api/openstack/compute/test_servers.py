@@ -141,6 +141,30 @@ class CreateTest(fakes.APITestCase):
         self.assertEqual(['build_and_run_instance'],
                          self.compute_rpc.methods())
 
+    def test_create_with_the_image_as_local_root_disk_mapping(self):
+        # What python-openstackclient sends with every image boot.
+        root = {'uuid': fakes.IMAGE.id, 'boot_index': 0,
+                'source_type': 'image', 'destination_type': 'local',
+                'delete_on_termination': True}
+        response = self.create(self.body(block_device_mapping_v2=[root]))
+        self.assertEqual(202, response.status_int, response.text)
+        instance = self.reload(objects.Instance(
+            self.ctx, uuid=response.json['server']['id']))
+        self.assertEqual(fakes.IMAGE.id, instance.image_ref)
+
+    def test_create_with_any_other_mapping_is_refused(self):
+        root = {'uuid': fakes.IMAGE.id, 'boot_index': 0,
+                'source_type': 'image', 'destination_type': 'local'}
+        volume = dict(root, source_type='volume', destination_type='volume')
+        other_image = dict(root, uuid=fakes.KERNEL.id)
+        for mappings in ([volume], [other_image], [root, root],
+                         [dict(root, boot_index=1)]):
+            with self.subTest(mappings=mappings):
+                response = self.create(self.body(
+                    block_device_mapping_v2=mappings))
+                self.assertFault(response, 400, 'badRequest')
+        self.assertEqual([], objects.Instance.get_all(self.ctx))
+
     def test_create_on_a_network(self):
         network = objects.Network(self.ctx, uuid=NETWORK, name='public',
                                   bridge='br0').create()
