@@ -1,5 +1,6 @@
 """Options of the built-in network backend."""
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 network_group = cfg.OptGroup('network', title='Network options')
@@ -47,17 +48,30 @@ Related options: ``events_api_token``.
                help="""
 ``X-Auth-Token`` the network agent sends with external events. It must be
 an administrator's: ``admin:admin`` for ``[api] auth_strategy = noauth2``,
-or a token of ``[api] static_tokens`` with the ``admin`` role.
+or a token of ``[api] static_tokens`` with the ``admin`` role. Unused when
+``auth_type`` is set in this section: the agent then gets (and renews)
+Keystone tokens with those credentials, as Neutron does with its ``[nova]``
+section.
 
-Related options: ``events_api_url``.
+Related options: ``events_api_url``; ``auth_type``.
 """),
 ]
 
 
 def register_opts(conf):
-    conf.register_group(network_group)
+    # A group object of this configuration's own: keystoneauth registers
+    # its plugin's options (auth-url required) on the group, which must
+    # not leak into every other configuration built from this module.
+    conf.register_group(cfg.OptGroup(network_group.name,
+                                     title=network_group.title))
     conf.register_opts(network_opts, group=network_group)
+    # [network] auth_type = password, auth_url, username, ...: Keystone
+    # credentials (an administrator's) for the events the agent posts
+    # with [api] auth_strategy = keystone.
+    ks_loading.register_auth_conf_options(conf, network_group.name)
 
 
 def list_opts():
-    return {network_group: network_opts}
+    return {network_group: network_opts
+            + ks_loading.get_auth_common_conf_options()
+            + ks_loading.get_auth_plugin_conf_options('password')}

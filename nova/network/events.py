@@ -88,12 +88,55 @@ class RPCEventSender:
         return True
 
 
+class StaticToken:
+    """The same token every time (``[network] events_api_token``)."""
+
+    def __init__(self, token):
+        self.token = token
+
+    def get(self):
+        return self.token
+
+    def invalidate(self):
+        pass
+
+
+class KeystoneToken:
+    """Tokens from Keystone with the ``[network]`` credentials
+    (``auth_type`` and its plugin's options), renewed as they expire and
+    after the API refused one."""
+
+    def __init__(self, conf, group='network'):
+        from keystoneauth1 import exceptions as ks_exceptions
+        from keystoneauth1 import loading as ks_loading
+        from keystoneauth1 import session as ks_session
+        self._errors = ks_exceptions.ClientException
+        try:
+            self._auth = ks_loading.load_auth_from_conf_options(conf, group)
+        except self._errors as e:
+            raise exception.InvalidConfiguration(
+                reason='[%s] Keystone credentials for the events: %s'
+                       % (group, e))
+        self._session = ks_session.Session(auth=self._auth)
+
+    def get(self):
+        try:
+            return self._session.get_token()
+        except self._errors as e:
+            raise OSError('no Keystone token for the events: %s' % e)
+
+    def invalidate(self):
+        self._auth.invalidate()
+
+
 class RESTEventSender:
-    """``POST {url}/os-server-external-events`` with ``X-Auth-Token``."""
+    """``POST {url}/os-server-external-events`` with ``X-Auth-Token``
+    (``token``: a string, or a ``StaticToken``/``KeystoneToken``)."""
 
     def __init__(self, url, token, timeout=10.0):
         self.url = url.rstrip('/') + EXTERNAL_EVENTS_PATH
-        self.token = token
+        self.tokens = (StaticToken(token) if isinstance(token, str)
+                       else token)
         self.timeout = timeout
 
     @staticmethod
@@ -103,9 +146,14 @@ class RESTEventSender:
                             'status': e.status} for e in events]}
 
     def send(self, context, events):
-        headers = {'Content-Type': 'application/json',
-                   'Accept': 'application/json',
-                   'X-Auth-Token': self.token}
+        try:
+            headers = {'Content-Type': 'application/json',
+                       'Accept': 'application/json',
+                       'X-Auth-Token': self.tokens.get()}
+        except OSError as e:
+            LOG.warning('Could not post %(count)d events: %(err)s',
+                        {'count': len(events), 'err': e})
+            return False
         if context is not None and context.request_id:
             headers['X-OpenStack-Request-ID'] = context.request_id
         request = urllib.request.Request(
@@ -116,6 +164,9 @@ class RESTEventSender:
                                         timeout=self.timeout) as response:
                 status = response.status
         except urllib.error.HTTPError as e:
+            if e.code == 401:
+                # Revoked or expired early: a new one for the retry.
+                self.tokens.invalidate()
             # 404: none of the instances exists any more; nothing to retry.
             LOG.warning('%(url)s answered %(code)s to %(count)d events',
                         {'url': self.url, 'code': e.code,
@@ -141,8 +192,9 @@ def build_sender(conf, host, compute_api=None, compute_rpcapi=None):
     if compute_api is not None:
         return ComputeAPIEventSender(compute_api)
     if conf.network.events_api_url:
-        return RESTEventSender(conf.network.events_api_url,
-                               conf.network.events_api_token)
+        token = (KeystoneToken(conf) if conf.network.auth_type
+                 else StaticToken(conf.network.events_api_token))
+        return RESTEventSender(conf.network.events_api_url, token)
     if compute_rpcapi is None:
         raise ValueError('events go over RPC here ([network] '
                          'events_api_url is unset): pass compute_rpcapi')

@@ -216,8 +216,8 @@ class Cluster:
     def _start_keystone(self):
         """The cluster's Keystone: nova-api's service user, a member of
         another project, the compute endpoint in the catalog, the
-        clients' clouds.yaml; then the configurations again, with the
-        tokens the harness and the network agents send."""
+        clients' clouds.yaml, and a token for the harness's own API
+        client."""
         t = time.monotonic()
         ports, layout = self.ports, self.layout
         self.keystone = keystone_mod.KeystoneServer(
@@ -240,19 +240,16 @@ class Cluster:
         self.record.keystone_url = cluster_config.keystone_url(ports)
         self.record.clouds_yaml = layout.clouds_yaml
         self.record.api_token = self.keystone.token()
-        user, password, project = cluster_config.SERVICE_USER
-        self._write_configs(events_token=self.keystone.token(
-            user, password, project))
         self.record.timings['keystone'] = round(time.monotonic() - t, 2)
 
-    def _write_configs(self, events_token=cluster_config.ADMIN_TOKEN):
+    def _write_configs(self):
         layout, spec, ports = self.layout, self.spec, self.ports
-        _write(layout.conf('controller'), cluster_config.controller_conf(
-            spec, layout, ports, events_token))
+        _write(layout.conf('controller'),
+               cluster_config.controller_conf(spec, layout, ports))
         for name in spec.host_names():
             uri = hypervisor.LibvirtHost(name, layout.hosts).uri
             _write(layout.conf(name), cluster_config.host_conf(
-                spec, layout, ports, name, uri, events_token))
+                spec, layout, ports, name, uri))
 
     def _start_rabbit(self):
         t = time.monotonic()
@@ -290,7 +287,9 @@ class Cluster:
         self.record.timings['database'] = round(time.monotonic() - t, 2)
 
     def _start_host_hypervisor(self, name):
-        forward = (self.ports.rabbitmq, self.ports.api)
+        # The agents' events need Keystone too when there is one.
+        forward = (self.ports.rabbitmq, self.ports.api) + (
+            (self.ports.keystone,) if self.ports.keystone else ())
         host = cluster_host.ClusterHost(self.spec, self.layout, name,
                                         self.forwarder, forward)
         self.hosts[name] = host

@@ -348,11 +348,8 @@ def _common(spec, layout, ports, host, log_name, state_path):
     }
 
 
-def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports,
-                    events_token: str = ADMIN_TOKEN) -> str:
-    """nova.conf of nova-api, nova-conductor and nova-manage.
-    ``events_token``: the token the network agents send with external
-    events (an administrator's)."""
+def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
+    """nova.conf of nova-api, nova-conductor and nova-manage."""
     default = _common(spec, layout, ports, CONTROLLER_HOST, 'unused',
                       layout.controller_state)
     # One file serves several programs: each gets --log-file on its
@@ -367,23 +364,29 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports,
         'database': {'connection': database_url(ports)},
         'image': {'store_path': layout.images},
         'network': {'events_api_url': api_url(ports),
-                    'events_api_token': events_token},
+                    'events_api_token': ADMIN_TOKEN},
     }
     if spec.keystone:
-        user, password, project = SERVICE_USER
-        sections['keystone_authtoken'] = {
-            'www_authenticate_uri': keystone_url(ports),
-            'auth_url': keystone_url(ports), 'auth_type': 'password',
-            'username': user, 'password': password,
-            'project_name': project, 'user_domain_name': 'Default',
-            'project_domain_name': 'Default'}
+        sections['keystone_authtoken'] = dict(
+            _service_credentials(ports),
+            www_authenticate_uri=keystone_url(ports))
     return _render(sections)
 
 
+def _service_credentials(ports: Ports) -> dict:
+    """Keystone password credentials of the ``nova`` service user."""
+    user, password, project = SERVICE_USER
+    return {'auth_url': keystone_url(ports), 'auth_type': 'password',
+            'username': user, 'password': password,
+            'project_name': project, 'user_domain_name': 'Default',
+            'project_domain_name': 'Default'}
+
+
 def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
-              libvirt_uri: str, events_token: str = ADMIN_TOKEN) -> str:
-    """nova.conf of ``host``'s nova-compute (run inside its namespaces);
-    ``events_token`` as for ``controller_conf``."""
+              libvirt_uri: str) -> str:
+    """nova.conf of ``host``'s nova-compute (run inside its namespaces).
+    With a Keystone, its network agent posts events with Keystone tokens
+    of the ``nova`` service user (``[network] auth_type`` ...)."""
     default = _common(spec, layout, ports, host, 'nova-compute-' + host,
                       layout.state_path(host))
     default.update({
@@ -394,13 +397,17 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
         'shutdown_timeout': spec.shutdown_timeout,
         'reap_orphans_interval': spec.reap_orphans_interval,
     })
+    network = {'events_api_url': api_url(ports),
+               'events_api_token': ADMIN_TOKEN,
+               'agent_poll_interval': spec.agent_poll_interval}
+    if spec.keystone:
+        del network['events_api_token']
+        network.update(_service_credentials(ports))
     return _render({
         'DEFAULT': default,
         'libvirt': {'virt_type': 'qemu', 'connection_uri': libvirt_uri,
                     'vif_driver': 'linuxbridge'},
         'database': {'connection': host_database_url(layout, ports)},
         'image': {'store_path': layout.images},
-        'network': {'events_api_url': api_url(ports),
-                    'events_api_token': events_token,
-                    'agent_poll_interval': spec.agent_poll_interval},
+        'network': network,
     })

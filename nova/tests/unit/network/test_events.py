@@ -1,9 +1,15 @@
 import http.server
 import json
+import socket
 import threading
 
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
 from nova.compute import api as compute_api
+from nova.conf import network as network_conf
 from nova import context as nova_context
+from nova import exception
 from nova.network import events
 from nova import objects
 from nova.tests import base
@@ -40,7 +46,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class TestSenders(base.TestCase):
+class _SenderTestCase(base.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -63,6 +69,9 @@ class TestSenders(base.TestCase):
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
         return server
+
+
+class TestSenders(_SenderTestCase):
 
     def test_rest_posts_the_compute_api_body_with_the_token(self):
         server = self._http_server()
@@ -130,3 +139,83 @@ class TestSenders(base.TestCase):
         # Over RPC, the caller hands the network layer its client.
         self.flags(group='network', events_api_url=None)
         self.assertRaises(ValueError, events.build_sender, CONF, 'h')
+
+
+class _Tokens:
+    """A token source that counts what the sender asks of it."""
+
+    def __init__(self, fail=False):
+        self.fail = fail
+        self.invalidated = 0
+
+    def get(self):
+        if self.fail:
+            raise OSError('Keystone is unreachable')
+        return 'tok-%d' % self.invalidated
+
+    def invalidate(self):
+        self.invalidated += 1
+
+
+class TestKeystoneTokens(_SenderTestCase):
+
+    def test_a_refused_token_is_renewed_for_the_retry(self):
+        server = self._http_server(answer=401)
+        tokens = _Tokens()
+        sender = events.RESTEventSender(
+            'http://127.0.0.1:%d/v2.1' % server.server_port, tokens)
+        self.assertFalse(sender.send(self.ctxt, [self.event]))
+        self.assertEqual(1, tokens.invalidated)
+        server.answer = 200
+        self.assertTrue(sender.send(self.ctxt, [self.event]))
+        self.assertEqual(['tok-0', 'tok-1'], [
+            headers['X-Auth-Token'] for _, headers, _ in server.requests])
+
+    def test_no_token_means_retry_later_and_nothing_posted(self):
+        server = self._http_server()
+        sender = events.RESTEventSender(
+            'http://127.0.0.1:%d/v2.1' % server.server_port,
+            _Tokens(fail=True))
+        self.assertFalse(sender.send(self.ctxt, [self.event]))
+        self.assertEqual([], server.requests)
+
+    def _conf(self, **credentials):
+        # A configuration of its own: keystoneauth registers the plugin's
+        # options (auth-url required) on the one it loads from.
+        conf = cfg.ConfigOpts()
+        network_conf.register_opts(conf)
+        conf([], project='nova', default_config_files=[])
+        conf.set_override('events_api_url', 'http://127.0.0.1:1/v2.1',
+                          group='network')
+        conf.set_override('auth_type', credentials.pop('auth_type'),
+                          group='network')
+        if credentials:
+            # The plugin's options, registered as keystoneauth would,
+            # auth_url (required) set first.
+            conf.register_opts(ks_loading.get_auth_plugin_conf_options(
+                'password'), group='network')
+            for name in sorted(credentials, key=lambda n: n != 'auth_url'):
+                conf.set_override(name, credentials[name], group='network')
+        return conf
+
+    def test_keystone_credentials_pick_keystone_tokens(self):
+        with socket.socket() as s:
+            s.bind(('127.0.0.1', 0))
+            closed = s.getsockname()[1]
+        conf = self._conf(auth_type='password',
+                          auth_url='http://127.0.0.1:%d/v3' % closed,
+                          username='nova', password='p',
+                          project_name='service',
+                          user_domain_name='Default',
+                          project_domain_name='Default')
+        sender = events.build_sender(conf, 'h', compute_rpcapi=object())
+        self.assertIsInstance(sender.tokens, events.KeystoneToken)
+        # Keystone down: a retry later, not a crash.
+        self.assertRaises(OSError, sender.tokens.get)
+        self.assertFalse(sender.send(self.ctxt, [self.event]))
+
+    def test_incomplete_keystone_credentials_are_refused(self):
+        conf = self._conf(auth_type='password')
+        with self.assertRaises(exception.InvalidConfiguration) as c:
+            events.build_sender(conf, 'h', compute_rpcapi=object())
+        self.assertIn('[network]', str(c.exception))

@@ -139,15 +139,17 @@ class TestConfigFiles(base.TestCase):
     def test_controller_conf_with_keystone(self):
         spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True)
         ports = dataclasses.replace(PORTS, keystone=5006)
-        text = cluster_config.controller_conf(spec, self.layout, ports,
-                                              events_token='tok')
+        text = cluster_config.controller_conf(spec, self.layout, ports)
         conf = _read(text, self.tmp)
         self.assertEqual('keystone', conf.api.auth_strategy)
         self.assertEqual(('http://127.0.0.1:5006/v3', 'password', 'nova'),
                          (conf.keystone_authtoken.www_authenticate_uri,
                           conf.keystone_authtoken.auth_type,
                           re.search(r'username = (\S+)', text).group(1)))
-        self.assertEqual('tok', conf.network.events_api_token)
+        # The hosts' agents get Keystone credentials, not a token.
+        host = _read(cluster_config.host_conf(spec, self.layout, ports,
+                                              'compute1', URI), self.tmp)
+        self.assertEqual('password', host.network.auth_type)
         # Without: noauth2, no Keystone section.
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('keystone_authtoken', text)
