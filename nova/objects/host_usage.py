@@ -91,6 +91,12 @@ def share_of_values(values: dict) -> Share | None:
                         for column in _SHARE_COLUMNS))
 
 
+def share_of_row(row: models.Instance) -> Share | None:
+    """The share of an instance row already read in the transaction."""
+    return _share(tuple(getattr(row, column.key)
+                        for column in _SHARE_COLUMNS))
+
+
 def move(session, before: Share | None, after: Share | None) -> None:
     """Take ``before`` off its host and add ``after`` to its host, in
     ``session``'s transaction."""

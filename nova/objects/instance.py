@@ -231,13 +231,13 @@ class Instance(base.NovaObject):
                     before = host_usage.share_of(session, self.uuid,
                                                  lock=True)
                 if session.execute(update).rowcount == 1:
-                    if moves:
-                        host_usage.move(session, before, host_usage.share_of(
-                            session, self.uuid))
                     for migration, expected in migrations:
                         self._save_migration(session, migration, expected)
                     db_obj = session.scalars(
                         sa.select(table).where(table.uuid == self.uuid)).one()
+                    if moves:
+                        host_usage.move(session, before,
+                                        host_usage.share_of_row(db_obj))
                     self._update_from_db_object(db_obj)
                     return
                 actual = session.execute(

@@ -22,7 +22,6 @@ creates the ``admin`` user (password ``ADMIN_PASSWORD``) with the
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,8 @@ import urllib.request
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
+
+from nova.testing import rabbitmq
 
 LOG = logging.getLogger(__name__)
 
@@ -83,12 +84,6 @@ def missing_reason(venv: str = VENV) -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 class KeystoneServer:
 
     def __init__(self, base_dir: str, venv: str = VENV,
@@ -113,7 +108,7 @@ class KeystoneServer:
         os.makedirs(self.base_dir, exist_ok=True)
         with open(self.conf_file, 'w') as f:
             f.write(_CONF.format(base=self.base_dir))
-        self.port = self.port or _free_port()
+        self.port = self.port or rabbitmq.free_port()
         owner = ('--keystone-user', 'root', '--keystone-group', 'root') \
             if os.geteuid() == 0 else ()
         user = os.environ.get('USER') or str(os.geteuid())

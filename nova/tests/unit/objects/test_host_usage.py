@@ -133,7 +133,7 @@ class HostUsageTestCase(base.TestCase):
                           ('h3', 'n1'): (1, 1, 64, 1)}, counters())
 
     def test_exclude_an_instance(self):
-        keep = self._create(flavor=_flavor(vcpus=2, memory_mb=128))
+        self._create(flavor=_flavor(vcpus=2, memory_mb=128))
         left_out = self._create()
         elsewhere = self._create(host='h2')
         self.assertEqual((2, 128, 1), objects.Instance.flavor_totals(
@@ -141,8 +141,10 @@ class HostUsageTestCase(base.TestCase):
         # Excluding an instance of another host changes nothing.
         self.assertEqual((3, 192, 2), objects.Instance.flavor_totals(
             self.ctx, 'h1', exclude_uuid=elsewhere.uuid))
+        # Nor does excluding an instance the database never had.
+        never = '3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c'
         self.assertEqual((3, 192, 2), objects.Instance.flavor_totals(
-            self.ctx, 'h1', exclude_uuid=keep.uuid[:-1] + '0'))
+            self.ctx, 'h1', exclude_uuid=never))
 
     def test_the_audit_corrects_a_write_that_bypassed_the_objects(self):
         moved = self._create()
