@@ -378,6 +378,23 @@ class InstanceEventsCancelled(NovaException):
                '%(reason)s')
 
 
+class AttemptSuperseded(UnexpectedTaskStateError):
+    """The attempt's token is no longer the instance's: reset-state, a
+    delete or a newer attempt took the instance over. The attempt stops
+    where it stands and undoes only what it made; the instance's state
+    is the new owner's to set (no fault)."""
+    msg_fmt = ('Attempt %(attempt)s of instance %(instance_uuid)s is no '
+               'longer current (%(why)s); it stopped before %(step)s and '
+               'undoes only what it made.')
+
+
+class AttemptCheckFailed(NovaException):
+    """Whether the attempt is still current could not be read: it stops
+    all the same (never act on a token that was not confirmed)."""
+    msg_fmt = ('Could not confirm that attempt %(attempt)s is still '
+               'current before %(step)s (%(reason)s); stopped.')
+
+
 class InstanceNotOnThisHost(UnexpectedTaskStateError):
     """The row places the instance elsewhere (an evacuation moved it)."""
     msg_fmt = ('Instance %(instance_uuid)s is on host %(actual)s, not on '

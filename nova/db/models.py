@@ -73,6 +73,29 @@ class Instance(TimestampMixin, Base):
     system_metadata: orm.Mapped[dict | None]
     deleted: orm.Mapped[bool] = orm.mapped_column(default=False)
     deleted_at: orm.Mapped[Timestamp | None]
+    # The token: the one attempt that may act on the instance now (NULL:
+    # none); nova/objects/attempt.py.
+    attempt_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    # The instance has disks holding its data (an attempt landed since
+    # the last same-host rebuild replaced them).
+    disks_exist: orm.Mapped[bool] = orm.mapped_column(
+        default=False, server_default=sa.false())
+
+
+class InstanceAttempt(TimestampMixin, Base):
+    """One attempt that may make a guest run or change an instance's
+    disks: claimed with the token, ``landed`` with its result."""
+    __tablename__ = 'instance_attempts'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instances.uuid'), index=True)
+    host: orm.Mapped[str] = orm.mapped_column(_str())
+    operation: orm.Mapped[str] = orm.mapped_column(_str())
+    migration_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36))
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(16))
 
 
 class InstanceFault(Base):

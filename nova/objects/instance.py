@@ -20,6 +20,7 @@ from nova.model import vm_states
 from nova.db import api as db_api
 from nova.db import models
 from nova import exception
+from nova.objects import attempt as attempt_obj
 from nova.objects import base
 from nova.objects import fields
 from nova.objects import flavor as flavor_obj
@@ -57,6 +58,12 @@ class Instance(base.NovaObject):
         'deleted_at': fields.DateTime(),
         'network_info': fields.NetworkInfo(),
         'system_metadata': fields.Dict(),
+        # The token: the attempt that may act on the instance now
+        # (``nova/objects/attempt.py``); None when none may.
+        'attempt_id': fields.String(),
+        # The instance has disks that hold its data (a durable fact, set
+        # when an attempt lands; never read from the vm_state).
+        'disks_exist': fields.Boolean(default=False, nullable=False),
     }
 
     # The fields as attributes, for readers and type checkers (their
@@ -81,6 +88,8 @@ class Instance(base.NovaObject):
     deleted_at: datetime.datetime | None
     network_info: network_model.NetworkInfo
     system_metadata: dict
+    attempt_id: str | None
+    disks_exist: bool
 
     def create(self) -> 'Instance':
         if self.id is not None:
@@ -177,13 +186,20 @@ class Instance(base.NovaObject):
 
     def save(self, expected_task_state=base.UNSET,
              expected_vm_state=base.UNSET,
-             expected_host=base.UNSET, and_migration=None) -> None:
+             expected_host=base.UNSET, and_migration=None,
+             expected_attempt=base.UNSET, and_attempt=None) -> None:
         """Write the changed fields; compare-and-swap on the states.
 
         ``expected_host`` (a host or a list; ``None`` means no host yet)
         is checked against the row's host before this save's own change
         of it, in the same ``UPDATE``: a compute host claiming an instance
         an evacuation moved away loses, atomically.
+
+        ``expected_attempt``: the attempt token (``attempt_id``) the row
+        must still hold (``AttemptSuperseded`` otherwise): an attempt
+        records its result only while it is the instance's.
+        ``and_attempt``: an ``InstanceAttempt`` inserted (a claim) or
+        updated (its status) in the same transaction.
 
         ``and_migration``: ``(migration, expected_status)``, or a list of
         such pairs, whose changed fields are written in the same
@@ -201,7 +217,8 @@ class Instance(base.NovaObject):
         """
         changed = self.obj_what_changed() - {'id', 'uuid', 'updated_at'}
         checks = any(e is not base.UNSET for e in (
-            expected_task_state, expected_vm_state, expected_host))
+            expected_task_state, expected_vm_state, expected_host,
+            expected_attempt))
         if not changed and not checks:
             return
         values = self._db_values(changed)
@@ -216,6 +233,9 @@ class Instance(base.NovaObject):
                 base.matches(table.vm_state, expected_vm_state))
         if expected_host is not base.UNSET:
             update = update.where(base.matches(table.host, expected_host))
+        if expected_attempt is not base.UNSET:
+            update = update.where(
+                base.matches(table.attempt_id, expected_attempt))
         update = update.values(**values).execution_options(
             synchronize_session=False)
         migrations = ([] if and_migration is None
@@ -233,6 +253,8 @@ class Instance(base.NovaObject):
                 if session.execute(update).rowcount == 1:
                     for migration, expected in migrations:
                         self._save_migration(session, migration, expected)
+                    if and_attempt is not None:
+                        and_attempt.write_in(session)
                     db_obj = session.scalars(
                         sa.select(table).where(table.uuid == self.uuid)).one()
                     if moves:
@@ -242,7 +264,8 @@ class Instance(base.NovaObject):
                     return
                 actual = session.execute(
                     sa.select(table.task_state, table.vm_state,
-                              table.host).where(
+                              table.host, table.attempt_id,
+                              table.deleted).where(
                         table.uuid == self.uuid)).first()
         except _MigrationLost as lost:
             # The transaction rolled back: no row changed. The migrations
@@ -258,7 +281,7 @@ class Instance(base.NovaObject):
         for migration, _ in migrations:
             migration.refresh()
         self._raise_conflict(actual, expected_task_state, expected_vm_state,
-                             expected_host)
+                             expected_host, expected_attempt)
 
     @staticmethod
     def _save_migration(session, migration, expected_status):
@@ -270,10 +293,22 @@ class Instance(base.NovaObject):
         migration._update_from_db_object(db_obj)
 
     def _raise_conflict(self, actual, expected_task, expected_vm,
-                        expected_host):
+                        expected_host, expected_attempt=base.UNSET):
         if actual is None:
             raise exception.InstanceNotFound(instance_id=self.uuid)
-        actual_task, actual_vm, actual_host = actual
+        actual_task, actual_vm, actual_host, actual_attempt, deleted = actual
+        if expected_attempt is not base.UNSET and (
+                actual_attempt not in base.as_list(expected_attempt)):
+            # The token first: whoever holds it now owns the instance,
+            # whatever its other columns say.
+            expected = base.as_list(expected_attempt)
+            raise exception.AttemptSuperseded(
+                attempt=expected[0] if len(expected) == 1 else expected,
+                instance_uuid=self.uuid,
+                why=attempt_obj.why_not_current(
+                    actual_attempt, bool(deleted), expected[0]),
+                step='recording its result', expected=expected_attempt,
+                actual=actual_attempt)
         # The host first: an instance moved away is not ours whatever its
         # states say.
         if expected_host is not base.UNSET and (

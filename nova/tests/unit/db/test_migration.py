@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0007'
+HEAD = '0008'
 
 
 class MigrationTestCase(base.TestCase):
@@ -77,6 +77,25 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual([('h1', '', 1, 0, 0, 0),
                           ('h1', 'n1', 2, 3, 2560, 21)],
                          [tuple(r) for r in rows])
+
+    def test_0008_says_which_instances_have_disks(self):
+        # An instance that ran has disks somewhere; one that never
+        # launched (a failed first build) has none. No attempt holds any.
+        migration.db_sync('0007')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, power_state, deleted, "
+                "vm_state, launched_at) VALUES "
+                "('i1', 'h1', 0, 0, 'error', '2026-01-01 00:00:00'), "
+                "('i2', 'h1', 0, 0, 'error', NULL)"))
+        self.assertEqual('0008', migration.db_sync('0008'))
+        with db_api.get_engine().connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT uuid, disks_exist, attempt_id FROM instances '
+                'ORDER BY uuid')).all()
+        self.assertEqual([('i1', True, None), ('i2', False, None)],
+                         [(r[0], bool(r[1]), r[2]) for r in rows])
+        self.assertIn('instance_attempts', self._tables())
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))
