@@ -14,6 +14,11 @@ real libvirtd outlives nova-compute, so a test registers a hook that writes
 the test driver's domains into its node file (what libvirtd would still
 hold). Product code registers none.
 
+The same points are where a test holds an operation still, as a hung NFS
+write or a slow image lookup would: ``observe(hook)`` has ``hook(name)``
+called at every point reached, in the thread that reached it, and the
+hook may block. Tests only; product code registers none.
+
 The points, in the order an operation reaches them:
 """
 
@@ -31,6 +36,7 @@ POINTS = storage_conf.CRASH_POINTS
 __doc__ += ''.join('\n* ``%s``: %s' % item for item in POINTS.items())
 
 _before_kill = []
+_observers: list = []
 
 
 def before_kill(hook) -> None:
@@ -38,9 +44,18 @@ def before_kill(hook) -> None:
     _before_kill.append(hook)
 
 
+def observe(hook):
+    """Call ``hook(name)`` at every point reached (tests only, see
+    above); the function that stops it."""
+    _observers.append(hook)
+    return lambda: _observers.remove(hook)
+
+
 def reached(name: str) -> None:
     if name not in POINTS:
         raise ValueError('unknown crash point %r' % name)
+    for hook in tuple(_observers):
+        hook(name)
     wanted = CONF.fault_injection.crash_point
     if not wanted or wanted != name:
         return

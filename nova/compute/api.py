@@ -263,6 +263,9 @@ class API:
         previous_task_state = instance.task_state
         states.check(instance, 'delete')
         instance.task_state = task_states.DELETING
+        # An attempt in progress (a build, an evacuation) loses its token:
+        # it stops at its next side effect and undoes what it made.
+        instance.attempt_id = None
         instance.save(expected_task_state=[previous_task_state])
         objects.InstanceAction.action_start(context, instance.uuid, 'delete')
         if instance.host and self._host_is_up(context, instance.host):

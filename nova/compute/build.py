@@ -5,15 +5,18 @@ compare-and-swap save that claims it (``task_state`` ``spawning``), so a
 crash during spawn leaves it on this host for ``init_host`` to put in
 ERROR. A failed spawn has already removed what it created (the driver's
 contract); the instance goes to ERROR with a fault and the host is as it
-was. The spawn's attempt is completed only once the instance is recorded
-ACTIVE: a crash before that leaves an open journal, and the restart
-removes what the build made (``recovery.py``). The instance's
+was. The build is an attempt with a token (``attempts.py``): claimed
+with ``spawning``, checked before each side effect of the spawn, and
+recorded ``landed`` in the save that makes the instance ACTIVE (which
+also sets ``launched_at`` and ``disks_exist``). The spawn's journal is
+completed only after that save: a crash before it leaves an open journal,
+and the restart asks the database whether the attempt landed
+(``recovery.py``). The instance's
 network_info records the VIFs; they become ``active`` when their
 ``network-vif-plugged`` events arrive (``events.py``).
 """
 
 from oslo_log import log as logging
-from oslo_utils import timeutils
 
 from nova.compute import operation
 from nova import crashpoint
@@ -46,4 +49,3 @@ def spawn(compute, context, instance, image_meta, injected_files,
                          block_device_info=block_device_info,
                          attempt=attempt)
     crashpoint.reached('build.before_active')
-    instance.launched_at = timeutils.utcnow(with_timezone=True)

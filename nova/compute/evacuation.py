@@ -93,33 +93,19 @@ def _latest_by_instance(migrations):
     return latest
 
 
-def _own_identity(context, host, driver):
-    try:
-        return shared_storage.own_identity(context, host, driver)
-    except exception.StorageEvidenceStale as e:
-        LOG.warning('%s', e.format_message())
-        return None
-
-
 def source_verdict(context, host, driver, instance, migration):
     """(owner, evidence, verdict): what ``host``, the source of a done
     evacuation of ``instance``, does with its copy of the directory
     (``disk_ownership.on_source``), from the evidence as it is now."""
     owner = instance.host or migration.dest_compute
-    own_identity = _own_identity(context, host, driver)
+    live = disk_ownership.live_storage(context, host, driver)
     evidence = shared_storage.StorageEvidence(
         source_host=host, target_host=owner,
-        source_identity=own_identity,
+        source_identity=live.identity,
         target_identity=shared_storage.recorded_identity(context, owner))
-    exists = driver.instance_dir_exists(instance)
-    try:
-        stamp = driver.read_ownership_stamp(instance) if exists else None
-    except exception.InvalidOwnershipStamp as e:
-        return owner, evidence, disk_ownership.Verdict(
-            disk_ownership.KEEP, e.format_message())
+    facts = disk_ownership.read_directory(context, host, driver, instance)
     return owner, evidence, disk_ownership.on_source(
-        host=host, identity=own_identity, shared=evidence.shared,
-        stamp=stamp, directory_exists=exists, owner=owner)
+        facts, live, host=host, shared=evidence.shared, owner=owner)
 
 
 def stop_stale_guest(context, driver, instance):

@@ -32,16 +32,19 @@ instance's write and the failing of every evacuation in progress are one
 transaction, so an evacuation requested after the reset read them is
 never failed by it.
 
-Two writes of the instance row carry a check of the attempt's migration
-in the same transaction (``objects.Instance.save(..., and_migration=...)``):
+Two steps are written in the transaction of an instance write
+(``objects.Instance.save(..., and_migration=...)``), each carrying the
+attempt's token (``attempts.py``) too:
 
-* the target taking ``rebuilding -> rebuild_spawning`` before it spawns
-  (``while_claimed``: the migration must still be ``pre-migrating``), so
-  that an attempt reset-state gave up on cannot take over the task of the
-  evacuation that replaced it, nor spawn;
+* the target's claim, ``accepted -> pre-migrating``
+  (``step_for_claim``), in the write that makes its attempt the
+  instance's token: from then on every side effect of the attempt checks
+  that token, and reset-state (which clears it) or a newer claim stops it
+  where it stands;
 * the final step, the instance row moving to the target, together with
-  ``pre-migrating -> done`` (``step_for_final_save``): a stale attempt
-  whose migration was failed meanwhile cannot move the instance.
+  ``pre-migrating -> done`` (``step_for_final_save``), expecting the
+  token: a stale attempt whose migration was failed meanwhile cannot move
+  the instance.
 
 The one place that ends an evacuation without ``end_evacuation`` is the
 source marking a ``done`` one ``completed``: that is not an early end.
@@ -149,18 +152,13 @@ def step_for_final_save(migration, by=TARGET):
     return _step(migration, DONE, by)
 
 
-def while_claimed(migration):
-    """For ``objects.Instance.save(and_migration=...)``: the instance's
-    write goes through only while ``migration`` is still ``pre-migrating``.
-
-    No status changes: the migration's ``UPDATE`` writes only its
-    ``updated_at``, by compare-and-swap on ``pre-migrating``. An ``UPDATE``
-    rather than a read, so that the row stays locked until the commit and
-    a concurrent reset-state cannot fail the migration in between.
-    """
-    # Only an evacuation whose target's next step is still ahead of it.
-    _check(migration, DONE, TARGET, PRE_MIGRATING)
-    return migration, [PRE_MIGRATING]
+def step_for_claim(migration, dest_compute: str, dest_node: str | None):
+    """The target's claim, ``accepted -> pre-migrating`` with where it
+    goes, for ``objects.Instance.save(and_migration=...)``: written in
+    the transaction that gives the attempt its token."""
+    migration.dest_compute = dest_compute
+    migration.dest_node = dest_node
+    return _step(migration, PRE_MIGRATING, TARGET)
 
 
 # ``end_evacuation``'s ``migration`` for reset-state: every evacuation of
@@ -176,11 +174,13 @@ _RETRIES = 5
 def end_evacuation(context, instance, migration, exc, host, by,
                    vm_state=None, task_states_expected=(
                        task_states.REBUILDING,
-                       task_states.REBUILD_SPAWNING)) -> bool:
+                       task_states.REBUILD_SPAWNING), token=None) -> bool:
     """End an evacuation early: a fault saying why (``exc``, recorded as
     seen on ``host``; none when ``exc`` is None), the migration ``failed``,
     the instance's task cleared and its vm_state set to ``vm_state``
-    (None: unchanged).
+    (None: unchanged). ``token`` (``attempts.Claim``): the target's
+    attempt, recorded ``failed`` with the instance's write, which then
+    expects it (an attempt that lost its token writes nothing there).
 
     Each write is a compare-and-swap. A migration someone else ended or
     moved meanwhile (reset-state, a crash recovery) is theirs, and so is
@@ -210,8 +210,10 @@ def end_evacuation(context, instance, migration, exc, host, by,
     if vm_state is not None:
         instance.vm_state = vm_state
     instance.task_state = None
+    failing = token.failing(instance) if token is not None else {}
     try:
-        instance.save(expected_task_state=list(task_states_expected))
+        instance.save(expected_task_state=list(task_states_expected),
+                      **failing)
     except exception.NovaException as e:
         LOG.warning('Not clearing the task of the instance: %s',
                     exception.message_of(e), instance=instance)
@@ -223,8 +225,9 @@ def end_evacuation(context, instance, migration, exc, host, by,
 
 
 def _end_all(context, instance, exc, host, by, vm_state) -> bool:
-    """The instance's task cleared (whatever it was: ``by`` overrides it)
-    and every evacuation of it in progress ``failed``, in one transaction.
+    """The instance's task cleared (whatever it was: ``by`` overrides it),
+    its attempt token with it, and every evacuation of it in progress
+    ``failed``, in one transaction.
 
     The task state and the migrations are read first, then written by
     compare-and-swap on what was read: an evacuation requested after the
@@ -246,6 +249,9 @@ def _end_all(context, instance, exc, host, by, vm_state) -> bool:
         if vm_state is not None:
             instance.vm_state = vm_state
         instance.task_state = None
+        # No attempt may act on the instance after the reset: whatever
+        # runs stops at its next side effect (attempts.py).
+        instance.attempt_id = None
         try:
             instance.save(expected_task_state=[seen_task],
                           and_migration=[_step(m, FAILED, by)

@@ -31,11 +31,11 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_utils import excutils
 
+from nova.compute import attempts
 from nova.compute import build
 from nova.compute import delete
 from nova.compute import disk_leases
 from nova.compute import evacuation
-from nova.compute import evacuation_states
 from nova.compute import external_events
 from nova.compute import host_init
 from nova.compute import instance_events
@@ -55,6 +55,7 @@ from nova.compute import suspend
 from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
+from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
@@ -223,7 +224,8 @@ class ComputeManager(nova_manager.Manager):
         if network_info is not None:
             network_info = network_model.NetworkInfo.coerce(network_info)
         image_meta = image_meta if image_meta is not None else image
-        attempt = journal.Attempt.new(journal.BUILD)
+        token = attempts.Claim.new(context, instance, self.host,
+                                   journal.BUILD)
         with self._builds:
             build.place(self.compute, instance, network_info)
             try:
@@ -232,14 +234,19 @@ class ComputeManager(nova_manager.Manager):
                     lambda: build.spawn(self.compute, context, instance,
                                         image_meta, injected_files,
                                         admin_password, block_device_info,
-                                        attempt))
+                                        token.attempt),
+                    token=token)
             except Exception:
-                # Spawn undid its own failure; a build whose result could
-                # not be recorded is undone here (no-op otherwise).
+                # Spawn undid its own failure. A build that failed after
+                # its spawn is undone here, unless the database records
+                # it as landed: then what it made is the instance's (an
+                # action event that could not be written after the
+                # ACTIVE save must not undo a build that succeeded).
                 with excutils.save_and_reraise_exception():
-                    operation.undo_attempt_quietly(self.compute, context,
-                                                   instance, attempt)
-            self.driver.complete_attempt(instance, attempt)
+                    attempts.undo_unless_landed(self.compute, context,
+                                                instance, token.attempt)
+            crashpoint.reached('build.after_active')
+            self.driver.complete_attempt(instance, token.attempt)
 
     def start_instance(self, context, instance):
         self.runner.run(context, instance, power.START,
@@ -313,22 +320,27 @@ class ComputeManager(nova_manager.Manager):
                               attempt=None, migration=None):
         """The driver sequence of a rebuild (Nova's).
 
-        Same host: power off (when there is a domain) and destroy the old
-        guest and its disks first. Evacuation: its host is dead, touch
-        nothing there. Then task_state ``rebuild_spawning`` and
-        ``driver.spawn`` as ``attempt``. When spawn raises during an
-        evacuation, destroy what is left of the guest here, keeping the
-        disks on shared storage (they are the instance's only copy), and
-        re-raise (the evacuation-leftovers fix, doc/source/cleanup.rst,
-        "Background").
-
-        An evacuation's ``migration`` must still be ``pre-migrating`` when
-        the task becomes ``rebuild_spawning``, checked in the same
-        transaction: an attempt whose evacuation reset-state ended
-        meanwhile would otherwise take the task of the evacuation that
-        replaced it (which is ``rebuilding`` too) and spawn here. It raises
-        ``UnexpectedMigrationStatusError`` instead, having changed nothing.
+        Task state ``rebuild_spawning`` first, by compare-and-swap that
+        also expects ``attempt``'s token (a rebuild or evacuation that
+        reset-state gave up on, or a newer one replaced, changes nothing
+        and raises ``AttemptSuperseded``). Same host: the instance's old
+        disks are about to go, which the same write records
+        (``disks_exist``); then power off (when there is a domain) and
+        destroy the old guest and its disks. Evacuation: its host is
+        dead, touch nothing there. Then ``driver.spawn`` as ``attempt``.
+        When spawn raises during an evacuation, destroy what is left of
+        the guest here, keeping the disks on shared storage (they are the
+        instance's only copy), and re-raise (the evacuation-leftovers
+        fix, doc/source/cleanup.rst, "Background").
         """
+        instance.task_state = task_states.REBUILD_SPAWNING
+        if not recreate:
+            instance.disks_exist = False
+        checks = {}
+        if attempt is not None:
+            checks['expected_attempt'] = attempt.id
+        instance.save(expected_task_state=[task_states.REBUILDING], **checks)
+        crashpoint.reached('rebuild.after_spawning')
         if not recreate:
             if self.driver.instance_exists(instance):
                 self.driver.power_off(instance,
@@ -336,11 +348,6 @@ class ComputeManager(nova_manager.Manager):
             self.driver.destroy(context, instance, network_info,
                                 block_device_info=block_device_info,
                                 destroy_disks=True)
-        instance.task_state = task_states.REBUILD_SPAWNING
-        instance.save(
-            expected_task_state=[task_states.REBUILDING],
-            and_migration=(evacuation_states.while_claimed(migration)
-                           if recreate and migration is not None else None))
         try:
             self.driver.spawn(context, instance, image_meta, injected_files,
                               admin_password, network_info=network_info,

@@ -92,11 +92,13 @@ def current_power_state(driver, instance):
 _PLACING = frozenset(('build',))
 
 
-def claim(instance, transition, host=None):
+def claim(instance, transition, host=None, token=None):
     """Validate and set the operation's task_state by compare-and-swap.
 
     With ``host``, the row must (still) place the instance there, or have
-    no host yet for a build; checked in the same ``UPDATE``.
+    no host yet for a build; checked in the same ``UPDATE``. With
+    ``token`` (``attempts.Claim``), the same transaction makes it the
+    instance's token and writes its row.
     """
     if (transition.task_state is not None
             and instance.task_state == transition.task_state):
@@ -114,6 +116,8 @@ def claim(instance, transition, host=None):
         checks['expected_host'] = (
             [host, None] if transition.action in _PLACING else [host])
     instance.task_state = transition.task_state
+    if token is not None:
+        checks.update(token.take(instance))
     try:
         instance.save(**checks)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
@@ -153,20 +157,24 @@ class Runner:
         self.locks = locks
 
     def run(self, context, instance, operation, body, after_success=None,
-            flow=Flow(), lock=True):
+            flow=Flow(), lock=True, token=None):
         """Run ``body()`` as ``operation`` on ``instance`` (see module doc).
 
         ``after_success()``, if given, runs under the lock once the
         success was saved (delete uses it to remove the row). ``flow``:
         see ``Flow``. ``lock=False``: the caller holds the instance lock
-        already.
+        already. ``token`` (``attempts.Claim``): the operation is an
+        attempt that may make a guest run or change disks; the default
+        claim takes its token, the default end records it landed or
+        failed, each expecting it (a flow's own hooks do the same).
         """
         with (self.locks.lock(instance.uuid) if lock
               else contextlib.nullcontext()):
             self._run(context, instance, operation, body, after_success,
-                      flow)
+                      flow, token)
 
-    def _run(self, context, instance, operation, body, after_success, flow):
+    def _run(self, context, instance, operation, body, after_success, flow,
+             token=None):
         host = self.compute.host
         with actions.event(context, instance, operation.action,
                            operation.event, host):
@@ -175,7 +183,7 @@ class Runner:
             if flow.claim is not None:
                 flow.claim(instance, transition)
             else:
-                claim(instance, transition, host)
+                claim(instance, transition, host, token)
             LOG.info('Starting %s', operation.transition, instance=instance)
             try:
                 try:
@@ -186,8 +194,11 @@ class Runner:
                     if named is e:
                         raise
                     raise named from e
-                (flow.succeed or self._succeeded)(instance, transition,
-                                                  original_vm_state)
+                if flow.succeed is not None:
+                    flow.succeed(instance, transition, original_vm_state)
+                else:
+                    self._succeeded(instance, transition, original_vm_state,
+                                    token)
                 if after_success is not None:
                     after_success()
             except Exception as e:
@@ -201,11 +212,20 @@ class Runner:
                                   original_vm_state)
                     else:
                         self._ended_by(context, instance, e, operation,
-                                       transition, original_vm_state)
+                                       transition, original_vm_state, token)
 
     def _ended_by(self, context, instance, exc, operation, transition,
-                  original_vm_state):
-        if isinstance(exc, exception.UnexpectedDeletingTaskStateError):
+                  original_vm_state, token=None):
+        if isinstance(exc, exception.AttemptSuperseded):
+            # Reset-state, a delete or a newer attempt took the instance
+            # over: its state is theirs to set. No fault: this attempt
+            # did not fail, it was given up.
+            LOG.warning('%(op)s stopped: %(err)s',
+                        {'op': operation.transition,
+                         'err': exception.message_of(exc)},
+                        instance=instance)
+            _reload(instance)
+        elif isinstance(exc, exception.UnexpectedDeletingTaskStateError):
             # Deleted while this ran: the delete, waiting on this lock,
             # owns the instance now. No fault: nothing failed.
             LOG.info('Instance was deleted during %s',
@@ -220,36 +240,39 @@ class Runner:
                       {'op': operation.transition, 'err': exc},
                       instance=instance)
             self.record_failure(context, instance, exc, transition,
-                                original_vm_state)
+                                original_vm_state, token)
 
     def record_failure(self, context, instance, exc, transition,
-                       original_vm_state):
+                       original_vm_state, token=None):
         """The default end of a failed operation: a fault, the vm_state of
         the table's failure column, no task."""
         actions.record_fault(context, instance, exc, self.compute.host)
-        self._failed(instance, transition, original_vm_state)
+        self._failed(instance, transition, original_vm_state, token)
 
-    def _succeeded(self, instance, transition, original_vm_state):
+    def _succeeded(self, instance, transition, original_vm_state,
+                   token=None):
         instance.vm_state = transition.vm_state_after(True, original_vm_state)
         instance.task_state = None
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
+        landing = token.landing(instance) if token is not None else {}
         instance.save(expected_task_state=transition.running_task_states,
-                      expected_host=[self.compute.host])
+                      expected_host=[self.compute.host], **landing)
         LOG.info('%(op)s succeeded: vm_state %(vm)s, power_state %(power)s',
                  {'op': transition.action, 'vm': instance.vm_state,
                   'power': power_state.STATE_MAP.get(instance.power_state)},
                  instance=instance)
 
-    def _failed(self, instance, transition, original_vm_state):
+    def _failed(self, instance, transition, original_vm_state, token=None):
         instance.vm_state = transition.vm_state_after(False,
                                                       original_vm_state)
         instance.task_state = None
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
+        failing = token.failing(instance) if token is not None else {}
         try:
             instance.save(expected_task_state=transition.running_task_states,
-                          expected_host=[self.compute.host])
+                          expected_host=[self.compute.host], **failing)
         except (exception.UnexpectedTaskStateError,
                 exception.InstanceNotFound) as e:
             # Someone else (a delete, an evacuation that moved it away)
@@ -257,18 +280,3 @@ class Runner:
             LOG.warning('Not recording the failed state: %s', e,
                         instance=instance)
             _reload(instance)
-
-
-def undo_attempt_quietly(compute, context, instance, attempt) -> None:
-    """Undo a spawn ``attempt`` whose result could not be recorded (a
-    spawn that failed has undone itself already: then nothing happens).
-    Logs, never raises: the caller is reporting the original failure."""
-    try:
-        if compute.driver.undo_attempt(context, instance, attempt):
-            LOG.warning('Removed what %s attempt %s created: its result '
-                        'could not be recorded', attempt.operation,
-                        attempt.id, instance=instance)
-    except Exception:
-        LOG.exception('Could not undo %s attempt %s; the next start of '
-                      'the service will', attempt.operation, attempt.id,
-                      instance=instance)

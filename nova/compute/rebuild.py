@@ -50,6 +50,7 @@ import typing
 from oslo_log import log as logging
 from oslo_utils import excutils
 
+from nova.compute import attempts
 from nova.compute import disk_ownership
 from nova.compute import evacuation_states
 from nova.compute import operation
@@ -64,7 +65,6 @@ from nova.image import meta as image_meta_mod
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
-from nova.virt import instancedir
 from nova.virt import journal
 
 LOG = logging.getLogger(__name__)
@@ -154,11 +154,9 @@ class RebuildWorkflow:
         self.host = compute.host
         self.request = request
         self.migration = None
-        self.attempt = None
+        # The attempt's token (``attempts.Claim``), once claimed.
+        self.token = None
         self.network_info = None
-        # Set when the evacuation was refused before anything was done
-        # here: it ends with the vm_state it had.
-        self.refused = False
 
     def run(self, context, instance):
         if self.request.recreate:
@@ -172,14 +170,21 @@ class RebuildWorkflow:
                         self._finish_evacuation(context, inst, original),
                     fail=self._evacuation_failed))
             return self.migration
-        self.attempt = journal.Attempt.new(journal.REBUILD)
+        self.token = attempts.Claim.new(context, instance, self.host,
+                                        journal.REBUILD)
         self.runner.run(
             context, instance, REBUILD,
             lambda: self._rebuild(context, instance),
             after_success=lambda: self.driver.complete_attempt(
-                instance, self.attempt),
+                instance, self.token.attempt),
             flow=operation.Flow(claim=self._claim_rebuild,
-                                fail=self._rebuild_failed))
+                                fail=self._rebuild_failed),
+            token=self.token)
+
+    @property
+    def attempt(self):
+        """The attempt (``journal.Attempt``) this workflow runs, if any."""
+        return None if self.token is None else self.token.attempt
 
     # -- evacuate ---------------------------------------------------------
 
@@ -203,8 +208,10 @@ class RebuildWorkflow:
         return nodes[0] if nodes else self.host
 
     def _claim_evacuation(self, context, instance):
-        """Refuse what is not an evacuation to this host; then migration
-        ``accepted`` -> ``pre-migrating``, compare-and-swap.
+        """Refuse what is not an evacuation to this host; then, in one
+        transaction, migration ``accepted`` -> ``pre-migrating`` and the
+        instance's token for this host's attempt, both by compare-and-
+        swap (the instance still ``rebuilding`` on its source).
 
         Exactly one target can take a migration; a second delivery of the
         same request, or one that was failed meanwhile, is refused here
@@ -230,14 +237,24 @@ class RebuildWorkflow:
                 dest_compute=self.host, dest_node=self._node(request),
                 migration_type=migration_obj.EVACUATION,
                 status=migration_obj.ACCEPTED).create()
-        # A migration someone else took is theirs: refused untouched.
-        evacuation_states.advance(
-            migration, evacuation_states.PRE_MIGRATING,
-            evacuation_states.TARGET, dest_compute=self.host,
-            dest_node=self._node(request))
+        token = attempts.Claim.new(context, instance, self.host,
+                                   journal.EVACUATION, migration.uuid)
+        # A migration someone else took is theirs, and so is an instance
+        # whose task or host changed: refused untouched.
+        instance.save(
+            expected_task_state=[task_states.REBUILDING],
+            expected_host=[instance.host],
+            and_migration=evacuation_states.step_for_claim(
+                migration, self.host, self._node(request)),
+            **token.take(instance))
         self.migration = migration
+        self.token = token
+        LOG.info('Evacuation %(m)s is pre-migrating (target), attempt '
+                 '%(a)s', {'m': migration.uuid, 'a': token.id},
+                 instance=instance)
 
     def _remove_leftovers(self, context, instance, network_info, verdict):
+        # Each removal only while this attempt holds the token.
         """Remove a failed earlier attempt's remains of this instance.
 
         A stray domain and VIFs go (they hold no data). The directory goes
@@ -251,41 +268,42 @@ class RebuildWorkflow:
         if self.driver.instance_exists(instance):
             LOG.warning('Removing the domain and VIFs an earlier attempt '
                         'left here', instance=instance)
+            self.token.check('leftovers')
+            self.driver.stop_guest_now(instance)
             self.driver.destroy(context, instance, network_info,
                                 destroy_disks=False)
         if verdict.action == disk_ownership.QUARANTINE:
+            self.token.check('leftovers')
             self.driver.quarantine_instance_files(instance, verdict.reason)
 
     def _decide_shared(self, context, instance):
-        """(shared, the verdict on the instance directory here)."""
-        own = shared_storage.own_identity(context, self.host, self.driver)
+        """(shared, the verdict on the instance directory here), from the
+        evidence as it is now (``disk_ownership``)."""
+        live = disk_ownership.live_storage(context, self.host, self.driver)
+        if live.stale is not None:
+            raise live.stale
         evidence = shared_storage.gather(
             context, source_host=instance.host, target_host=self.host,
-            target_identity=own)
-        # Only looked at, never taken as evidence of sharing: it makes an
-        # operator's unverifiable on_shared_storage unsafe to trust.
-        exists = self.driver.instance_dir_exists(instance)
-        idir = instancedir.InstanceDir(self.compute.settings.instances_path,
-                                       instance.uuid)
+            target_identity=live.identity)
+        facts = disk_ownership.read_directory(context, self.host,
+                                              self.driver, instance)
+        # A directory here is only looked at, never taken as evidence of
+        # sharing: it makes an operator's unverifiable on_shared_storage
+        # unsafe to trust.
         shared = shared_storage.decide(
             evidence, self.request.on_shared_storage,
-            instance_dir=idir.path if exists else None)
+            instance_dir=facts.path if facts.exists else None)
         LOG.info('Evacuating from %(src)s: %(ev)s', {
             'src': instance.host, 'ev': evidence.describe()},
             instance=instance)
         verdict = disk_ownership.on_target(
-            instance_launched=(instance.launched_at is not None
-                               and instance.vm_state != vm_states.ERROR),
-            shared=shared, source=instance.host, host=self.host,
-            identity=own,
-            stamp=self.driver.read_ownership_stamp(instance)
-            if exists else None,
-            directory_exists=exists, path=idir.path,
+            facts, live, source=instance.host, host=self.host,
+            shared=shared, instance_has_disks=instance.disks_exist,
             source_identity=evidence.source_identity)
-        LOG.info('Instance directory: %s', verdict.reason,
+        LOG.info('Instance directory: %s', verdict.message,
                  instance=instance)
         if verdict.action == disk_ownership.REFUSE:
-            raise exception.InvalidSharedStorage(reason=verdict.reason)
+            raise exception.InvalidSharedStorage(reason=verdict.message)
         return shared, verdict
 
     def _refuse_unclaimed(self, context, instance, exc):
@@ -306,18 +324,12 @@ class RebuildWorkflow:
         raise exc
 
     def _evacuate(self, context, instance):
-        """The body: decide, clean leftovers, bind ports, spawn."""
+        """The body: decide, clean leftovers, bind ports, spawn; each
+        side effect only while this attempt holds the token."""
         request = self.request
         crashpoint.reached('evacuate.after_claim')
-        try:
-            self.compute.check_storage_writable()
-            shared, verdict = self._decide_shared(context, instance)
-        except (exception.InvalidSharedStorage,
-                exception.StorageUnavailable,
-                exception.StorageEvidenceStale,
-                exception.InvalidOwnershipStamp):
-            self.refused = True
-            raise
+        self.compute.check_storage_writable()
+        shared, verdict = self._decide_shared(context, instance)
         image_meta = _image_meta(
             self.image_meta, context, instance.image_ref,
             required=verdict.action != disk_ownership.REUSE)
@@ -325,10 +337,10 @@ class RebuildWorkflow:
                                verdict)
         # Port bindings: only once no leftover VIF of the instance is
         # plugged here, so that this host's agent reports spawn's plug.
+        self.token.check('ports')
         self.network_info = port_bindings.bind_here(
             self.network_api, self.host, context, instance)
-        self.attempt = journal.Attempt.new(journal.EVACUATION,
-                                           self.migration.uuid)
+        crashpoint.reached('evacuate.after_ports_bound')
         self.rebuild_impl(
             context, instance, image_meta, request.injected_files,
             request.new_pass, request.bdms, recreate=True,
@@ -336,52 +348,59 @@ class RebuildWorkflow:
             block_device_info=None,
             preserve_ephemeral=request.preserve_ephemeral,
             power_on=self._power_on(instance),
-            attempt=self.attempt, migration=self.migration)
+            attempt=self.token.attempt, migration=self.migration)
         crashpoint.reached('evacuate.before_instance_moves')
 
     def _evacuation_failed(self, context, instance, exc, transition,
                            original_vm_state):
-        """End a claimed evacuation that failed: what this attempt made
-        here goes (unless the instance landed here after all), the ports
-        go back to the instance's host, the migration ``failed`` and the
-        instance ERROR on its source with a fault, or with its vm_state
-        as it was when the evacuation was refused before doing anything.
-        An evacuation someone else ended meanwhile is theirs: its
-        instance is left alone (``end_evacuation``)."""
-        if self.attempt is not None:
-            self._undo_unless_landed(context, instance, self.attempt)
-        if self.refused:
-            vm_state = original_vm_state
-        else:
-            vm_state = vm_states.ERROR
-            if original_vm_state != vm_states.ERROR:
-                instance.system_metadata[OLD_VM_STATE] = original_vm_state
-            port_bindings.rebind_to_owner(self.network_api,
-                                          self.host, context, instance)
+        """End a claimed evacuation that failed or was refused: what this
+        attempt made here goes (unless the database records it landed),
+        the ports go back to the instance's host, the migration
+        ``failed`` and the instance ERROR on its source with a fault that
+        says why and what unblocks it (Nova's failed evacuations end in
+        ERROR; a refusal ends the same way, so that ``nova show`` and
+        ``nova migration-list`` tell the operator). The vm_state it had is
+        kept in its system metadata for the next evacuation.
+
+        An attempt that lost its token (reset-state, a delete, a newer
+        claim) undoes what it made and touches nothing else: the ports
+        and the instance are the new owner's.
+        """
+        superseded = isinstance(exc, exception.AttemptSuperseded)
+        if not superseded:
+            try:
+                self.token.check('failure')
+            except exception.AttemptSuperseded:
+                superseded = True
+            except exception.AttemptCheckFailed:
+                pass
+        attempts.undo_unless_landed(self.compute, context, instance,
+                                    self.token.attempt)
+        if superseded:
+            LOG.warning('Evacuation attempt %s stopped: it no longer holds '
+                        'the instance; not touching its ports or state',
+                        self.token.id, instance=instance)
+            evacuation_states.end_evacuation(
+                context, None, self.migration, None, self.host,
+                evacuation_states.TARGET)
+            return
+        if original_vm_state != vm_states.ERROR:
+            instance.system_metadata[OLD_VM_STATE] = original_vm_state
+        port_bindings.rebind_to_owner(self.network_api, self.host, context,
+                                      instance)
         evacuation_states.end_evacuation(
             context, instance, self.migration, exc, self.host,
-            evacuation_states.TARGET, vm_state=vm_state)
-
-    def _undo_unless_landed(self, context, instance, attempt):
-        """After a failure: undo the attempt (what it made here) unless
-        the instance row already places the instance here, in which case
-        the guest here is the instance's and must stay."""
-        try:
-            landed = objects.Instance.get_by_uuid(
-                context, instance.uuid).host == self.host
-        except exception.InstanceNotFound:
-            landed = False
-        if not landed:
-            operation.undo_attempt_quietly(self.compute, context,
-                                           instance, attempt)
+            evacuation_states.TARGET, vm_state=vm_states.ERROR,
+            token=self.token)
 
     def _finish_evacuation(self, context, instance, original_vm_state):
         """Move the instance here and mark the migration done, in one
-        transaction, both by compare-and-swap: the instance must still be
-        ``rebuild_spawning`` on the source, and this attempt's migration
-        still ``pre-migrating``. A stale attempt (its migration failed by
-        reset-state meanwhile, the instance being evacuated elsewhere
-        now) moves nothing, and the caller undoes what it made here.
+        transaction, all by compare-and-swap: the instance must still be
+        ``rebuild_spawning`` on the source and hold this attempt's token
+        (recorded ``landed`` in the same write), and this attempt's
+        migration still ``pre-migrating``. A stale attempt (reset-state
+        gave up on it, the instance being evacuated elsewhere now) moves
+        nothing, and the caller undoes what it made here.
         """
         migration = self.migration
         source = instance.host
@@ -400,7 +419,8 @@ class RebuildWorkflow:
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING],
                           expected_host=[source],
                           and_migration=evacuation_states.step_for_final_save(
-                              migration))
+                              migration),
+                          **self.token.landing(instance))
         except Exception:
             with excutils.save_and_reraise_exception():
                 # Someone else changed the instance or the migration
@@ -412,7 +432,7 @@ class RebuildWorkflow:
                           'here', instance=instance)
                 instance.refresh()
         crashpoint.reached('evacuate.after_instance_moves')
-        self.driver.complete_attempt(instance, self.attempt)
+        self.driver.complete_attempt(instance, self.token.attempt)
         LOG.info('Evacuated from %s', migration.source_compute,
                  instance=instance)
 
@@ -430,7 +450,7 @@ class RebuildWorkflow:
             raise exception.InstanceInvalidState(
                 instance_uuid=instance.uuid, attr='task_state',
                 state=instance.task_state, method='rebuild')
-        operation.claim(instance, transition, self.host)
+        operation.claim(instance, transition, self.host, self.token)
 
     def _rebuild(self, context, instance):
         request = self.request
@@ -442,17 +462,19 @@ class RebuildWorkflow:
             request.new_pass, request.bdms, recreate=False,
             on_shared_storage=False, network_info=instance.network_info,
             power_on=instance.vm_state != vm_states.STOPPED,
-            attempt=self.attempt)
+            attempt=self.token.attempt)
         instance.image_ref = image_ref
 
     def _rebuild_failed(self, context, instance, exc, transition,
                         original_vm_state):
         """The new disks this attempt made go (spawn's own cleanup, or
-        its journal if it got further); then the table's failure end."""
-        operation.undo_attempt_quietly(self.compute, context,
-                                       instance, self.attempt)
+        its journal if it got further), unless the database records it
+        landed; then the table's failure end."""
+        attempts.undo_unless_landed(self.compute, context, instance,
+                                    self.token.attempt)
         if isinstance(exc, (exception.UnexpectedDeletingTaskStateError,
-                            exception.InstanceNotOnThisHost)):
+                            exception.InstanceNotOnThisHost,
+                            exception.AttemptSuperseded)):
             return      # someone else owns the instance now
         self.runner.record_failure(context, instance, exc,
-                                   transition, original_vm_state)
+                                   transition, original_vm_state, self.token)

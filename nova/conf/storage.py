@@ -21,7 +21,16 @@ CRASH_POINTS = {
         'the guest runs paused, waiting for network-vif-plugged',
     'start.after_resume': 'the guest runs; the start has not returned',
     'build.before_active': 'spawn returned; the row is not ACTIVE yet',
-    'evacuate.after_claim': 'the target claimed the migration',
+    'evacuate.after_claim':
+        'the target claimed the migration and its attempt the token',
+    'evacuate.after_ports_bound':
+        'the ports are bound to the target; task not rebuild_spawning yet',
+    'rebuild.after_spawning':
+        'the task is rebuild_spawning (a rebuild\'s old disks not yet '
+        'removed); spawn not begun',
+    'build.after_active':
+        'the row is ACTIVE and the attempt landed; its journal not yet '
+        'completed',
     'evacuate.before_instance_moves':
         'spawn returned on the target; the row still on the source',
     'evacuate.after_instance_moves':

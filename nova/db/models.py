@@ -86,6 +86,11 @@ class InstanceAttempt(TimestampMixin, Base):
     """One attempt that may make a guest run or change an instance's
     disks: claimed with the token, ``landed`` with its result."""
     __tablename__ = 'instance_attempts'
+    __table_args__ = (
+        # A restart's recovery: the attempts its host claimed and never
+        # ended.
+        sa.Index(None, 'host', 'status'),
+    )
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
     uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
@@ -106,7 +111,8 @@ class InstanceFault(Base):
     instance_uuid: orm.Mapped[str] = orm.mapped_column(
         sa.String(36), sa.ForeignKey('instances.uuid'))
     code: orm.Mapped[int]
-    message: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # Long enough for a refusal's reason and what unblocks it.
+    message: orm.Mapped[str | None] = orm.mapped_column(_str(1024))
     details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     host: orm.Mapped[str | None] = orm.mapped_column(_str())
     created_at: orm.Mapped[Timestamp | None]

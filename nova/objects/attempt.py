@@ -103,6 +103,14 @@ class InstanceAttempt(base.NovaObject):
             context, table.instance_uuid == attempt.instance_uuid,
             table.id > attempt.id)
 
+    @classmethod
+    def claimed_by_host(cls, context, host: str) -> list['InstanceAttempt']:
+        """The attempts ``host`` claimed that neither landed nor were
+        recorded failed, oldest first."""
+        table = models.InstanceAttempt
+        return cls._db_get_all(context, table.host == host,
+                               table.status == CLAIMED)
+
     def write_in(self, session) -> None:
         """Insert this row, or write its changed fields, in ``session``
         (the transaction of the instance's write that carries it)."""

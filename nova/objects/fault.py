@@ -18,12 +18,22 @@ from nova import exception
 from nova.objects import base
 from nova.objects import fields
 
-# The column holds 255 characters; the full text is in ``details``.
-_MESSAGE_LEN = 255
+# The column holds 1024 characters (a refusal's reason and what unblocks
+# it fit); the traceback is in ``details``.
+_MESSAGE_LEN = 1024
+_ELISION = ' ... '
 
 
 def _message_of(exc: BaseException) -> str:
-    return exception.message_of(exc)[:_MESSAGE_LEN]
+    """The message, shortened in the middle when it is too long: a
+    refusal says what happened first and what unblocks it last, and an
+    operator reading ``nova show`` needs both."""
+    message = exception.message_of(exc)
+    if len(message) <= _MESSAGE_LEN:
+        return message
+    keep = _MESSAGE_LEN - len(_ELISION)
+    head = keep * 2 // 5
+    return message[:head] + _ELISION + message[len(message) - (keep - head):]
 
 
 class InstanceFault(base.NovaObject):

@@ -140,6 +140,10 @@ class ComputeDriver:
         return instancedir.InstanceDir(self.settings.instances_path,
                                        instance.uuid)
 
+    def instance_dir_path(self, instance) -> str:
+        """Where the instance's directory is (or would be) on this host."""
+        return self._instance_dir(instance).path
+
     def instance_dir_exists(self, instance) -> bool:
         """Whether anything is at the instance's directory path."""
         return os.path.lexists(self._instance_dir(instance).path)
@@ -185,17 +189,19 @@ class ComputeDriver:
 
     @contextlib.contextmanager
     def _spawn_journal(self, instance, attempt, destroy_guest,
-                       new_files=(), small_files=()):
+                       new_files=(), small_files=(), vifs=None):
         """The journal of a spawn attempt, with its directory made (or
         adopted) and stamped; ``new_files`` and ``small_files`` are what
-        it plans to make (``journal.SpawnJournal.begin``, one journal
-        write for all of them). On any failure inside, everything the
-        attempt created is undone (``destroy_guest()`` first, when it got
-        as far as starting one) and the failure re-raised. An attempt the
-        caller did not pass is completed here on success; one it passed
-        is the caller's to complete (``complete_attempt``) once the
-        result is recorded, so that a crash before that is undone at
-        restart."""
+        it plans to make, ``vifs`` the VIFs it plugs
+        (``journal.SpawnJournal.begin``, one journal write for all of
+        them). Every write of the journal checks the attempt's token
+        first (``journal.Attempt.check``). On any failure inside, a token
+        lost included, everything the attempt created is undone
+        (``destroy_guest()`` first, when it got as far as starting one)
+        and the failure re-raised. An attempt the caller did not pass is
+        completed here on success; one it passed is the caller's to
+        complete (``complete_attempt``) once the result is recorded, so
+        that a crash before that is undone at restart."""
         status = self.get_storage_status()
         if status.unavailable_reason:
             raise exception.StorageUnavailable(
@@ -207,7 +213,8 @@ class ComputeDriver:
         spawn_journal = journal.SpawnJournal.begin(
             self._instance_dir(instance), self.settings.host, attempt,
             new_files=new_files,
-            small_files=(ownership.STAMP,) + tuple(small_files), guest=True)
+            small_files=(ownership.STAMP,) + tuple(small_files), guest=True,
+            vifs=vifs)
         try:
             spawn_journal.make_dir()
             crashpoint.reached('spawn.after_mkdir')
@@ -243,22 +250,42 @@ class ComputeDriver:
                              attempt).complete()
         self._live_attempts.discard(attempt.id)
 
-    def undo_attempt(self, context, instance, attempt) -> bool:
-        """Undo ``attempt`` from its journal: its guest destroyed (never a
-        disk by that), then exactly the files it created removed and the
-        ones it rewrote put back. False when it has no journal (it was
-        completed or undone already). ``InvalidJournal`` when the journal
-        cannot be trusted: nothing is undone then."""
+    def undo_attempt(self, context, instance, attempt,
+                     keep_files: str | None = None) -> bool:
+        """Undo ``attempt`` from its journal: its guest powered off at
+        once (no clean shutdown: the guest of an attempt that did not land
+        must not write another byte) and removed with the VIFs the journal
+        recorded (never a disk by that), then exactly the files it created
+        removed and the ones it rewrote put back; with ``keep_files`` (a
+        reason) only its ``.part-`` files (``SpawnJournal.undo``). False
+        when it has no journal (it was completed or undone already).
+        ``InvalidJournal`` when the journal cannot be trusted: nothing is
+        undone then."""
         path = journal.SpawnJournal(self._instance_dir(instance),
                                     self.settings.host, attempt).path
         if not os.path.exists(path):
             return False
         spawn_journal = journal.SpawnJournal.load(
             self.settings.instances_path, path)
-        spawn_journal.undo(lambda: self.destroy(
-            context, instance, instance.network_info, destroy_disks=False))
+
+        def destroy_guest():
+            vifs = spawn_journal.guest_vifs() or instance.network_info
+            self.stop_guest_now(instance)
+            self.destroy(context, instance, vifs, destroy_disks=False)
+
+        spawn_journal.undo(destroy_guest, keep_files=keep_files)
         self._live_attempts.discard(attempt.id)
         return True
+
+    def stop_guest_now(self, instance) -> None:
+        """Power the instance's guest off at once, if it has one that
+        runs: no clean shutdown, for a guest that must not write another
+        byte (a stale copy, the guest of an attempt that did not land)."""
+        if self.instance_exists(instance):
+            try:
+                self.power_off(instance, timeout=0)
+            except exception.InstanceNotFound:
+                pass
 
     # -- inventory -------------------------------------------------------
 

@@ -43,6 +43,7 @@ from nova.model import power_state
 from nova import exception
 from nova.virt import driver
 from nova.virt import event as virtevent
+from nova.virt import journal
 from nova.model import hardware
 
 LOG = logging.getLogger(__name__)
@@ -225,12 +226,12 @@ class FakeDriver(driver.ComputeDriver):
                 raise exception.InstanceExists(name=instance.uuid)
         with self._spawn_journal(instance, attempt,
                                  lambda: self._forget_guest(instance),
-                                 new_files=(DISK,), small_files=(DISK_INFO,)
-                                 ) as spawn_journal:
+                                 new_files=(DISK,), small_files=(DISK_INFO,),
+                                 vifs=network_info) as spawn_journal:
             self._create_image(instance, image_meta, spawn_journal)
             self._create_domain_and_network(
                 context, instance, network_info, 'spawn', spawning=True,
-                power_on=power_on)
+                power_on=power_on, attempt=spawn_journal.attempt)
         LOG.info('Spawned guest', instance=instance)
 
     def destroy(self, context, instance, network_info, block_device_info=None,
@@ -426,26 +427,36 @@ class FakeDriver(driver.ComputeDriver):
             raise exception.VirtualInterfaceCreateException()
 
     def _create_domain_and_network(self, context, instance, network_info,
-                                   op, spawning=False, power_on=True):
+                                   op, spawning=False, power_on=True,
+                                   attempt=None):
         """Plug VIFs, define (spawn only) and start the guest.
 
         The guest starts paused while the network-vif-plugged events of
-        inactive VIFs are awaited, then runs. The caller cleans up.
+        inactive VIFs are awaited, then runs. A spawn's ``attempt`` has
+        its token checked before each step and once the guest runs, as
+        the libvirt driver does. The caller cleans up.
         """
+        def check(step):
+            if attempt is not None:
+                attempt.check(step)
+
         events = self._vif_events(network_info, False) if power_on else []
         try:
             with self.virtapi.wait_for_instance_event(
                     instance, events,
                     deadline=self.settings.vif_plugging_timeout,
                     error_callback=self._vif_failed_callback):
+                check(journal.CHECK_PLUG)
                 self._plug_vifs(instance, network_info, op + '.plug_vifs')
                 if spawning:
                     self._maybe_fail('spawn.define', instance)
+                    check(journal.CHECK_DEFINE)
                     self._define(instance)
                 if not power_on:
                     return
                 self._maybe_fail('spawn.start' if spawning else op,
                                  instance)
+                check(journal.CHECK_START)
                 self._set_state(instance.uuid,
                                 power_state.PAUSED if events
                                 else power_state.RUNNING)
@@ -454,7 +465,10 @@ class FakeDriver(driver.ComputeDriver):
                         instance=instance)
             if self.settings.vif_plugging_is_fatal:
                 raise exception.VirtualInterfaceCreateException()
+        if events:
+            check(journal.CHECK_RESUME)
         self._set_state(instance.uuid, power_state.RUNNING)
+        check(journal.CHECK_RUNNING)
 
     def _define(self, instance):
         with self._lock:

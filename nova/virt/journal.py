@@ -14,7 +14,14 @@ in ``<instances_path>/_journal/<instance uuid>.<attempt id>.json``:
   final name);
 * ``rewrite NAME``: it is about to replace ``NAME``, whose content before
   the attempt is saved in the journal;
-* ``guest``: it is about to plug VIFs and define and start a domain.
+* ``guest``: it is about to plug VIFs (recorded with it, so that a
+  restart can unplug them even when the instance's row is gone) and define
+  and start a domain.
+
+Every write the journal makes for its attempt (the directory, each file,
+the stamp) first calls ``attempt.check(step)``: the attempt's token is
+read again right before each side effect, and an attempt that is no
+longer the instance's stops there (``Attempt.check``).
 
 A successful attempt is completed by whoever knows that its result is
 recorded (the compute manager, once the instance row says so): the
@@ -46,11 +53,13 @@ import base64
 import dataclasses
 import json
 import os
+import typing
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova.model import network as network_model
 from nova.virt import instancedir
 from nova.virt import ownership
 
@@ -74,19 +83,57 @@ UNDONE = 'undone'           # in memory only: the journal is gone then
 _MAX_BYTES = 1024 * 1024
 
 
+# The side effects an attempt checks its token before (``Attempt.check``),
+# in the order a spawn reaches them. ``running`` is checked right after
+# the guest's vCPUs started: a token lost meanwhile powers it off at once.
+CHECK_DIRECTORY = 'directory'
+CHECK_WRITE = 'write'
+CHECK_PLUG = 'plug'
+CHECK_DEFINE = 'define'
+CHECK_START = 'start'
+CHECK_RESUME = 'resume'
+CHECK_RUNNING = 'running'
+
+# (step) -> None, or raises when the attempt may not act any more.
+TokenCheck = typing.Callable[[str], None]
+
+
 @dataclasses.dataclass(frozen=True)
 class Attempt:
-    """One try at creating an instance's guest on a host."""
+    """One try at creating an instance's guest on a host.
+
+    ``id`` is the attempt's token in the database. ``token_check`` is
+    given by whoever claimed the attempt (the compute manager): called
+    right before each side effect with the step's name, it raises
+    (``AttemptSuperseded``, ``AttemptCheckFailed``) when the attempt is
+    no longer the instance's. The virt layer never reads the database
+    itself; it calls this. An attempt read back from its journal has
+    none: a restart only ever undoes.
+    """
     id: str
     operation: str
     migration: str | None = None
+    token_check: TokenCheck | None = dataclasses.field(
+        default=None, compare=False, repr=False)
 
     @classmethod
-    def new(cls, operation: str, migration: str | None = None) -> 'Attempt':
+    def new(cls, operation: str, migration: str | None = None,
+            attempt_id: str | None = None) -> 'Attempt':
         if operation not in OPERATIONS:
             raise exception.InvalidInput(
                 reason='unknown attempt operation %r' % operation)
-        return cls(uuidutils.generate_uuid(), operation, migration)
+        return cls(attempt_id or uuidutils.generate_uuid(), operation,
+                   migration)
+
+    def checked_by(self, token_check: TokenCheck) -> 'Attempt':
+        """The same attempt, its side effects checked by ``token_check``."""
+        return dataclasses.replace(self, token_check=token_check)
+
+    def check(self, step: str) -> None:
+        """Right before the side effect ``step``: raise unless the
+        attempt still holds its token (no check: nothing to raise)."""
+        if self.token_check is not None:
+            self.token_check(step)
 
 
 def journal_dir(instances_path: str) -> str:
@@ -118,7 +165,7 @@ class SpawnJournal:
 
     @classmethod
     def begin(cls, idir, host, attempt, new_files=(), small_files=(),
-              guest=False) -> 'SpawnJournal':
+              guest=False, vifs=None) -> 'SpawnJournal':
         """Start the journal of ``attempt`` with what it is about to do,
         in one write (each write costs two fsyncs):
 
@@ -128,7 +175,8 @@ class SpawnJournal:
         * write each of ``small_files`` (stamps, ``disk.info``,
           ``libvirt.xml``): created if missing, else rewritten, its
           content saved here first;
-        * with ``guest``, plug VIFs and define and start a domain.
+        * with ``guest``, plug VIFs (``vifs``, a ``NetworkInfo``) and
+          define and start a domain.
 
         Anything the attempt does later that is not planned here is
         recorded before it is done, as it comes (``creating``).
@@ -145,7 +193,8 @@ class SpawnJournal:
         for name in small_files:
             journal.entries.append(journal._write_entry(name))
         if guest:
-            journal.entries.append(dict(kind=GUEST))
+            journal.entries.append(dict(
+                kind=GUEST, vifs=list(vifs.to_list()) if vifs else []))
         os.makedirs(journal_dir(idir.instances_path), exist_ok=True)
         journal._save()
         return journal
@@ -188,6 +237,7 @@ class SpawnJournal:
     def make_dir(self) -> bool:
         """Create the instance directory ``begin`` planned to make (or
         adopt the one there); True if this attempt created it."""
+        self.attempt.check(CHECK_DIRECTORY)
         if not self.created_dir:
             self.idir.check_inside()
             return False
@@ -203,6 +253,7 @@ class SpawnJournal:
         """Record that ``name`` is about to be created; the path to write
         it under until it is complete (``commit`` renames it)."""
         self.idir.file(name)                      # validates the name
+        self.attempt.check(CHECK_WRITE)
         if not self.created(name):
             self._record(CREATE, name=name)
         return self.part_path(name)
@@ -233,6 +284,7 @@ class SpawnJournal:
         """Create or replace the small file ``name`` with ``content``,
         recorded either way (stamps, ``disk.info``, ``libvirt.xml``)."""
         if os.path.lexists(self.idir.file(name)):
+            self.attempt.check(CHECK_WRITE)
             self.rewriting(name)
         else:
             self.creating(name)
@@ -246,6 +298,14 @@ class SpawnJournal:
     @property
     def started_guest(self) -> bool:
         return any(e['kind'] == GUEST for e in self.entries)
+
+    def guest_vifs(self):
+        """The VIFs the attempt plugs (a ``NetworkInfo``), as recorded."""
+        for entry in self.entries:
+            if entry['kind'] == GUEST:
+                return network_model.NetworkInfo.from_list(
+                    entry.get('vifs') or [])
+        return network_model.NetworkInfo()
 
     def complete(self) -> None:
         """The attempt's result is recorded: nothing is to be undone.
@@ -269,10 +329,17 @@ class SpawnJournal:
 
     # -- undoing ------------------------------------------------------------
 
-    def undo(self, destroy_guest=None) -> None:
+    def undo(self, destroy_guest=None, keep_files: str | None = None
+             ) -> None:
         """Remove what the attempt created and put back what it rewrote;
         then forget the journal. ``destroy_guest()`` removes the domain
         and VIFs when the attempt got as far as starting them.
+
+        ``keep_files``, a reason: the directory may be another attempt's
+        now (the caller knows from the database that a later attempt of
+        the instance claimed it on this storage); then only this attempt's
+        own ``.part-`` files go, and the guest. The same happens when the
+        directory's stamp shows that another attempt adopted it since.
 
         A failure leaves the journal in place (a later undo tries again).
         """
@@ -286,16 +353,18 @@ class SpawnJournal:
             destroy_guest()
         if os.path.lexists(idir.path):
             idir.check_inside()
-        adopter = self._adopted_since()
-        if adopter is not None:
-            # Another attempt stamped the directory after this one: what
-            # is in it is that attempt's now (on shared storage, the
-            # attempt that won an evacuation). Only this attempt's own
-            # .part- files go.
-            LOG.warning('Not undoing the files of attempt %(mine)s: the '
-                        'directory was %(stamp)s since', {
-                            'mine': self.attempt.id,
-                            'stamp': adopter.describe()},
+        if keep_files is None:
+            adopter = self._adopted_since()
+            if adopter is not None:
+                keep_files = 'the directory was %s since' % (
+                    adopter.describe())
+        if keep_files is not None:
+            # What is in the directory is someone else's now (on shared
+            # storage, the attempt that won an evacuation): only this
+            # attempt's own .part- files go.
+            LOG.warning('Not undoing the files of attempt %(mine)s: '
+                        '%(why)s', {'mine': self.attempt.id,
+                                    'why': keep_files},
                         instance_uuid=idir.uuid)
             for entry in self.entries:
                 if entry['kind'] in (CREATE, REWRITE):
@@ -330,9 +399,16 @@ class SpawnJournal:
 
     def _adopted_since(self):
         """The stamp of another attempt written after this one's, if the
-        directory has one; None otherwise."""
-        if not any(e.get('name') == ownership.STAMP for e in self.entries
-                   if e['kind'] in (CREATE, REWRITE)):
+        directory has one; None otherwise.
+
+        The stamp that was there before this attempt (saved in its
+        ``rewrite`` entry) is not an adoption: an undo cut short after it
+        put that stamp back must still remove the attempt's files on its
+        next pass.
+        """
+        entries = [e for e in self.entries if e['kind'] in (CREATE, REWRITE)
+                   and e.get('name') == ownership.STAMP]
+        if not entries:
             return None
         try:
             stamp = ownership.read(self.idir)
@@ -340,6 +416,16 @@ class SpawnJournal:
             return None
         if stamp is None or stamp.attempt == self.attempt.id:
             return None
+        for entry in entries:
+            if entry['kind'] != REWRITE:
+                continue
+            try:
+                before = ownership.parse(
+                    self.idir, base64.b64decode(entry['content']))
+            except exception.InvalidOwnershipStamp:
+                continue
+            if before.attempt == stamp.attempt:
+                return None
         return stamp
 
     def _undo_entry(self, entry):

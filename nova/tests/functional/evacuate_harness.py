@@ -14,6 +14,12 @@ its network backend (the built-in one, in this database) waits on a
 ``threading.Event`` before it binds the instance's ports there, the one
 call of the workflow between the two; a slow Neutron does the same.
 
+Any operation can be held still at a named crash point
+(``stall_at``, a ``Stall``), as a hung NFS write or a slow image lookup
+would hold it: the first thread to reach the point waits there until the
+test releases it, and the points that thread reaches afterwards are
+recorded, so a test can tell what a stale attempt did once it woke.
+
 A host "dies" with ``kill``: its compute service stops and its row's last
 heartbeat is moved into the past, so it counts as down. What its
 hypervisor held is kept (domain XML and power state), and ``restart``
@@ -36,6 +42,7 @@ from nova.conductor import manager as conductor_manager
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.scheduler import target as target_mod
 from nova import context as nova_context
+from nova import crashpoint
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -91,6 +98,38 @@ class HeldBinding:
     def wait_released(self):
         if not self._released.wait(WAIT_SECONDS):
             raise AssertionError('the test never released the hold')
+
+
+class Stall:
+    """The first thread to reach crash point ``point`` waits there until
+    ``release()``; ``after`` lists the points it reaches once released
+    (until ``stop()``)."""
+
+    def __init__(self, point):
+        self.point = point
+        self.reached = threading.Event()
+        self._released = threading.Event()
+        self._thread = None
+        self._recording = True
+        self.after = []
+
+    def __call__(self, name):
+        me = threading.get_ident()
+        if self._thread is None and name == self.point:
+            self._thread = me
+            self.reached.set()
+            if not self._released.wait(WAIT_SECONDS):
+                raise AssertionError('the test never released %s'
+                                     % self.point)
+        elif self._thread == me and self._recording:
+            self.after.append(name)
+
+    def release(self):
+        self._released.set()
+
+    def stop(self):
+        """Stop recording (the held operation has ended)."""
+        self._recording = False
 
 
 class HoldingNetworkAPI(network_api_mod.API):
@@ -219,6 +258,15 @@ class EvacuateTestCase(base.TestCase):
         self.addCleanup(hold.release)
         self.hosts[name].manager.network_api = HoldingNetworkAPI(name, hold)
         return hold
+
+    def stall_at(self, point):
+        """Hold the next operation (of any host) that reaches crash point
+        ``point``; the ``Stall``. Released at the end of the test at the
+        latest."""
+        stall = Stall(point)
+        self.addCleanup(crashpoint.observe(stall))
+        self.addCleanup(stall.release)
+        return stall
 
     def wait_held(self, hold, name):
         if not hold.reached.wait(WAIT_SECONDS):

@@ -125,10 +125,13 @@ class TestEvacuateFailedSpawn(harness.EvacuateTestCase):
         b = self.hosts['b']
         leftover, before = self.leftover_on(b, instance)
         migration = self.evacuate(instance, host='b')
+        # Refused, it ends as every failed evacuation: ERROR, with the
+        # reason and what unblocks it in the fault.
         fault = self.assertFailedOnSource(instance, migration,
-                                          vm_state='active')
+                                          vm_state='error')
         self.assertIn(leftover, fault.message)
         self.assertIn('no ownership stamp', fault.message)
+        self.assertIn('Move it away to evacuate here', fault.message)
         self.assertEqual(before, sha256_tree(leftover))
         self.assertNoTrace(b, instance, disks_gone=False)
         # The operator moves it away; the retry works.

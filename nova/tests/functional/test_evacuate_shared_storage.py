@@ -84,7 +84,7 @@ class TestSharedStorage(SharedStorageTestCase):
                                   on_shared_storage=False)
 
         fault = self.assertFailedOnSource(instance, migration,
-                                          vm_state='active')
+                                          vm_state='error')
         self.assertIn('source host a has no storage identity',
                       fault.message)
         self.assertIn(path, fault.message)

@@ -125,7 +125,7 @@ class TestBootOrderRace(StorageEvidenceTestCase):
         before = sha256_tree(path)
         self.kill('a')
         migration = self.evacuate(instance, host='b')
-        self.assertFailedOnSource(instance, migration, vm_state='active')
+        self.assertFailedOnSource(instance, migration, vm_state='error')
         fault = self.fault(instance)
         for word in ('evidently shared', self.local_identity,
                      self.shared_identity, 'record-storage-identity a',
@@ -176,7 +176,7 @@ class TestMirrorCase(StorageEvidenceTestCase):
         stale.storage_identity = self.b_local
         stale.save()
 
-        with self.assertLogs('nova.compute.evacuation', 'INFO') as logs:
+        with self.assertLogs('nova.compute', 'INFO') as logs:
             self.restart('a')
 
         self.assertEqual('completed', self.fresh(migration).status)
@@ -345,7 +345,7 @@ class TestStaleIdentity(FlaggedMountTestCase):
         b_live = storage_identity.create(self.shared_dir())
         self.mount_shared('b')
         migration = self.evacuate(instance, host='b')
-        self.assertFailedOnSource(instance, migration, vm_state='active')
+        self.assertFailedOnSource(instance, migration, vm_state='error')
         fault = self.fault(instance)
         self.assertIn('Host b reads storage identity %s at %s but recorded '
                       '%s' % (b_live, self.instances_path('b'), b_local),
@@ -382,7 +382,7 @@ class TestStaleIdentity(FlaggedMountTestCase):
         self.mounts.unmount(self.shared_dir())
         copy = self.hosts['a'].instance_dir(instance)
         before = sha256_tree(copy)
-        with self.assertLogs('nova.compute.evacuation', 'INFO') as logs:
+        with self.assertLogs('nova.compute', 'INFO') as logs:
             self.restart('a', host_rebooted=True)
         self.assertEqual('completed', self.fresh(migration).status)
         self.assertEqual(before, sha256_tree(copy))
@@ -424,7 +424,7 @@ class TestMountMissingAtEvacuation(StorageEvidenceTestCase):
         self.kill('a')
         self.unmount('b')
         migration = self.evacuate(instance, host='b')
-        self.assertFailedOnSource(instance, migration, vm_state='active')
+        self.assertFailedOnSource(instance, migration, vm_state='error')
         fault = self.fault(instance)
         self.assertIn('host b: instance storage is missing', fault)
         self.assertIn('recorded storage identity %s' % self.recorded('b'),
@@ -472,7 +472,7 @@ class TestClonedMarkers(StorageEvidenceTestCase):
         before = sha256_tree(path)
         self.kill('a')
         migration = self.evacuate(instance, host='c')
-        self.assertFailedOnSource(instance, migration, vm_state='active')
+        self.assertFailedOnSource(instance, migration, vm_state='error')
         fault = self.fault(instance)
         self.assertIn('a and c have the same storage identity %s (cloned '
                       'markers?)' % self.recorded('a'), fault)
@@ -502,7 +502,7 @@ class TestBadEvidence(StorageEvidenceTestCase):
         spoil(b)
         b_before = sha256_tree(self.instances_path('b'))
         migration = self.evacuate(instance, host='b')
-        self.assertFailedOnSource(instance, migration, vm_state='active')
+        self.assertFailedOnSource(instance, migration, vm_state='error')
         self.assertEqual(before, sha256_tree(a.instance_dir(instance)))
         self.assertEqual(b_before, sha256_tree(self.instances_path('b')))
         return self.fault(instance)
@@ -544,7 +544,7 @@ class TestBadEvidence(StorageEvidenceTestCase):
             f.write('whose?')
         before = sha256_tree(leftover)
         migration = self.evacuate(instance, host='b')
-        self.assertFailedOnSource(instance, migration, vm_state='active')
+        self.assertFailedOnSource(instance, migration, vm_state='error')
         self.assertIn('names instance', self.fault(instance))
         self.assertEqual(before, sha256_tree(leftover))
         self.assertEqual(source, sha256_tree(a.instance_dir(instance)))

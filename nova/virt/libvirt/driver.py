@@ -36,6 +36,7 @@ from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
 from nova.virt.libvirt import lock_config
 from nova.virt import instancedir
+from nova.virt import journal
 from nova.virt.libvirt import vif as libvirt_vif
 
 LOG = logging.getLogger(__name__)
@@ -168,7 +169,8 @@ class LibvirtDriver(driver.ComputeDriver):
                 instance, attempt, destroy_guest,
                 new_files=disks.planned_files(instance, image_meta),
                 small_files=(instancedir.DISK_INFO,
-                             instancedir.LIBVIRT_XML)) as spawn_journal:
+                             instancedir.LIBVIRT_XML),
+                vifs=network_info) as spawn_journal:
             with self._journals_lock:
                 self._spawn_journals[instance.uuid] = spawn_journal
             try:
@@ -178,7 +180,8 @@ class LibvirtDriver(driver.ComputeDriver):
                 xml = self._get_guest_xml(instance, images, network_info)
                 guest = self._create_domain_and_network(
                     context, xml, instance, network_info, block_device_info,
-                    power_on=power_on, destroy_disks_on_failures=True)
+                    power_on=power_on, destroy_disks_on_failures=True,
+                    attempt=spawn_journal.attempt)
                 if power_on:
                     self._wait_for_running(instance, guest)
                 # Last, so a failure never changed a libvirt.xml that was
@@ -227,13 +230,21 @@ class LibvirtDriver(driver.ComputeDriver):
     def _create_domain_and_network(self, context, xml, instance,
                                    network_info, block_device_info=None,
                                    power_on=True, vifs_already_plugged=False,
-                                   destroy_disks_on_failures=False):
+                                   destroy_disks_on_failures=False,
+                                   attempt=None):
         """Plug VIFs, define, start (paused until the VIFs are bound).
 
         On any failure, a failed or late network-vif-plugged event
         included, ``_cleanup_failed_start`` undoes the start; disks go only
         when ``destroy_disks_on_failures`` (spawn alone).
+
+        ``attempt`` (a spawn's ``journal.Attempt``): its token is checked
+        right before plugging, defining, starting and resuming, and once
+        more right after the vCPUs run; a token lost at any of these
+        stops the spawn (and powers a running guest off at once, through
+        the same cleanup).
         """
+        check = attempt.check if attempt is not None else _no_check
         events = self._vif_events(network_info, power_on,
                                   vifs_already_plugged)
         pause = bool(events)
@@ -244,20 +255,27 @@ class LibvirtDriver(driver.ComputeDriver):
                         instance, events,
                         deadline=self.settings.vif_plugging_timeout,
                         error_callback=self._neutron_failed_callback):
+                    check(journal.CHECK_PLUG)
                     self.plug_vifs(instance, network_info)
                     crashpoint.reached('start.after_plug_vifs')
+                    check(journal.CHECK_DEFINE)
                     guest = self.host.define_guest(xml)
                     crashpoint.reached('start.after_define')
                     if power_on:
+                        check(journal.CHECK_START)
                         guest.launch(pause=pause)
                         crashpoint.reached('start.waiting_for_vif_events')
+                        if not pause:
+                            check(journal.CHECK_RUNNING)
             except TimeoutError:
                 if self.settings.vif_plugging_is_fatal or guest is None:
                     raise exception.VirtualInterfaceCreateException()
                 LOG.warning('Timed out waiting for network-vif-plugged; '
                             'starting the guest anyway', instance=instance)
             if pause:
+                check(journal.CHECK_RESUME)
                 guest.resume()
+                check(journal.CHECK_RUNNING)
             if power_on:
                 crashpoint.reached('start.after_resume')
         except Exception as e:
@@ -519,6 +537,11 @@ class LibvirtDriver(driver.ComputeDriver):
                 LOG.error('Failed to unplug VIF %(vif)s: %(err)s',
                           {'vif': vif.id, 'err': e}, instance=instance)
         self._vifs_changed()
+
+
+def _no_check(step):
+    """The token check of a start that is no spawn attempt (power on,
+    resume, hard reboot): none."""
 
 
 def _same_file(a, b):

@@ -18,6 +18,10 @@ that hold its data": set when an attempt lands, cleared when a same-host
 rebuild replaces them. Rows written before this revision take it from
 ``launched_at`` (an instance that ran has disks somewhere): a refusal to
 rebuild disks from the image is then the worst that can happen.
+
+``instance_faults.message`` grows from 255 to 1024 characters: a refused
+evacuation's fault says what was found and what unblocks it, and the
+operator reads both in ``nova show``.
 """
 
 from alembic import op
@@ -41,6 +45,10 @@ def upgrade():
                          sa.column('disks_exist', sa.Boolean))
     op.get_bind().execute(instances.update().where(
         instances.c.launched_at.is_not(None)).values(disks_exist=True))
+    with op.batch_alter_table('instance_faults') as batch:
+        batch.alter_column('message', type_=sa.String(1024),
+                           existing_type=sa.String(255),
+                           existing_nullable=True)
     op.create_table(
         'instance_attempts',
         sa.Column('id', sa.Integer(), primary_key=True),
@@ -59,12 +67,20 @@ def upgrade():
         sa.UniqueConstraint('uuid', name='uq_instance_attempts_uuid'))
     op.create_index('ix_instance_attempts_instance_uuid',
                     'instance_attempts', ['instance_uuid'])
+    # A restart's recovery: the attempts its host claimed and never ended.
+    op.create_index('ix_instance_attempts_host_status',
+                    'instance_attempts', ['host', 'status'])
 
 
 def downgrade():
+    op.drop_index('ix_instance_attempts_host_status', 'instance_attempts')
     op.drop_index('ix_instance_attempts_instance_uuid',
                   'instance_attempts')
     op.drop_table('instance_attempts')
+    with op.batch_alter_table('instance_faults') as batch:
+        batch.alter_column('message', type_=sa.String(255),
+                           existing_type=sa.String(1024),
+                           existing_nullable=True)
     with op.batch_alter_table('instances') as batch:
         batch.drop_column('disks_exist')
         batch.drop_column('attempt_id')

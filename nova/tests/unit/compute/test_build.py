@@ -1,18 +1,25 @@
+from nova.compute import attempts
 from nova.compute import build
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova import exception
 from nova.tests.fixtures import compute as fixtures
+from nova.virt import journal
 
 
 class TestBuild(fixtures.ComputeTestCase):
 
     def run_build(self, instance, network_info):
         build.place(self.compute, instance, network_info)
+        token = attempts.Claim.new(self.context, instance, fixtures.HOST,
+                                   journal.BUILD)
         self.runner.run(self.context, instance, build.BUILD,
                         lambda: build.spawn(self.compute, self.context,
-                                            instance, {}, None, None, None))
+                                            instance, {}, None, None, None,
+                                            token.attempt),
+                        token=token)
+        return token
 
     def test_place_fills_only_what_is_missing(self):
         instance = self.new_instance(host=None, node=None)

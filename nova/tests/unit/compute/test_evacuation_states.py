@@ -6,6 +6,7 @@ import ast
 import itertools
 import os
 
+from nova.compute import attempts
 from nova.compute import evacuation_states as es
 from nova import exception
 from nova import objects
@@ -141,23 +142,33 @@ class TransitionTests:
         self.assertIn('spawn', objects.InstanceFault.get_latest_for_instance(
             self.ctx, instance.uuid).message)
 
-    def test_while_claimed_spawning_needs_the_migration_pre_migrating(self):
+    def test_the_claim_and_the_token_are_one_transaction(self):
+        # The target's claim moves the migration to pre-migrating and
+        # gives its attempt the token together, or neither: a migration
+        # failed meanwhile (reset-state) leaves the instance as it was.
         instance = dbf.make_instance(self.ctx, 'a', task_state='rebuilding')
         stale = self.migration(es.FAILED, instance)
-        instance.task_state = 'rebuild_spawning'
+        token = attempts.Claim.new(self.ctx, instance, 'b', 'evacuation',
+                                   stale.uuid)
         self.assertRaises(exception.UnexpectedMigrationStatusError,
                           instance.save, expected_task_state=['rebuilding'],
-                          and_migration=es.while_claimed(stale))
-        self.assertEqual('rebuilding', objects.Instance.get_by_uuid(
-            self.ctx, instance.uuid).task_state)
-        claimed = self.migration(es.PRE_MIGRATING, instance)
+                          and_migration=es.step_for_claim(stale, 'b', 'b'),
+                          **token.take(instance))
+        row = objects.Instance.get_by_uuid(self.ctx, instance.uuid)
+        self.assertIsNone(row.attempt_id)
+        self.assertIsNone(objects.InstanceAttempt.get_by_uuid(
+            self.ctx, token.id))
+        accepted = self.migration(es.ACCEPTED, instance)
+        token = attempts.Claim.new(self.ctx, instance, 'b', 'evacuation',
+                                   accepted.uuid)
         instance.save(expected_task_state=['rebuilding'],
-                      and_migration=es.while_claimed(claimed))
-        self.assertEqual('rebuild_spawning', objects.Instance.get_by_uuid(
-            self.ctx, instance.uuid).task_state)
-        # A check, not a step: the status stays.
-        self.assertEqual((es.PRE_MIGRATING, es.FAILED),
-                         (self.status_of(claimed), self.status_of(stale)))
+                      and_migration=es.step_for_claim(accepted, 'b', 'b'),
+                      **token.take(instance))
+        self.assertEqual((es.PRE_MIGRATING, 'b'),
+                         (self.status_of(accepted), objects.Migration
+                          .get_by_id(self.ctx, accepted.id).dest_compute))
+        self.assertEqual(token.id, objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).attempt_id)
 
     def test_several_migrations_move_with_the_instance_or_none_does(self):
         instance = dbf.make_instance(self.ctx, 'a', task_state='rebuilding')
@@ -219,6 +230,10 @@ NOT_MIGRATIONS = {
     ('network/agent.py', 'port.status = new_status'),
     # The HTTP status of a WSGI response.
     ('api/openstack/wsgi.py', 'self.status = status'),
+    # An attempt's row (objects.InstanceAttempt): landed or failed.
+    ('compute/attempts.py', 'self.row.status = attempt_obj.LANDED'),
+    ('compute/attempts.py', 'self.row.status = attempt_obj.FAILED'),
+    ('objects/attempt.py', 'self.status = status'),
 }
 
 

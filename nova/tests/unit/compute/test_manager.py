@@ -5,11 +5,15 @@ nova/tests/functional/test_lifecycle*.py; here, that the facade wires them.
 """
 
 import inspect
+import sqlite3
+
+import sqlalchemy as sa
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
 from nova.model import power_state
 from nova.compute import rpcapi
+from nova.db import api as db_api
 from nova.model import vm_states
 from nova import objects
 from nova import rpc
@@ -168,3 +172,71 @@ class TestEndpoints(fixtures.ComputeTestCase):
     def test_storage_identity(self):
         self.assertEqual(self.driver.get_storage_identity(),
                          self.manager.get_storage_identity())
+
+
+class TestBuildAsAnAttempt(fixtures.ComputeTestCase):
+    """A build is an attempt with a token: whether it landed is asked of
+    the database before anything it made is undone."""
+
+    def setUp(self):
+        super().setUp()
+        self.manager = compute_manager.ComputeManager(self.settings,
+                                                      driver=self.driver)
+
+    def break_database_after(self, landed, broken):
+        """Once a statement for which ``landed(statement, parameters)`` is
+        true has run, make the database refuse every statement for which
+        ``broken(statement)`` is true, as a database failing at that
+        moment would (injected below SQLAlchemy, in the DB-API call)."""
+        engine = db_api.get_engine()
+        armed = []
+
+        def after(conn, cursor, statement, parameters, context, many):
+            if landed(statement, parameters):
+                armed.append(True)
+
+        def before(conn, cursor, statement, parameters, context, many):
+            if armed and broken(statement):
+                raise sqlite3.OperationalError('disk I/O error (injected)')
+
+        sa.event.listen(engine, 'after_cursor_execute', after)
+        sa.event.listen(engine, 'before_cursor_execute', before)
+        self.addCleanup(sa.event.remove, engine, 'after_cursor_execute',
+                        after)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        before)
+
+    def test_a_landed_build_is_not_undone_by_a_later_database_error(self):
+        # The ACTIVE save lands; then the action event's end cannot be
+        # written. The build succeeded: its disks and guest stay.
+        instance = self.new_instance()
+        self.break_database_after(
+            lambda statement, parameters: (
+                statement.startswith('UPDATE instance_attempts')
+                and 'landed' in tuple(parameters)),
+            lambda statement: statement.startswith(
+                'UPDATE instance_actions_events'))
+        self.assertRaises(sa.exc.OperationalError,
+                          self.manager.build_and_run_instance,
+                          self.context, instance, image_meta={})
+        row = self.reload(instance)
+        self.assertEqual((vm_states.ACTIVE, None), (row.vm_state,
+                                                    row.task_state))
+        self.assertTrue(row.disks_exist)
+        self.assertIsNotNone(row.launched_at)
+        self.assertIn('disk', self.files(instance))
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(instance).state)
+        self.assertEqual(([], []), self.driver.interrupted_attempts())
+
+    def test_a_build_that_did_not_land_is_undone(self):
+        instance = self.new_instance()
+        self.driver.fail_at('spawn.start')
+        self.assertRaises(Exception, self.manager.build_and_run_instance,
+                          self.context, instance, image_meta={})
+        row = self.reload(instance)
+        self.assertEqual(vm_states.ERROR, row.vm_state)
+        self.assertFalse(row.disks_exist)
+        self.assertIsNone(row.launched_at)
+        self.assertIsNone(row.attempt_id)
+        self.assertEqual({}, self.files(instance))

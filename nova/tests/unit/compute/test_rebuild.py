@@ -313,13 +313,27 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
             self.assertIn('nothing touched', str(cm.exception))
             self.assertEqual(before, sha256_tree(leftover))
             self.assertEqual([], self.quarantined(self.b))
+            # Refused, it ends like every failed evacuation: ERROR on its
+            # source, with a fault that says why and what unblocks it.
             row = self.fresh(instance)
-            self.assertEqual(('a', vm_states.ACTIVE, None),
+            self.assertEqual(('a', vm_states.ERROR, None),
                              (row.host, row.vm_state, row.task_state))
-            # The operator moves it away: the retry works.
+            fault = objects.InstanceFault.get_latest_for_instance(
+                self.ctx, instance.uuid)
+            # What unblocks it survives the column's length.
+            self.assertTrue(fault.message.startswith('Refused'),
+                            fault.message)
+            self.assertTrue(fault.message.endswith(
+                'Move it away to evacuate here, or evacuate elsewhere.'
+                if stamped_by is None else 'then evacuate again.'),
+                fault.message)
+            # The operator moves it away: the retry works, and brings the
+            # instance back as it was before the refusal.
             os.rename(leftover, leftover + '.moved-by-operator')
             self.evacuate(self.fresh(instance))
-            self.assertEqual('b', self.fresh(instance).host)
+            row = self.fresh(instance)
+            self.assertEqual(('b', vm_states.ACTIVE), (row.host,
+                                                       row.vm_state))
 
     def test_contradicting_on_shared_storage_is_refused(self):
         instance = self.boot_on_a()
@@ -333,8 +347,9 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         ctx = dbf.admin_context()
         ctx.request_id = objects.InstanceAction.get_by_instance_uuid(
             self.ctx, instance.uuid)[0].request_id
-        # Refused before anything happened: the vm_state is kept.
-        self.assertFailedOnSource(ctx, instance, migration, vm_states.ACTIVE)
+        # Refused before anything happened, it ends as every failed
+        # evacuation does (Nova's): ERROR, with the reason in the fault.
+        self.assertFailedOnSource(ctx, instance, migration, vm_states.ERROR)
 
     def test_missing_evidence_is_refused_unless_told(self):
         self.service_a.storage_identity = None
@@ -476,6 +491,40 @@ class TestEvacuateSharedStorage(RebuildTestCase):
         self.assertEqual('b', self.fresh(instance).host)
         self.assertEqual(before['disk'], sha256_tree(path)['disk'])
 
+    def test_has_it_run_is_read_from_durable_facts_not_the_vm_state(self):
+        # One failed evacuation leaves the instance in ERROR. Its disks
+        # are gone from where both hosts look (cloned markers: the
+        # identities say shared, but b's storage is not a's). The retry
+        # must refuse, not build a blank disk from the image and report
+        # ACTIVE while the real disks sit unused.
+        instance = self.boot_on_a()
+        self.b.driver.bridges.discard(BRIDGE)
+        with self.assertRaises(exception.VirtualInterfacePlugException):
+            self.evacuate(instance)
+        self.b.driver.bridges.add(BRIDGE)
+        row = self.fresh(instance)
+        self.assertEqual((vm_states.ERROR, True),
+                         (row.vm_state, row.disks_exist))
+        os.rename(self.dir_on(self.a, instance),
+                  os.path.join(self.tmp, 'the-real-disks-elsewhere'))
+        with self.assertRaises(exception.InvalidSharedStorage) as cm:
+            self.evacuate(row)
+        self.assertIn('cloned', str(cm.exception))
+        self.assertFalse(os.path.exists(self.dir_on(self.b, instance)))
+        self.assertIsNone(self.b.driver.domain(instance.uuid))
+        self.assertEqual('a', self.fresh(instance).host)
+
+    def test_an_instance_that_never_had_disks_is_built_from_the_image(self):
+        # Its first build failed: nothing to lose, the evacuation builds.
+        instance = dbf.make_instance(
+            self.ctx, 'a', vm_state=vm_states.ERROR,
+            image_ref=self.image.id, network_info=self.network_info)
+        self.evacuate(instance)
+        row = self.fresh(instance)
+        self.assertEqual(('b', vm_states.ACTIVE, True),
+                         (row.host, row.vm_state, row.disks_exist))
+        self.assertIsNotNone(row.launched_at)
+
     def test_explicit_false_contradicts_shared_evidence(self):
         instance = self.boot_on_a()
         before = sha256_tree(self.dir_on(self.a, instance))
@@ -508,7 +557,7 @@ class TestEvacuateSharedStorage(RebuildTestCase):
         ctx = dbf.admin_context()
         ctx.request_id = objects.InstanceAction.get_by_instance_uuid(
             self.ctx, instance.uuid)[0].request_id
-        self.assertFailedOnSource(ctx, instance, migration, vm_states.ACTIVE)
+        self.assertFailedOnSource(ctx, instance, migration, vm_states.ERROR)
 
     def test_source_restart_after_success_keeps_shared_disks(self):
         instance = self.boot_on_a()

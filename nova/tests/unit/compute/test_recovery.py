@@ -3,10 +3,17 @@ on the fake driver's real files and a real SQLite database."""
 
 import os
 
+import sqlalchemy as sa
+
+from nova.compute import attempts
 from nova.compute import operation
 from nova.compute import recovery
+from nova.db import api as db_api
+from nova.db import models
+from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
+from nova.objects import attempt as attempt_obj
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.fixtures import compute as fixtures
@@ -119,3 +126,124 @@ class TestRecovery(fixtures.ComputeTestCase):
         self.assertEqual([], report.undone)
         self.assertTrue(os.path.exists(spawn_journal.path))
         self.assertEqual(before, sha256_tree(self.idir(instance)))
+
+
+class TestRecoveryAsksTheToken(TestRecovery):
+    """Attempts recorded in the database: whether one landed is read
+    there, never from the instance's states (which a stop queued while
+    the host was down, a reset-state or a failed evacuation change)."""
+
+    def claimed(self, instance, operation=journal.BUILD, host=None):
+        token = attempts.Claim.new(self.context, instance,
+                                   host or fixtures.HOST, operation)
+        instance.task_state = task_states.SPAWNING
+        instance.save(**token.take(instance))
+        return token
+
+    def landed_then_died(self):
+        """A build whose ACTIVE save landed; the process died before its
+        journal was completed (or the journal's removal never reached
+        the disk)."""
+        instance = self.new_instance()
+        token = self.claimed(instance)
+        self.spawn_and_die(instance, token.attempt)
+        instance.vm_state = vm_states.ACTIVE
+        instance.task_state = None
+        instance.save(**token.landing(instance))
+        return instance, token
+
+    def test_a_landed_build_is_kept_whatever_its_states_are_now(self):
+        for change in (
+                # A stop queued while the host was down.
+                dict(task_state=task_states.POWERING_OFF),
+                # An operator's reset-state to error.
+                dict(vm_state=vm_states.ERROR),
+                # An evacuation that failed and left it in ERROR.
+                dict(vm_state=vm_states.ERROR, task_state=None)):
+            with self.subTest(change=change):
+                instance, token = self.landed_then_died()
+                for name, value in change.items():
+                    setattr(instance, name, value)
+                instance.save()
+                before = sha256_tree(self.idir(instance))
+                report = self.restart()
+                self.assertIn(instance.uuid, report.completed)
+                self.assertEqual(before, sha256_tree(self.idir(instance)))
+                self.assertEqual(([], []),
+                                 self.driver.interrupted_attempts())
+
+    def test_a_build_that_never_landed_is_undone_whatever_its_states(self):
+        # An operator reset it to active while the host was down: that
+        # says nothing about the build, which never recorded its result.
+        instance = self.new_instance()
+        token = self.claimed(instance)
+        self.spawn_and_die(instance, token.attempt)
+        instance.vm_state = vm_states.ACTIVE
+        instance.task_state = None
+        instance.attempt_id = None
+        instance.save()
+        report = self.restart()
+        self.assertEqual([instance.uuid], report.undone)
+        self.assertFalse(os.path.exists(self.idir(instance)))
+        self.assertEqual(attempt_obj.FAILED, objects.InstanceAttempt
+                         .get_by_uuid(self.context, token.id).status)
+
+    def test_a_dead_attempt_gives_up_its_token(self):
+        # With a journal or without one (it died before its spawn
+        # began): no token stays with an attempt no process runs.
+        with_journal, without = self.new_instance(), self.new_instance()
+        first = self.claimed(with_journal)
+        self.spawn_and_die(with_journal, first.attempt)
+        second = self.claimed(without)
+        self.restart()
+        for instance, token in ((with_journal, first), (without, second)):
+            self.assertIsNone(self.reload(instance).attempt_id)
+            self.assertEqual(attempt_obj.FAILED, objects.InstanceAttempt
+                             .get_by_uuid(self.context, token.id).status)
+
+    def test_files_a_later_attempt_may_use_are_left_to_it(self):
+        # Shared storage: this host's evacuation attempt died; c claimed
+        # the instance since, on the same storage, and adopts the
+        # directory. The restart takes back this attempt's guest and
+        # .part- files only.
+        objects.Service(self.context, host='c', binary='nova-compute',
+                        topic='compute',
+                        storage_identity=self.driver.get_storage_identity()
+                        ).create()
+        instance = self.new_instance(host='source')
+        token = self.claimed(instance, journal.EVACUATION)
+        self.spawn_and_die(instance, token.attempt)
+        # It had begun one more file when it died.
+        [dead], _ = journal.find(self.settings.instances_path,
+                                 fixtures.HOST)
+        partial = dead.creating('disk.eph0')
+        with open(partial, 'wb') as f:
+            f.write(b'half')
+        self.claimed(instance, journal.EVACUATION, host='c')
+        before = sha256_tree(self.idir(instance))
+        self.restart()
+        del before[os.path.basename(partial)]
+        self.assertEqual(before, sha256_tree(self.idir(instance)))
+        self.assertEqual(([], []), self.driver.interrupted_attempts())
+
+    def test_taps_go_when_the_instance_row_is_gone(self):
+        # An attempt journaled before tokens (no row), whose instance was
+        # then removed from the database: its VIFs, recorded in its
+        # journal, are unplugged all the same.
+        instance = self.new_instance()
+        self.spawn_and_die(instance, journal.Attempt.new(journal.BUILD))
+        self.assertEqual({fixtures.PORT},
+                         set(self.driver.plugged_vifs(instance.uuid)))
+        with db_api.session() as session:
+            session.execute(sa.delete(models.InstanceActionEvent))
+            session.execute(sa.delete(models.InstanceAction))
+            session.execute(sa.delete(models.Instance).where(
+                models.Instance.uuid == instance.uuid))
+        # The hypervisor (and its taps) outlives the process.
+        self.driver._live_attempts.clear()
+        report = recovery.recover_interrupted_attempts(self.compute,
+                                                       self.context)
+        self.assertEqual([instance.uuid], report.undone)
+        self.assertEqual(frozenset(), self.driver.plugged_vifs(instance.uuid))
+        self.assertIsNone(self.driver.domain(instance.uuid))
+        self.assertFalse(os.path.exists(self.idir(instance)))

@@ -48,8 +48,18 @@ class InstanceFaultTestCase(base.TestCase):
 
     def test_long_message_is_cut_to_the_column(self):
         fault = objects.InstanceFault.create(
-            self.ctx, self.instance.uuid, ValueError('x' * 1000))
-        self.assertEqual(255, len(fault.message))
+            self.ctx, self.instance.uuid, ValueError('x' * 5000))
+        self.assertEqual(1024, len(fault.message))
+
+    def test_a_long_message_keeps_its_start_and_its_end(self):
+        # What happened comes first, what unblocks it last: both stay.
+        text = 'Refused: ' + 'because ' * 200 + 'Force c down, then retry.'
+        fault = objects.InstanceFault.create(
+            self.ctx, self.instance.uuid, ValueError(text))
+        self.assertEqual(1024, len(fault.message))
+        self.assertTrue(fault.message.startswith('Refused: because'))
+        self.assertTrue(fault.message.endswith('Force c down, then retry.'))
+        self.assertIn(' ... ', fault.message)
 
     def test_unknown_instance(self):
         self.assertRaises(exception.InstanceNotFound,

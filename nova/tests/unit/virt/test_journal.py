@@ -6,6 +6,7 @@ import os
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova.model import network as network_model
 from nova.tests import base
 from nova.tests.files import sha256_tree
 from nova.virt import instancedir
@@ -148,6 +149,88 @@ class TestJournal(JournalTestCase):
         self.make(j, 'disk')
         self.reload(j).undo()
         self.assertFalse(os.path.lexists(self.idir.path))
+
+    def test_an_undo_cut_short_after_restoring_the_stamp_goes_on(self):
+        # Shared storage: the source's directory, stamped by the source;
+        # b's evacuation attempt re-stamps it and makes an ephemeral
+        # disk. Its undo puts the source's stamp back, then dies before
+        # it removes the disk. The next pass must not take the source's
+        # stamp for an adoption: the disk b made still goes.
+        self.idir.create()
+        with open(self.idir.file('disk'), 'wb') as f:
+            f.write(b'the instance\'s own disk')
+        source = self.begin(operation='build', host='a')
+        self.stamp(source, 'a')
+        source.complete()
+        before = sha256_tree(self.idir.path)
+        j = self.begin(operation='evacuation', host='b')
+        self.assertFalse(j.make_dir())
+        self.stamp(j, 'b')
+        self.make(j, 'disk.eph0', b'made by b')
+        # The first pass gets as far as the stamp, in the undo's order,
+        # and dies there.
+        reloaded = self.reload(j)
+        for entry in reversed(reloaded.entries):
+            if entry['kind'] == journal.REWRITE:
+                reloaded._undo_entry(entry)
+                break
+        self.assertEqual('a', ownership.read(self.idir).host)
+        self.assertTrue(os.path.exists(self.idir.file('disk.eph0')))
+
+        self.reload(j).undo()
+        self.assertEqual(before, sha256_tree(self.idir.path))
+        self.assertFalse(os.path.exists(j.path))
+
+    def test_keep_files_takes_back_only_the_part_files(self):
+        # The database says a later attempt claimed the instance on this
+        # storage: the directory is its to decide.
+        j = journal.SpawnJournal.begin(
+            self.idir, 'b', journal.Attempt.new('evacuation'), guest=True)
+        j.make_dir()
+        self.stamp(j, 'b')
+        self.make(j, 'disk', b'a disk')
+        with open(j.creating('disk.eph0'), 'wb') as f:
+            f.write(b'half')
+        guests = []
+        self.reload(j).undo(lambda: guests.append('destroyed'),
+                            keep_files='c claimed it since')
+        self.assertEqual(['.nova-owner', 'disk'],
+                         sorted(os.listdir(self.idir.path)))
+        self.assertEqual(['destroyed'], guests)
+        self.assertFalse(os.path.exists(j.path))
+
+    def test_the_vifs_a_guest_plugs_are_recorded(self):
+        # So that a restart unplugs them even when the instance's row
+        # (its network_info) is gone.
+        vifs = network_model.NetworkInfo([network_model.VIF(
+            id='port-1', address='fa:16:3e:00:00:01',
+            network=network_model.Network(id='n1', label='public',
+                                          bridge='br0'))])
+        j = journal.SpawnJournal.begin(
+            self.idir, 'a', journal.Attempt.new('build'), guest=True,
+            vifs=vifs)
+        self.assertEqual(['port-1'],
+                         [v.id for v in self.reload(j).guest_vifs()])
+
+    def test_every_write_checks_the_token_first(self):
+        lost = []
+
+        def check(step):
+            if lost:
+                raise exception.AttemptSuperseded(
+                    attempt='x', instance_uuid=self.idir.uuid,
+                    why='reset-state', step=step, expected='x', actual=None)
+
+        j = journal.SpawnJournal.begin(
+            self.idir, 'a', journal.Attempt.new('build').checked_by(check))
+        j.make_dir()
+        lost.append(True)
+        self.assertRaises(exception.AttemptSuperseded, j.creating, 'disk')
+        self.assertRaises(exception.AttemptSuperseded, j.write_file,
+                          'disk.info', '{}')
+        self.assertEqual([], os.listdir(self.idir.path))
+        self.assertEqual(['mkdir'], [e['kind'] for e in
+                                     self.reload(j).entries])
 
     def test_complete_forgets_the_journal(self):
         j = self.begin()
