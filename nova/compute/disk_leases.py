@@ -10,12 +10,15 @@ disk a domain uses, and a second domain on a leased disk is refused
 
 * records, when the compute service starts, which leases its host's
   libvirt takes (``driver.get_disk_leases()``, read from libvirt's
-  configuration) in its service row (``disk_leases``: ``lockd``,
-  ``sanlock``, ``none``), and warns in the log when the host shares its
-  instance storage with another compute host (the same storage identity)
-  while either of them takes none; again whenever the storage it
-  records changes (a late mount). ``GET /os-services`` shows the same
-  (``describe``);
+  configuration and checked against the mounts: leases that cannot reach
+  another host count as none) in its service row (``disk_leases``:
+  ``lockd``, ``sanlock``, ``none``; ``disk_leases_reason``: why
+  configured leases count as none, or are unknown), and warns in the log
+  when the host shares its instance storage with another compute host
+  (the same storage identity) while either of them takes none; again
+  whenever the storage it records changes (a late mount, which may move
+  the disks onto another mount: the leases are read again then). ``GET
+  /os-services`` shows the same (``describe``);
 * names the host holding a refused disk (``naming_holder``): libvirt
   only knows that the disk is locked, not by whom (a lease on NFS carries
   no host), but the database knows who ran the instance: the host the
@@ -43,6 +46,8 @@ LOG = logging.getLogger(__name__)
 COMPUTE_BINARY = service_obj.COMPUTE_BINARY
 PROTECTED = ('lockd', 'sanlock')
 NONE = 'none'
+# Shown for a row that records no answer but a reason why (NULL).
+UNKNOWN = 'unknown'
 
 
 def protected(value) -> bool:
@@ -70,21 +75,38 @@ def unprotected_sharing(service, services) -> list:
     return [p.host for p in peers if not protected(p.disk_leases)]
 
 
+def recorded(service) -> str | None:
+    """A service row's ``disk_leases`` in words, with the reason recorded
+    for it: ``lockd``, ``none``, ``none: <why>``, ``unknown: <why>``;
+    None when not reported."""
+    reason = service.disk_leases_reason
+    if service.disk_leases is None and not reason:
+        return None
+    value = service.disk_leases or UNKNOWN
+    return '%s: %s' % (value, reason) if reason else value
+
+
 def describe(service, services) -> str | None:
     """``disk_leases`` of a compute service as ``GET /os-services`` shows
-    it: what its libvirt takes, and a warning when it shares storage
-    with a host where either takes none; None when not reported."""
-    if service.binary != COMPUTE_BINARY or service.disk_leases is None:
+    it: what its libvirt takes (and why it counts as none, when libvirt
+    is configured with leases that cannot reach other hosts), and a
+    warning when it shares storage with a host where either takes none;
+    None when not reported."""
+    if service.binary != COMPUTE_BINARY:
+        return None
+    shown = recorded(service)
+    if shown is None:
         return None
     exposed = unprotected_sharing(service, services)
     if not exposed:
-        return service.disk_leases
+        return shown
     if not protected(service.disk_leases):
-        return ('%s: shares storage with %s without disk leases; fence it '
-                'before evacuating' % (service.disk_leases,
-                                       ', '.join(exposed)))
+        # After a reason, which is a sentence of its own, a new clause.
+        joint = '; it' if service.disk_leases_reason else ':'
+        return ('%s%s shares storage with %s without disk leases; fence it '
+                'before evacuating' % (shown, joint, ', '.join(exposed)))
     return ('%s, but %s sharing its storage take%s no disk leases; fence '
-            'before evacuating' % (service.disk_leases, ', '.join(exposed),
+            'before evacuating' % (shown, ', '.join(exposed),
                                    's' if len(exposed) == 1 else ''))
 
 
@@ -106,29 +128,44 @@ class LeaseReporter:
         """Read the host's leases, record them in its service row, log
         them, warn when storage is shared without leases. The leases
         (None: the driver cannot tell)."""
-        self.leases = self.driver.get_disk_leases()
-        value = None if self.leases is None else self.leases.manager
         try:
             row = objects.Service.get_by_host_and_binary(
                 context, self.host, COMPUTE_BINARY)
         except exception.ServiceNotFound:
+            self.leases = self.driver.get_disk_leases()
             return self.leases
-        if self.leases is not None:
-            log = LOG.info if self.leases.protected else LOG.warning
-            log('Disk leases on %(host)s: %(detail)s',
-                {'host': self.host, 'detail': self.leases.detail})
-        if row.disk_leases != value:
-            row.disk_leases = value
-            row.save()
+        self._read_into(row, force_log=True)
+        row.save()
         self.check_sharing(context, row)
         return self.leases
 
     def update(self, context, row):
-        """At a heartbeat: check the sharing again when the storage
-        identity ``row`` records changed since the last check (the
-        service writes the row)."""
+        """At a heartbeat: when the storage identity ``row`` records
+        changed since the last check, read the leases again (a late mount
+        moves the disks onto another mount, which decides where leases
+        reach) into ``row`` and check the sharing again (the service
+        writes the row)."""
         if row.storage_identity != self._checked_identity:
+            self._read_into(row)
             self.check_sharing(context, row)
+
+    def _read_into(self, row, force_log=False):
+        """Read the leases into ``row`` (in memory); log them when asked
+        or when the answer changed."""
+        before = (row.disk_leases, row.disk_leases_reason)
+        self.leases = self.driver.get_disk_leases()
+        if self.leases is None:
+            now = (None, None)
+        else:
+            now = (self.leases.manager, self.leases.reason)
+        if self.leases is not None and (force_log or now != before):
+            # Unprotected and unknown warn: nothing keeps a second host
+            # off this host's disks.
+            log = LOG.info if self.leases.protected else LOG.warning
+            log('Disk leases on %(host)s: %(detail)s',
+                {'host': self.host, 'detail': self.leases.detail})
+        if now != before:
+            row.disk_leases, row.disk_leases_reason = now
 
     def check_sharing(self, context, row):
         """Warn (once per storage identity) when this host shares storage
@@ -140,18 +177,24 @@ class LeaseReporter:
                     if s.host != self.host] + [row]
         exposed = unprotected_sharing(row, services)
         if exposed:
+            if protected(row.disk_leases):
+                who = 'they take no disk leases'
+            elif row.disk_leases_reason:
+                who = ('this host takes no disk leases (%s)'
+                       % row.disk_leases_reason)
+            else:
+                who = 'this host takes no disk leases'
             LOG.warning(
                 'Host %(host)s shares its instance storage (identity '
-                '%(identity)s) with %(peers)s, and %(who)s no disk leases: '
-                'nothing keeps an evacuation from starting a second QEMU on '
-                'the disks of a guest that still runs on a partitioned host. '
-                'Enable libvirt\'s lock manager (lock_manager = "lockd") on '
-                'every host sharing the storage, or fence every host before '
-                'evacuating it (doc/source/cleanup.rst, "Fencing")',
+                '%(identity)s) with %(peers)s, and %(who)s: nothing keeps '
+                'an evacuation from starting a second QEMU on the disks of '
+                'a guest that still runs on a partitioned host. Enable '
+                'libvirt\'s lock manager (lock_manager = "lockd", its '
+                'leases on the shared storage) on every host sharing the '
+                'storage, or fence every host before evacuating it '
+                '(doc/source/cleanup.rst, "Fencing")',
                 {'host': self.host, 'identity': row.storage_identity,
-                 'peers': ', '.join(exposed),
-                 'who': ('this host takes' if not protected(row.disk_leases)
-                         else 'they take')})
+                 'peers': ', '.join(exposed), 'who': who})
         return exposed
 
 

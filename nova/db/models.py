@@ -189,6 +189,9 @@ class Service(TimestampMixin, Base):
     storage_must_be_mounted: orm.Mapped[bool | None] = orm.mapped_column()
     # What the host's libvirt takes: lockd, sanlock, none (NULL: unknown).
     disk_leases: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # Why configured leases count as none (or unknown): they cannot reach
+    # the other hosts (nova/virt/libvirt/lease_reach.py). NULL otherwise.
+    disk_leases_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     last_seen_up: orm.Mapped[Timestamp | None]
 
 

@@ -48,6 +48,9 @@ class Service(base.NovaObject):
         # be mounted at instances_path (its marker was flagged so).
         'storage_must_be_mounted': fields.Boolean(),
         'disk_leases': fields.String(),
+        # Why configured leases are recorded as none (or unknown):
+        # nova.compute.disk_leases, nova.virt.libvirt.lease_reach.
+        'disk_leases_reason': fields.String(),
         'last_seen_up': fields.DateTime(),
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
@@ -67,6 +70,7 @@ class Service(base.NovaObject):
     storage_identity: str | None
     storage_must_be_mounted: bool | None
     disk_leases: str | None
+    disk_leases_reason: str | None
     last_seen_up: datetime.datetime | None
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None

@@ -43,7 +43,6 @@ Example::
 import dataclasses
 import errno
 import os
-import re
 import stat
 
 from oslo_log import log as logging
@@ -52,6 +51,7 @@ from oslo_utils import uuidutils
 
 from nova import exception
 from nova.virt import instancedir
+from nova.virt import mounts
 
 LOG = logging.getLogger(__name__)
 
@@ -62,8 +62,7 @@ MOUNT_POINT_FLAG = 'mount-point'
 # A marker holds a UUID, maybe the flag, and newlines; anything longer is
 # not ours.
 _MAX_MARKER_BYTES = 128
-MOUNTINFO = '/proc/self/mountinfo'
-_OCTAL_ESCAPE = re.compile(r'\\([0-7]{3})')
+MOUNTINFO = mounts.MOUNTINFO
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,23 +140,12 @@ def _marker_text(identity: str, mount_point: bool) -> str:
     return identity + '\n' + (MOUNT_POINT_FLAG + '\n' if mount_point else '')
 
 
-def _unescape_mountinfo(field: str) -> str:
-    # mountinfo writes space, tab, newline and backslash as \ooo.
-    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
-
-
 def mount_points(mountinfo: str | None = None) -> set[str]:
     """Every mount point this process sees (bind mounts included, which
     ``os.path.ismount`` misses on the same file system). ``mountinfo``:
     the mount table to read, by default ``MOUNTINFO`` as it is when
     called (tests describe their "mounts" in a file of their own)."""
-    points = set()
-    with open(mountinfo or MOUNTINFO) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) > 4:
-                points.add(_unescape_mountinfo(fields[4]))
-    return points
+    return {m.mount_point for m in mounts.read(mountinfo or MOUNTINFO)}
 
 
 def is_mount_point(path: str, mountinfo: str | None = None) -> bool:

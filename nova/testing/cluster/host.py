@@ -31,7 +31,6 @@ storage over ``instances_path`` inside the host, recorded in
 """
 
 import os
-import re
 import signal
 import time
 
@@ -44,6 +43,7 @@ from nova.testing.cluster import record as cluster_record
 from nova.testing.cluster import services as cluster_services
 from nova.testing import hypervisor
 from nova.testing import procs
+from nova.virt import mounts
 
 LOG = logging.getLogger(__name__)
 
@@ -347,15 +347,10 @@ class ClusterHost:
     def _top_mount_id(self, target):
         """The id of the mount on top of ``target`` in the host's mount
         namespace, or None (its mountinfo, read from outside)."""
-        found = None
-        path = '/proc/%d/mountinfo' % self.hypervisor.ns_pid
-        with open(path) as f:
-            for line in f:
-                fields = line.split()
-                # Later lines are mounted later: the last one is on top.
-                if len(fields) > 4 and _unescape(fields[4]) == target:
-                    found = int(fields[0])
-        return found
+        table = mounts.read('/proc/%d/mountinfo' % self.hypervisor.ns_pid)
+        # Later lines are mounted later: the last one is on top.
+        found = [m.mount_id for m in table if m.mount_point == target]
+        return found[-1] if found else None
 
     # -- looking inside ----------------------------------------------------
 
@@ -390,9 +385,3 @@ def _size(path):
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _unescape(field):
-    # mountinfo writes space, tab, newline and backslash as \ooo.
-    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)),
-                  field)

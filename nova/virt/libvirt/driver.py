@@ -77,8 +77,10 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def get_disk_leases(self):
         """The disk leases libvirtd's configuration gives (read from
-        ``settings.libvirt_config_dir``: ``lock_config``)."""
-        return lock_config.read(self.settings.libvirt_config_dir)
+        ``settings.libvirt_config_dir``: ``lock_config``), checked to
+        reach other hosts from ``instances_path`` (``lease_reach``)."""
+        return lock_config.read(self.settings.libvirt_config_dir,
+                                self.settings.instances_path)
 
     def get_available_resource(self, nodename):
         node = self.host.get_node_info()

@@ -24,16 +24,25 @@ A file that cannot be read makes the answer unknown, never "none".
 libvirtd reads its configuration when it starts, so what is read here is
 what a libvirtd started since the last change runs with.
 
+Configured leases of lockd count only where they reach the other hosts
+(``lease_reach``: the lockspace on the storage of ``instances_path``, no
+NFS mount keeping the locks on this host). When they cannot, the answer
+is "none", and when the mount table cannot tell, unknown; ``reason`` says
+why in both cases (it is shown with the answer, ``GET /os-services``).
+
 Example::
 
-    leases = lock_config.read('/etc/libvirt')
+    leases = lock_config.read('/etc/libvirt', '/var/lib/nova/instances')
     leases.manager        # 'lockd', 'sanlock', 'none' or None (unknown)
     leases.detail         # what was read, in words
+    leases.reason         # why configured leases do not count, or None
 """
 
 import dataclasses
 import os
 import re
+
+from nova.virt.libvirt import lease_reach
 
 LOCKD = 'lockd'
 SANLOCK = 'sanlock'
@@ -50,6 +59,10 @@ class DiskLeases:
     """What protects this host's disks from a second host."""
     manager: str | None     # LOCKD, SANLOCK, NONE, or None: unknown
     detail: str
+    # Why the leases libvirt is configured to take protect nothing
+    # (manager NONE) or may not (None); None when nothing was found
+    # against them, or none are configured.
+    reason: str | None = None
 
     @property
     def protected(self) -> bool | None:
@@ -88,8 +101,11 @@ def _read(path):
                                                            None) or e)
 
 
-def read(config_dir: str) -> DiskLeases:
-    """The disk leases libvirt's configuration in ``config_dir`` gives."""
+def read(config_dir: str, instances_path: str | None = None,
+         mountinfo: str | None = None) -> DiskLeases:
+    """The disk leases libvirt's configuration in ``config_dir`` gives to
+    the disks under ``instances_path``: lockd's checked against the mount
+    table (``mountinfo``, by default this process's) when it is given."""
     qemu_conf = os.path.join(config_dir, 'qemu.conf')
     settings, problem = _read(qemu_conf)
     if settings is None:
@@ -112,12 +128,23 @@ def read(config_dir: str) -> DiskLeases:
                                 'auto_disk_leases = 0, and nova writes no '
                                 '<lease> elements: no disk is leased'
                           % (qemu_conf, manager, plugin_conf))
+    lockspace = None
     if manager == LOCKD:
-        where = plugin.get('file_lockspace_dir')
-        where = ('in the lockspace directory %s' % where if where
+        lockspace = plugin.get('file_lockspace_dir') or None
+        where = ('in the lockspace directory %s' % lockspace if lockspace
                  else 'on the disk files themselves')
     else:
         where = 'in %s' % plugin.get('disk_lease_dir',
                                      '/var/lib/libvirt/sanlock')
-    return DiskLeases(manager, 'lock_manager = "%s" (%s): a lease on every '
-                               'disk, %s' % (manager, qemu_conf, where))
+    detail = 'lock_manager = "%s" (%s): a lease on every disk, %s' % (
+        manager, qemu_conf, where)
+    if manager != LOCKD or instances_path is None:
+        return DiskLeases(manager, detail)
+    reach = lease_reach.check(instances_path, lockspace, mountinfo)
+    if reach.crosses:
+        return DiskLeases(manager, '%s (%s)' % (detail, reach.reason))
+    # Leases that stay on this host protect from nothing: "none", as if
+    # none were configured, so that everything reading the answer warns.
+    return DiskLeases(NONE if reach.crosses is False else None,
+                      '%s; but %s' % (detail, reach.reason),
+                      reason=reach.reason)

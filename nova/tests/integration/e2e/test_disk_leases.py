@@ -288,3 +288,10 @@ class TestDiskLeases(base.ClusterTestCase):
                           for h, s in services.items()})
         self.wait_for_log(A, 'Disk leases on %s: lock_manager = "lockd"'
                           % A)
+        # Checked against the host's own mount table (its namespace): the
+        # leases are on the disk files, on the storage mounted at
+        # instances_path, which is what the hosts share (lease_reach.py).
+        path = self.host_entry(A).instances_path
+        self.wait_for_log(A, 'on the disk files themselves (the disk files '
+                             'under instances_path %s are on %s ('
+                          % (path, path))

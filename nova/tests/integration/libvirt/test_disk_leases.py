@@ -31,6 +31,7 @@ from nova.testing import procs
 from nova.tests import base
 from nova.tests.integration.libvirt import base as int_base
 from nova.virt.libvirt import host as libvirt_host
+from nova.virt.libvirt import lease_reach
 
 
 def _locks(path, kind):
@@ -140,6 +141,27 @@ class TestDiskLeases(base.TestCase):
         holder.wait(timeout=10)
         guest.launch()
         self.assertTrue(guest.is_active())
+
+    def test_where_the_leases_reach_by_the_hosts_mount_table(self):
+        # What nova-compute checks, read from a host's own namespace: on
+        # the disk files in the shared directory the leases reach the
+        # other host (the tests above prove it); in a lockspace under the
+        # host's /var/lib/libvirt, a bind mount of a directory of its own,
+        # each host would lease the same disk in its own lockspace.
+        mountinfo = '/proc/%d/mountinfo' % self.a.ns_pid
+        reach = lease_reach.check(self.shared, mountinfo=mountinfo)
+        print(reach)
+        self.assertTrue(reach.crosses)
+        reach = lease_reach.check(self.shared, '/var/lib/libvirt/lockd',
+                                  mountinfo)
+        print(reach)
+        self.assertFalse(reach.crosses)
+        self.assertIn('file_lockspace_dir /var/lib/libvirt/lockd is on '
+                      '/var/lib/libvirt (', reach.reason)
+        # Inside the shared directory, a lockspace is on its storage.
+        self.assertTrue(lease_reach.check(
+            self.shared, os.path.join(self.shared, '.lockd'),
+            mountinfo).crosses)
 
     def test_without_lockd_no_lease_is_taken(self):
         c = self.start_host('c', lock_manager=None)

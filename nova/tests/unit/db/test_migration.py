@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0008'
+HEAD = '0009'
 
 
 class MigrationTestCase(base.TestCase):

@@ -16,6 +16,7 @@ from nova.testing.cluster import config as cluster_config
 from nova.testing.cluster import host as cluster_host
 from nova.testing.cluster import services as cluster_services
 from nova.tests import base
+from nova.virt import mounts
 
 # Logs what nova/crashpoint.py logs, then SIGKILLs itself, as a
 # nova-compute reaching its crash point does.
@@ -181,9 +182,9 @@ class TestTopMount(base.TestCase):
 
     def test_the_last_mount_on_a_path_is_on_top(self):
         with open('/proc/self/mountinfo') as f:
-            mounts = [line.split() for line in f]
-        target = mounts[-1][4]
-        expected = [int(m[0]) for m in mounts if m[4] == target][-1]
+            lines = [line.split() for line in f]
+        target = lines[-1][4]
+        expected = [int(m[0]) for m in lines if m[4] == target][-1]
         spec = cluster_config.ClusterSpec(base_dir=self.tmp, hosts=1)
         host = cluster_host.ClusterHost(
             spec, cluster_config.Layout(self.tmp), 'compute1',
@@ -192,5 +193,5 @@ class TestTopMount(base.TestCase):
                                new_callable=mock.PropertyMock,
                                return_value=os.getpid()):
             self.assertEqual(expected, host._top_mount_id(
-                cluster_host._unescape(target)))
+                mounts.unescape(target)))
             self.assertIsNone(host._top_mount_id('/no/such/mount'))

@@ -31,10 +31,11 @@ class ServicesTest(fakes.APITestCase):
         self.assertEqual('internal', services['ctl/nova-conductor']['zone'])
         self.assertNotIn('disk_leases', services['ctl/nova-conductor'])
 
-    def _record(self, service, identity, leases):
+    def _record(self, service, identity, leases, reason=None):
         row = self.reloaded(service)
         row.storage_identity = identity
         row.disk_leases = leases
+        row.disk_leases_reason = reason
         row.save()
 
     def test_disk_leases_and_the_warning_for_shared_storage(self):
@@ -61,6 +62,31 @@ class ServicesTest(fakes.APITestCase):
         self.assertEqual('lockd',
                          services['host1/nova-compute']['disk_leases'])
         self.assertEqual('none',
+                         services['host2/nova-compute']['disk_leases'])
+
+    def test_why_configured_leases_count_as_none(self):
+        why = ('file_lockspace_dir /var/lib/libvirt/lockd/files is on / '
+               '(ext4 /dev/vda1), not on the storage of instances_path '
+               '/var/lib/nova/instances, which is on /var/lib/nova/instances '
+               '(nfs4 srv:/nova): leases taken there do not cross hosts')
+        self._record(self.host1, 'shared', 'none', why)
+        self._record(self.host2, 'other', None, 'cannot read '
+                     '/proc/self/mountinfo (Permission denied): whether disk '
+                     'leases cross hosts is unknown')
+        services = self.services()
+        self.assertEqual('none: ' + why,
+                         services['host1/nova-compute']['disk_leases'])
+        self.assertEqual('unknown: cannot read /proc/self/mountinfo '
+                         '(Permission denied): whether disk leases cross '
+                         'hosts is unknown',
+                         services['host2/nova-compute']['disk_leases'])
+        self._record(self.host2, 'shared', 'lockd')
+        services = self.services()
+        self.assertEqual('none: %s; it shares storage with host2 without '
+                         'disk leases; fence it before evacuating' % why,
+                         services['host1/nova-compute']['disk_leases'])
+        self.assertEqual('lockd, but host1 sharing its storage takes no '
+                         'disk leases; fence before evacuating',
                          services['host2/nova-compute']['disk_leases'])
 
     def test_list_by_microversion(self):
