@@ -4,7 +4,12 @@ evacuation, on the source host").
 
 Run by ``ComputeManager.init_host`` before the host reconciles its own
 instances, so that nothing evacuated away is started again here (no split
-brain). For each evacuation whose source is this host:
+brain), for every instance at once (``destroy_evacuated_instances``); and
+by the orphan reaper of a host that came back without a restart, one
+instance at a time under its lock (``clean_up_evacuated``, reaper.py part
+a). Each instance is dealt with on its own, by its newest evacuation
+whose source is this host (``Migration.newest_evacuations``), so one that
+must wait or fails never keeps another's stale guest running:
 
 * ``done``: power the local domain off at once (no clean shutdown:
   ``stop_stale_guest``), undefine it, unplug its VIFs; move the local copy
@@ -13,10 +18,13 @@ brain). For each evacuation whose source is this host:
   directory's ownership stamp names this host on this storage
   (``disk_ownership.on_source``: on shared storage the new owner has
   re-stamped it, so it is never touched); keep it otherwise; mark the
-  migration ``completed``;
+  migration ``completed``. Whatever the new owner does with the instance
+  meanwhile (a task in progress there) does not matter: it never touches
+  this host's copy;
 * ``accepted`` / ``pre-migrating`` (still in progress): do not start the
   instance, delete nothing;
-* ``failed``: the instance is still this host's own; nothing to do here.
+* ``failed``: the instance is still this host's own; nothing to do here;
+* ``completed``: cleaned up already.
 
 Domains on this host for instances the database places elsewhere (or
 nowhere) with no evacuation to explain them are *orphans*: reported, never
@@ -37,6 +45,10 @@ Usage::
         if instance.uuid in report.do_not_touch:
             continue
         ...
+
+    # one instance, with nothing of this host working on it:
+    evacuation.clean_up_evacuated(ctx, host, driver, instance, migration,
+                                  report)
 """
 
 import dataclasses
@@ -74,23 +86,6 @@ class EvacuationCleanup:
         """Instances the host's own reconciliation must leave alone."""
         return (set(self.completed) | set(self.in_progress)
                 | set(self.orphans) | set(self.errors))
-
-
-def _evacuations_from(context, host):
-    return objects.Migration.get_by_filters(
-        context, source_compute=host,
-        migration_type=migration_obj.EVACUATION,
-        status=[migration_obj.DONE, migration_obj.FAILED,
-                *migration_obj.IN_PROGRESS])
-
-
-def _latest_by_instance(migrations):
-    """The newest evacuation of each instance (an instance may have failed
-    once and succeeded later; the newest one tells where it is)."""
-    latest = {}
-    for migration in migrations:        # oldest first
-        latest[migration.instance_uuid] = migration
-    return latest
 
 
 def source_verdict(context, host, driver, instance, migration):
@@ -170,6 +165,32 @@ def _handle(context, host, driver, instance, migration, report):
             report.errors[uuid] = 'done evacuation did not move instance'
             return
         _clean_up_done(context, host, driver, instance, migration, report)
+    # ``completed``: this host cleaned up already; nothing to do.
+
+
+def clean_up_evacuated(context, host: str, driver, instance, migration,
+                       report: EvacuationCleanup) -> None:
+    """The source-side cleanup of one instance, by its newest evacuation
+    from ``host`` (``migration``; ``instance`` is its row, None when the
+    database has none): see the module docstring. What it found and did
+    goes into ``report``.
+
+    The caller makes sure nothing works on this host's copy of the
+    instance meanwhile: ``init_host`` calls it before the service takes
+    any request, the reaper under the instance's lock once no operation
+    involves this host (reaper.py, part a). Each instance is cleaned up
+    on its own, so one that waits or fails never keeps another's stale
+    guest running. Never raises: a failure is logged, the instance left
+    as it is and reported in ``errors`` (the next start or reaper run
+    tries again).
+    """
+    uuid = migration.instance_uuid
+    try:
+        _handle(context, host, driver, instance, migration, report)
+    except Exception as e:
+        LOG.exception('Cleaning up after evacuation %s failed',
+                      migration.uuid, instance_uuid=uuid)
+        report.errors[uuid] = str(e) or type(e).__name__
 
 
 def destroy_evacuated_instances(context, host: str, driver
@@ -181,17 +202,16 @@ def destroy_evacuated_instances(context, host: str, driver
     ``errors``), so one bad instance does not keep the host from starting.
     """
     report = EvacuationCleanup()
-    latest = _latest_by_instance(_evacuations_from(context, host))
-    for uuid, migration in latest.items():
-        instance = objects.Instance.find(context, uuid)
-        try:
-            _handle(context, host, driver, instance, migration, report)
-        except Exception as e:
-            LOG.exception('Cleaning up after evacuation %s failed',
-                          migration.uuid, instance_uuid=uuid)
-            report.errors[uuid] = str(e) or type(e).__name__
+    newest = objects.Migration.newest_evacuations(context, host)
+    for uuid, migration in newest.items():
+        clean_up_evacuated(context, host, driver,
+                           objects.Instance.find(context, uuid), migration,
+                           report)
 
-    explained = set(latest)
+    # A domain of an instance whose evacuation was cleaned up already is
+    # explained by nothing any more: the cleanup removed it.
+    explained = {uuid for uuid, migration in newest.items()
+                 if migration.status != migration_obj.COMPLETED}
     for uuid in driver.list_instance_uuids():
         if uuid in explained:
             continue

@@ -7,15 +7,23 @@ reaper"). ``reap`` runs on one compute host, for that host only: as the
 compute manager's periodic task (``reap_orphans_interval``), and as
 ``nova-manage host reap [--yes]``. Each run, in this order:
 
-a. **Evacuations away from this host that are done**: the normal
-   source-side cleanup (``evacuation.destroy_evacuated_instances``: the
-   stale domain powered off and undefined, the local copy quarantined only
-   when its ownership stamp and the storage evidence allow, the migration
-   marked ``completed``). This is what makes a host that comes back
-   without a restart stop what it no longer owns. It runs only while none
-   of those instances has an operation in progress (a task state, a
-   migration ``accepted`` or ``pre-migrating``, its lock held); otherwise
-   the whole cleanup waits for a later run.
+a. **Evacuations away from this host that are done** (the instance's
+   newest evacuation from here, ``Migration.newest_evacuations``): the
+   normal source-side cleanup, for each instance on its own under its
+   lock (``evacuation.clean_up_evacuated``: the stale domain powered off
+   at once and undefined, the local copy quarantined only when its
+   ownership stamp and the storage evidence allow, the migration marked
+   ``completed``). This is what makes a host that comes back without a
+   restart stop what it no longer owns: until it does, two guests of the
+   instance run (on private storage with the same MACs and ports, on
+   shared storage without leases on the same disks). Only an operation
+   that involves *this host's copy* holds an instance back, until a
+   later run: a migration in progress (``accepted``, ``pre-migrating``)
+   from or to this host or whose target is not chosen yet, the
+   instance's lock here held, a task while the database places the
+   instance here. A task on its new host (a user's stop there) does not:
+   it never touches this copy. One instance held back or failing never
+   keeps another's stale guest running.
 e. **Pending deletes** (``pending_deletes.py``), before part b: the
    domain, VIFs and directory of an instance deleted while this host was
    down (deleted, its last host this one) go as a delete would have
@@ -69,7 +77,6 @@ Example::
     print(audit.format_table(report.findings, reaper.COLUMNS))
 """
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -274,96 +281,124 @@ def _log_summary(report):
 
 # -- a. evacuations away from this host that are done ---------------------
 
-def _in_progress(context, instance) -> str | None:
-    """Why an operation on ``instance`` may be running; None if none."""
+def _describe(migration) -> str:
+    return '%s %s -> %s is %s' % (
+        migration.migration_type, migration.source_compute,
+        migration.dest_compute, migration.status)
+
+
+def _on_this_copy(context, host, instance) -> str | None:
+    """Why an operation may be working on ``host``'s copy of ``instance``
+    now; None if none (part a; its lock is the caller's to try).
+
+    Only what involves this host counts: a migration in progress from or
+    to it, or whose target is not chosen yet (it may be this host), and a
+    task while the database places the instance here. A task on the
+    instance's new host (a user's stop there) never touches this copy:
+    waiting for it would keep a second guest of the instance running here
+    for as long as it lasts.
+    """
     for migration in objects.Migration.get_by_filters(
             context, instance_uuid=instance.uuid,
             status=list(migration_obj.IN_PROGRESS)):
-        return '%s %s -> %s is %s' % (
-            migration.migration_type, migration.source_compute,
-            migration.dest_compute, migration.status)
-    if not instance.deleted and instance.task_state is not None:
-        return 'task %s in progress' % instance.task_state
+        if migration.dest_compute is None or host in (
+                migration.source_compute, migration.dest_compute):
+            return _describe(migration)
+    if (instance.host == host and not instance.deleted
+            and instance.task_state is not None):
+        return 'task %s in progress on this host' % instance.task_state
     return None
 
 
-def _done_evacuations(context, host):
-    """{uuid: (instance or None, migration)} of the instances whose
-    newest evacuation from ``host`` is done."""
-    latest = {}
-    for migration in objects.Migration.get_by_filters(
-            context, source_compute=host,
-            migration_type=migration_obj.EVACUATION,
-            status=[migration_obj.DONE, migration_obj.FAILED,
-                    *migration_obj.IN_PROGRESS]):
-        latest[migration.instance_uuid] = migration     # oldest first
-    done = {}
-    for uuid, migration in latest.items():
-        if migration.status == migration_obj.DONE:
-            done[uuid] = (objects.Instance.find(context, uuid), migration)
-    return done
+def _evacuated_verdict(context, host, uuid):
+    """(CLEAN or KEEP, why, instance, migration): whether this host's copy
+    of ``uuid`` gets the source-side cleanup now, by the instance's newest
+    evacuation from this host."""
+    migration = objects.Migration.newest_evacuations(
+        context, host, instance_uuid=uuid).get(uuid)
+    if migration is None or migration.status != migration_obj.DONE:
+        return KEEP, ('its newest evacuation from here is %s now'
+                      % (migration.status if migration else 'gone')), \
+            None, migration
+    instance = objects.Instance.find(context, uuid)
+    if instance is None:
+        return KEEP, ('evacuation %s is done but the database has no such '
+                      'instance; left alone' % migration.uuid), None, \
+            migration
+    busy = _on_this_copy(context, host, instance)
+    if busy is not None:
+        return KEEP, busy, instance, migration
+    if instance.host == host:
+        return KEEP, ('evacuation %s is done but the database still places '
+                      'it here; left alone' % migration.uuid), instance, \
+            migration
+    why = 'evacuated to %s (migration %s)' % (
+        instance.host or migration.dest_compute, migration.uuid)
+    if not instance.deleted and instance.task_state is not None:
+        why += ('; its task %s there does not involve this host\'s copy'
+                % instance.task_state)
+    return CLEAN, why, instance, migration
 
 
 def _reap_evacuated(context, host, driver, instance_locks, report):
-    todo = {}
-    for uuid, (instance, migration) in _done_evacuations(
-            context, host).items():
-        if instance is None or instance.host == host:
-            report.add(EVACUATED, uuid, uuid, KEEP,
-                       'evacuation %s is done but the database %s; left '
-                       'alone' % (migration.uuid,
-                                  'has no such instance' if instance is None
-                                  else 'still places it here'))
-            continue
-        todo[uuid] = (instance, migration)
-    if not todo:
+    for uuid in objects.Migration.newest_evacuations(
+            context, host, status=migration_obj.DONE):
+        try:
+            _reap_evacuation(context, host, driver, instance_locks, uuid,
+                             report)
+        except Exception as e:
+            LOG.exception('Reaper: could not clean up after an evacuation',
+                          instance_uuid=uuid)
+            report.add(EVACUATED, uuid, uuid, ERROR,
+                       exception.message_of(e))
+
+
+def _reap_evacuation(context, host, driver, instance_locks, uuid, report):
+    """The source-side cleanup of one instance, on its own: another one
+    that must wait never keeps this one's stale guest running."""
+    action, why, _instance, _migration = _evacuated_verdict(context, host,
+                                                            uuid)
+    if action != CLEAN:
+        report.add(EVACUATED, uuid, uuid, KEEP, why)
         return
-    with contextlib.ExitStack() as stack:
-        busy = {}
-        for uuid, (instance, _migration) in todo.items():
-            why = _in_progress(context, instance)
-            if why is None and not stack.enter_context(
-                    instance_locks.lock_if_free(uuid)):
-                why = 'an operation on the instance holds its lock'
-            if why is not None:
-                busy[uuid] = why
-        if busy:
-            # destroy_evacuated_instances does every instance at once:
-            # all of them wait for a run in which none is busy.
-            for uuid in todo:
-                report.add(EVACUATED, uuid, uuid, KEEP, busy.get(
-                    uuid, 'waits until no instance evacuated from here '
-                          'has an operation in progress (%s: %s)'
-                          % next(iter(busy.items()))))
+    with instance_locks.lock_if_free(uuid) as held:
+        if not held:
+            report.add(EVACUATED, uuid, uuid, KEEP,
+                       'an operation on the instance holds its lock')
+            return
+        # Decided again under the lock: an operation may have begun or
+        # ended since.
+        action, why, instance, migration = _evacuated_verdict(
+            context, host, uuid)
+        if action != CLEAN:
+            report.add(EVACUATED, uuid, uuid, KEEP, why)
             return
         if report.dry_run:
-            for uuid, (instance, migration) in todo.items():
-                report.add(EVACUATED, uuid, uuid, CLEAN, _would_clean(
-                    context, host, driver, instance, migration))
+            report.add(EVACUATED, uuid, uuid, CLEAN, _would_clean(
+                context, host, driver, instance, migration, why))
             return
-        result = evacuation.destroy_evacuated_instances(context, host,
-                                                        driver)
-    for uuid in result.completed:
+        result = evacuation.EvacuationCleanup()
+        evacuation.clean_up_evacuated(context, host, driver, instance,
+                                      migration, result)
+    if uuid in result.errors:
+        report.add(EVACUATED, uuid, uuid, ERROR, result.errors[uuid])
+    elif uuid in result.completed:
         if uuid in result.quarantined:
             disks = 'its directory moved to quarantine'
         else:
-            disks = 'its directory: %s' % result.kept.get(
-                uuid, 'none here')
+            disks = 'its directory: %s' % result.kept.get(uuid, 'none here')
         report.add(EVACUATED, uuid, uuid, CLEAN,
-                   'evacuated away: its domain here powered off and '
-                   'undefined, the migration completed; %s' % disks)
-    for uuid, message in result.errors.items():
-        if uuid in todo:
-            report.add(EVACUATED, uuid, uuid, ERROR, message)
+                   '%s: its domain here powered off and undefined, the '
+                   'migration completed; %s' % (why, disks))
 
 
-def _would_clean(context, host, driver, instance, migration):
+def _would_clean(context, host, driver, instance, migration, why):
     """What the source-side cleanup would do (a dry run), in words."""
-    owner, _evidence, verdict = evacuation.source_verdict(
+    _owner, _evidence, verdict = evacuation.source_verdict(
         context, host, driver, instance, migration)
-    return ('evacuated to %s (migration %s): its domain here would be '
-            'powered off and undefined; its directory: %s%s'
-            % (owner, migration.uuid, verdict.reason,
+    return ('%s: its domain here would be powered off and undefined; its '
+            'directory: %s%s'
+            % (why, verdict.reason,
                ' (to quarantine)'
                if verdict.action == disk_ownership.QUARANTINE else ''))
 
@@ -383,6 +418,18 @@ def _reap_pending_deletes(context, host, driver, instance_locks, scan,
 
 
 # -- b. orphan domains -----------------------------------------------------
+
+def _in_progress(context, instance) -> str | None:
+    """Why an operation on ``instance`` may be running, on any host; None
+    if none."""
+    for migration in objects.Migration.get_by_filters(
+            context, instance_uuid=instance.uuid,
+            status=list(migration_obj.IN_PROGRESS)):
+        return _describe(migration)
+    if not instance.deleted and instance.task_state is not None:
+        return 'task %s in progress' % instance.task_state
+    return None
+
 
 def _domain_verdict(context, host, uuid):
     """(STOP or KEEP, why, instance); None when the instance is this

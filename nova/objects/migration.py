@@ -152,3 +152,34 @@ class Migration(base.NovaObject):
             where.append(base.matches(table.status, status))
         return cls._db_get_all(context, *where,
                                order_by=[table.created_at, table.id])
+
+    @classmethod
+    def newest_evacuations(cls, context, source_compute, status=None,
+                           instance_uuid=None) -> dict[str, 'Migration']:
+        """{instance UUID: its newest evacuation from ``source_compute``}.
+
+        The newest of each instance whatever its status (``completed``
+        too): an instance may have been evacuated from a host, failed
+        there, come back and gone again, and only its newest evacuation
+        says whether the host's copy is still its own. ``status`` (a
+        status or a list) keeps only the instances whose newest one has
+        it; ``instance_uuid`` looks at that instance alone. "Newest" is
+        the order of ``get_by_filters`` (``created_at``, then ``id``),
+        picked in SQL.
+        """
+        table = models.Migration
+        where = [table.source_compute == source_compute,
+                 table.migration_type == EVACUATION]
+        if instance_uuid is not None:
+            where.append(table.instance_uuid == instance_uuid)
+        rank = sa.func.row_number().over(
+            partition_by=table.instance_uuid,
+            order_by=[table.created_at.desc(), table.id.desc()])
+        ranked = sa.select(table.id, rank.label('rank')).where(
+            *where).subquery()
+        newest = [table.id.in_(sa.select(ranked.c.id).where(
+            ranked.c.rank == 1))]
+        if status is not None:
+            newest.append(base.matches(table.status, status))
+        return {m.instance_uuid: m for m in cls._db_get_all(
+            context, *newest, order_by=[table.created_at, table.id])}

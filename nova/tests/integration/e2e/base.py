@@ -180,6 +180,10 @@ class ClusterTestCase(base.TestCase):
     vif_plugging_timeout = 20
     vif_plugging_is_fatal = True
     reap_orphans_interval = 600
+    # How long a stop waits for the guest to shut down; the cluster's
+    # guests ignore the request, so a stop then stays in progress
+    # (``powering-off``) that long.
+    shutdown_timeout = 0
     hosts_without_leases = ()
     keystone = False
 
@@ -200,6 +204,7 @@ class ClusterTestCase(base.TestCase):
             vif_plugging_timeout=cls.vif_plugging_timeout,
             vif_plugging_is_fatal=cls.vif_plugging_is_fatal,
             reap_orphans_interval=cls.reap_orphans_interval,
+            shutdown_timeout=cls.shutdown_timeout,
             hosts_without_leases=cls.hosts_without_leases,
             keystone=cls.keystone)
         # Taps seen on the hosts; none may outlive the cluster.

@@ -192,6 +192,36 @@ class TestDone(EvacuationCleanupTestCase):
         self.assertEqual([first.uuid], report.completed)
         self.assertFalse(os.path.exists(self.instance_dir(first)))
 
+    def test_one_instance_is_cleaned_up_on_its_own(self):
+        # What the reaper does per instance, under its lock: the other
+        # evacuated instance is not touched.
+        first, m1 = self.booted_here('b', migration_obj.DONE)
+        second, m2 = self.booted_here('b', migration_obj.DONE)
+        second_files = sha256_tree(self.instance_dir(second))
+        report = evacuation.EvacuationCleanup()
+        evacuation.clean_up_evacuated(self.ctx, 'a', self.driver, first,
+                                      m1, report)
+        self.assertEqual(([first.uuid], [first.uuid], {}),
+                         (report.completed, report.quarantined,
+                          report.errors))
+        self.assertIsNone(self.driver.domain(first.uuid))
+        self.assertEqual(migration_obj.COMPLETED, self.migration_status(m1))
+        self.assertIsNotNone(self.driver.domain(second.uuid))
+        self.assertEqual(second_files,
+                         sha256_tree(self.instance_dir(second)))
+        self.assertEqual(migration_obj.DONE, self.migration_status(m2))
+
+    def test_one_instance_failing_is_reported_never_raised(self):
+        instance, migration = self.booted_here('b', migration_obj.DONE)
+        self.driver.fail_at('destroy')
+        report = evacuation.EvacuationCleanup()
+        evacuation.clean_up_evacuated(self.ctx, 'a', self.driver, instance,
+                                      migration, report)
+        self.assertEqual([instance.uuid], list(report.errors))
+        self.assertEqual([], report.completed)
+        self.assertEqual(migration_obj.DONE,
+                         self.migration_status(migration))
+
 
 class TestNotDone(EvacuationCleanupTestCase):
 
@@ -229,6 +259,23 @@ class TestNotDone(EvacuationCleanupTestCase):
         report = self.cleanup()
         self.assertEqual([instance.uuid], report.completed)
         self.assertIsNone(self.driver.domain(instance.uuid))
+
+    def test_a_completed_newest_evacuation_is_left_alone(self):
+        # Failed once, then done and cleaned up: the older failure says
+        # nothing any more (it is not "still this host's own").
+        instance, first = self.booted_here('b', migration_obj.FAILED)
+        objects.Migration(self.ctx, instance_uuid=instance.uuid,
+                          source_compute='a', dest_compute='b',
+                          migration_type=migration_obj.EVACUATION,
+                          status=migration_obj.COMPLETED).create()
+        instance.host = 'b'
+        instance.save()
+        self.driver.destroy(self.ctx, instance, None, destroy_disks=True)
+        report = self.cleanup()
+        self.assertEqual(([], [], [], [], {}), (
+            report.completed, report.failed, report.in_progress,
+            report.orphans, report.errors))
+        self.assertEqual(migration_obj.FAILED, self.migration_status(first))
 
 
 class TestOrphans(EvacuationCleanupTestCase):

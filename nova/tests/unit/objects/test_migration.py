@@ -78,3 +78,40 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual([other.id], ids(migration_type='resize',
                                          instance_uuid=self.uuid))
         self.assertEqual([], ids(status=migration_obj.COMPLETED))
+
+    def test_newest_evacuations(self):
+        def newest(**filters):
+            return {uuid: m.id for uuid, m in
+                    objects.Migration.newest_evacuations(
+                        self.ctx, 'h1', **filters).items()}
+
+        # This instance failed once, then left for good and was cleaned
+        # up: its newest evacuation is the completed one.
+        self._create(dest_compute='h2', status=migration_obj.FAILED)
+        left = self._create(dest_compute='h2',
+                            status=migration_obj.COMPLETED)
+        # Another one whose newest is done; an older done one and a newer
+        # migration of another type or from another host do not count.
+        other = objects.Instance(self.ctx, host='h3').create().uuid
+        self._create(instance_uuid=other, status=migration_obj.DONE)
+        done = self._create(instance_uuid=other, status=migration_obj.DONE)
+        self._create(instance_uuid=other, source_compute='h3',
+                     status=migration_obj.ACCEPTED)
+        self._create(instance_uuid=other, migration_type='resize')
+        # Created in the same instant: the higher id is the newer.
+        third = objects.Instance(self.ctx, host='h1').create().uuid
+        when = objects.Migration.get_by_id(self.ctx, done.id).created_at
+        self._create(instance_uuid=third, created_at=when)
+        tie = self._create(instance_uuid=third, created_at=when,
+                           status=migration_obj.PRE_MIGRATING)
+
+        self.assertEqual({self.uuid: left.id, other: done.id,
+                          third: tie.id}, newest())
+        self.assertEqual({other: done.id}, newest(status=migration_obj.DONE))
+        self.assertEqual({self.uuid: left.id, third: tie.id}, newest(
+            status=[migration_obj.COMPLETED, *migration_obj.IN_PROGRESS]))
+        self.assertEqual({third: tie.id}, newest(instance_uuid=third))
+        self.assertEqual({}, newest(instance_uuid=third,
+                                    status=migration_obj.DONE))
+        self.assertEqual({}, objects.Migration.newest_evacuations(
+            self.ctx, 'h2'))
