@@ -107,6 +107,8 @@ class InstanceFault(Base):
         sa.String(36), sa.ForeignKey('instances.uuid'))
     code: orm.Mapped[int]
     message: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # What the server's owner reads instead of ``message`` (0009).
+    user_message: orm.Mapped[str | None] = orm.mapped_column(_str())
     details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     host: orm.Mapped[str | None] = orm.mapped_column(_str())
     created_at: orm.Mapped[Timestamp | None]
@@ -142,6 +144,8 @@ class InstanceActionEvent(TimestampMixin, Base):
     traceback: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     host: orm.Mapped[str | None] = orm.mapped_column(_str())
     details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # What the server's owner reads instead of ``details`` (0009).
+    user_details: orm.Mapped[str | None] = orm.mapped_column(_str())
 
 
 class Migration(TimestampMixin, Base):
