@@ -4,12 +4,24 @@ Each carries a message template (``msg_fmt``) filled from keyword arguments
 and the HTTP status the REST API maps it to (``code``). Layers below the API
 raise these, never bare library errors: the libvirt boundary (``host.py``,
 ``guest.py``) converts ``libvirtError`` into them.
+
+The message is the operator's: it names hosts, paths and storage
+identities. What the owner of a server reads about one of its faults is
+``safe_message_of``: the class's ``safe_msg``, a plain sentence that is
+never filled from the exception's values, or else the sentence of its
+HTTP code (doc/source/cleanup.rst, "Who reads a fault").
 """
 
 
 class NovaException(Exception):
     msg_fmt = 'An unknown exception occurred.'
     code = 500
+    # What the owner of a server may read when this becomes one of its
+    # faults (or the details of a failed action event). A constant: the
+    # values the message is filled from name hosts and paths, and a host
+    # can be named anything, so no scrubbing of the message can be
+    # trusted. None: the sentence of ``code`` (``safe_message_for_code``).
+    safe_msg: str | None = None
 
     def __init__(self, message=None, **kwargs):
         self.kwargs = kwargs
@@ -36,6 +48,43 @@ def message_of(exc: BaseException) -> str:
     return message or type(exc).__name__
 
 
+def code_of(exc: BaseException) -> int:
+    """The HTTP code of ``exc``: its ``code`` when an int, else 500."""
+    code = getattr(exc, 'code', 500)
+    # NOTE: bool is an int, and no HTTP code.
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    return 500
+
+
+# The owner's sentence for a failure whose exception has no ``safe_msg``
+# (or is no project exception), by HTTP code.
+_SAFE_BY_CODE = {
+    400: 'The operation was refused as it cannot be carried out.',
+    404: 'Something the operation needs could not be found.',
+    409: 'The operation conflicts with the current state of the server.',
+    503: 'A service the operation needs is unavailable; try again later.',
+}
+# Any other code; 500 above all: a failure in the cloud, not the request.
+GENERIC_SAFE_MESSAGE = ('The operation failed because of an error in the '
+                        'cloud; an administrator can see its cause.')
+
+
+def safe_message_for_code(code: int | None) -> str:
+    """The owner's sentence for a failure with HTTP ``code``."""
+    return _SAFE_BY_CODE.get(code or 500, GENERIC_SAFE_MESSAGE)
+
+
+def safe_message_of(exc: BaseException) -> str:
+    """What the owner of a server may read about ``exc``: never the
+    message (``message_of`` is the operator's), but the class's
+    ``safe_msg`` or the sentence of its code. Another library's
+    exception has no such sentence: it gets the one of its code."""
+    if isinstance(exc, NovaException) and exc.safe_msg:
+        return exc.safe_msg
+    return safe_message_for_code(code_of(exc))
+
+
 class Invalid(NovaException):
     msg_fmt = 'Invalid input: %(reason)s'
     code = 400
@@ -51,15 +100,21 @@ class InvalidUUID(Invalid):
 
 class InvalidConfiguration(Invalid):
     msg_fmt = 'Configuration is invalid: %(reason)s'
+    safe_msg = ('The operation failed because of a configuration error in '
+                'the cloud.')
 
 
 class InvalidInstancePath(Invalid):
     msg_fmt = ('Refusing to use path %(path)s: it is not inside the '
                'instances directory %(instances_path)s.')
+    safe_msg = ("The operation was refused: the server's files are not "
+                'where its compute host keeps them.')
 
 
 class InvalidSharedStorage(Invalid):
     msg_fmt = '%(reason)s'
+    safe_msg = ('The evacuation was refused: it could not be confirmed '
+                "that the new host may use the server's disks safely.")
 
 
 class NotFound(NovaException):
@@ -69,10 +124,12 @@ class NotFound(NovaException):
 
 class InstanceNotFound(NotFound):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
+    safe_msg = 'The server could not be found.'
 
 
 class MigrationNotFound(NotFound):
     msg_fmt = 'Migration %(migration_id)s could not be found.'
+    safe_msg = 'The migration of the server could not be found.'
 
 
 class InstanceActionNotFound(NotFound):
@@ -82,26 +139,32 @@ class InstanceActionNotFound(NotFound):
 
 class ServiceNotFound(NotFound):
     msg_fmt = 'Service %(service_id)s could not be found.'
+    safe_msg = 'A compute service the operation needs could not be found.'
 
 
 class ComputeHostNotFound(NotFound):
     msg_fmt = 'Compute host %(host)s could not be found.'
+    safe_msg = 'The requested compute host could not be found.'
 
 
 class ImageNotFound(NotFound):
     msg_fmt = 'Image %(image_id)s could not be found.'
+    safe_msg = 'The image of the server could not be found.'
 
 
 class FlavorNotFound(NotFound):
     msg_fmt = 'Flavor %(flavor_id)s could not be found.'
+    safe_msg = 'The flavor of the server could not be found.'
 
 
 class NetworkNotFound(NotFound):
     msg_fmt = 'Network %(network_id)s could not be found.'
+    safe_msg = 'A network of the server could not be found.'
 
 
 class PortNotFound(NotFound):
     msg_fmt = 'Port %(port_id)s could not be found.'
+    safe_msg = 'A port of the server could not be found.'
 
 
 class Conflict(NovaException):
@@ -112,11 +175,14 @@ class Conflict(NovaException):
 class InstanceInvalidState(Conflict):
     msg_fmt = ('Instance %(instance_uuid)s in %(attr)s %(state)s. Cannot '
                '%(method)s while the instance is in this state.')
+    safe_msg = 'The server is not in a state that allows the operation.'
 
 
 class UnexpectedTaskStateError(Conflict):
     msg_fmt = ('Conflict updating instance %(instance_uuid)s. Expected: '
                '%(expected)s. Actual: %(actual)s')
+    safe_msg = ('Another operation changed the server meanwhile; this one '
+                'stopped.')
 
 
 class UnexpectedDeletingTaskStateError(UnexpectedTaskStateError):
@@ -125,6 +191,7 @@ class UnexpectedDeletingTaskStateError(UnexpectedTaskStateError):
 
 class InstanceExists(Conflict):
     msg_fmt = 'Instance %(name)s already exists.'
+    safe_msg = 'A guest of the server already exists on its compute host.'
 
 
 class ServiceTopicExists(Conflict):
@@ -134,6 +201,7 @@ class ServiceTopicExists(Conflict):
 class EvacuationInProgress(Conflict):
     msg_fmt = ('Instance %(instance_uuid)s is already being evacuated '
                '(migration %(migration_id)s).')
+    safe_msg = 'The server is already being evacuated.'
 
 
 class ComputeServiceInUse(Conflict):
@@ -145,11 +213,14 @@ class ComputeServiceUnavailable(Invalid):
     # compute service is down (evacuate to HOST); asking again will not
     # help until the operator acts, so it is not a 503.
     msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
+    safe_msg = 'The compute service the operation needs is unavailable.'
 
 
 class ComputeServiceStillUp(Invalid):
     msg_fmt = ('Compute service of %(host)s is still in use: it is up, '
                'evacuate needs it down or forced down.')
+    safe_msg = ('The evacuation was refused: the compute host of the '
+                'server is still up.')
 
 
 class EvacuationTargetStateUnsupported(Conflict):
@@ -157,16 +228,20 @@ class EvacuationTargetStateUnsupported(Conflict):
                'service at RPC version 1.1; some are older (the RPC '
                'version cap is lower). Use microversion 2.94 or earlier '
                'until the upgrade is done.')
+    safe_msg = ('The evacuation was refused: not every service of the '
+                'cloud supports it yet.')
 
 
 class NoValidHost(NovaException):
     msg_fmt = 'No valid host was found. %(reason)s'
+    safe_msg = 'No compute host can take the server.'
     code = 400
 
 
 class HostClaimBusy(NovaException):
     msg_fmt = ('Another process kept the claim lease on host %(host)s for '
                'more than %(seconds)s s')
+    safe_msg = 'The compute host was busy; try again later.'
     code = 409
 
 
@@ -184,6 +259,8 @@ class DiskLeaseHeld(Conflict):
     msg_fmt = ('disk in use by another host: fence %(holder)s first '
                '(libvirt refused to start the guest: %(disk)s is locked, '
                '%(reason)s)')
+    safe_msg = ('The server was not started: a disk of it is in use '
+                'elsewhere, and must be released first.')
     UNKNOWN_HOLDER = 'the host that runs it'
 
     def __init__(self, message=None, disk='a disk of the guest',
@@ -212,6 +289,7 @@ class DiskLeaseHeld(Conflict):
 
 class HypervisorUnavailable(NovaException):
     msg_fmt = 'Connection to the hypervisor is broken on host: %(host)s'
+    safe_msg = 'The hypervisor of the compute host is unavailable.'
     code = 503
 
 
@@ -221,50 +299,62 @@ class InternalError(NovaException):
 
 class InstanceDeployFailure(NovaException):
     msg_fmt = 'Failed to deploy instance: %(reason)s'
+    safe_msg = 'The server could not be deployed.'
 
 
 class BuildAbortException(NovaException):
     msg_fmt = 'Build of instance %(instance_uuid)s aborted: %(reason)s'
+    safe_msg = 'The build of the server was aborted.'
 
 
 class InstancePowerOnFailure(NovaException):
     msg_fmt = 'Failed to power on instance: %(reason)s'
+    safe_msg = 'The server could not be powered on.'
 
 
 class InstancePowerOffFailure(NovaException):
     msg_fmt = 'Failed to power off instance: %(reason)s'
+    safe_msg = 'The server could not be powered off.'
 
 
 class InstanceRebootFailure(NovaException):
     msg_fmt = 'Failed to reboot instance: %(reason)s'
+    safe_msg = 'The server could not be rebooted.'
 
 
 class InstanceSuspendFailure(NovaException):
     msg_fmt = 'Failed to suspend instance: %(reason)s'
+    safe_msg = 'The server could not be suspended.'
 
 
 class InstanceResumeFailure(NovaException):
     msg_fmt = 'Failed to resume instance: %(reason)s'
+    safe_msg = 'The server could not be resumed.'
 
 
 class InstanceTerminationFailure(NovaException):
     msg_fmt = 'Failed to terminate instance: %(reason)s'
+    safe_msg = 'The server could not be deleted from its compute host.'
 
 
 class VirtualInterfaceCreateException(NovaException):
     msg_fmt = 'Virtual Interface creation failed'
+    safe_msg = 'The network interfaces of the server could not be created.'
 
 
 class VirtualInterfacePlugException(NovaException):
     msg_fmt = '%(reason)s'
+    safe_msg = 'A network interface of the server could not be plugged in.'
 
 
 class ImageUnacceptable(Invalid):
     msg_fmt = 'Image %(image_id)s is unacceptable: %(reason)s'
+    safe_msg = 'The image of the server cannot be used.'
 
 
 class DiskCreationFailed(NovaException):
     msg_fmt = 'Could not create disk %(path)s: %(reason)s'
+    safe_msg = 'A disk of the server could not be created.'
 
 
 class InjectedFailure(NovaException):
@@ -305,26 +395,32 @@ class PortExists(Conflict):
 class FlavorDiskSmallerThanImage(Invalid):
     msg_fmt = ('Flavor root disk (%(flavor_size)d bytes) is smaller than '
                'the image %(image_id)s (%(image_size)d bytes).')
+    safe_msg = 'The root disk of the flavor is smaller than the image.'
 
 
 class DiskNotFound(NotFound):
     msg_fmt = 'No disk at %(location)s'
+    safe_msg = 'A disk of the server could not be found.'
 
 
 class UnexpectedMigrationStatusError(Conflict):
     msg_fmt = ('Conflict updating migration %(migration_id)s. Expected '
                'status: %(expected)s. Actual: %(actual)s')
+    safe_msg = ('The migration of the server changed meanwhile; this '
+                'operation stopped.')
 
 
 class InvalidMigrationTransition(NovaException):
     """A step the evacuation state table does not have for that party."""
     msg_fmt = ('Migration %(migration_id)s cannot go to %(to)s by '
                '%(by)s: %(reason)s.')
+    safe_msg = 'The migration of the server could not go on.'
 
 
 class UnexpectedPortStatusError(Conflict):
     msg_fmt = ('Conflict updating port %(port_id)s. Expected status: '
                '%(expected)s. Actual: %(actual)s')
+    safe_msg = 'A port of the server changed meanwhile; the operation stopped.'
 
 
 class InvalidAPIVersionString(Invalid):
@@ -357,25 +453,32 @@ class OperationInterrupted(NovaException):
     msg_fmt = ('%(operation)s was interrupted by a restart of the compute '
                'service on %(host)s; the hypervisor reports the guest '
                '%(power_state)s.')
+    safe_msg = ('The operation was interrupted by a restart of the compute '
+                'service.')
 
 
 class NetworkAmbiguous(Invalid):
     msg_fmt = 'More than one possible network found: %(reason)s'
+    safe_msg = ('More than one network can serve the server; the request '
+                'must name one.')
     code = 409
 
 
 class FixedIpAlreadyInUse(Conflict):
     msg_fmt = ('Fixed IP address %(address)s is already in use on network '
                '%(network_id)s.')
+    safe_msg = 'The requested IP address is already in use.'
 
 
 class NoMoreFixedIps(Conflict):
     msg_fmt = 'No more IP addresses available on network %(network)s.'
+    safe_msg = 'A network of the server has no free IP address left.'
 
 
 class InstanceEventsCancelled(NovaException):
     msg_fmt = ('Stopped waiting for events of instance %(instance_uuid)s: '
                '%(reason)s')
+    safe_msg = 'The operation stopped waiting for events of the server.'
 
 
 class AttemptSuperseded(UnexpectedTaskStateError):
@@ -386,6 +489,7 @@ class AttemptSuperseded(UnexpectedTaskStateError):
     msg_fmt = ('Attempt %(attempt)s of instance %(instance_uuid)s is no '
                'longer current (%(why)s); it stopped before %(step)s and '
                'undoes only what it made.')
+    safe_msg = 'A newer request took the server over; this operation stopped.'
 
 
 class AttemptCheckFailed(NovaException):
@@ -393,21 +497,27 @@ class AttemptCheckFailed(NovaException):
     all the same (never act on a token that was not confirmed)."""
     msg_fmt = ('Could not confirm that attempt %(attempt)s is still '
                'current before %(step)s (%(reason)s); stopped.')
+    safe_msg = ('Whether the operation was still current could not be '
+                'confirmed; it stopped.')
 
 
 class InstanceNotOnThisHost(UnexpectedTaskStateError):
     """The row places the instance elsewhere (an evacuation moved it)."""
     msg_fmt = ('Instance %(instance_uuid)s is on host %(actual)s, not on '
                '%(expected)s; not touching it here.')
+    safe_msg = ('The server is on another compute host now; the operation '
+                'stopped.')
 
 
 class InvalidStorageIdentity(Invalid):
     msg_fmt = 'Storage identity cannot be used: %(reason)s'
+    safe_msg = 'The storage of the compute host could not be identified.'
 
 
 class StorageUnavailable(NovaException):
     """This host's instance storage is not there (a mount is missing)."""
     msg_fmt = '%(reason)s'
+    safe_msg = 'The storage of the compute host is unavailable.'
     code = 409
 
 
@@ -417,19 +527,28 @@ class StorageEvidenceStale(Invalid):
                '%(path)s but recorded %(recorded)s; refusing decisions '
                'that may delete until its next heartbeat records the '
                'identity it reads.')
+    safe_msg = ('The storage of the compute host changed since it was last '
+                'checked; the operation was refused.')
 
 
 class InvalidOwnershipStamp(Invalid):
     msg_fmt = 'Ownership stamp %(path)s cannot be trusted: %(reason)s'
+    safe_msg = ('The files of the server on the compute host could not be '
+                'verified; the operation was refused to keep its disks '
+                'safe.')
 
 
 class InvalidJournal(Invalid):
     msg_fmt = ('Spawn journal %(path)s cannot be trusted: %(reason)s; '
                'kept, nothing of it undone.')
+    safe_msg = ('The record of an earlier build of the server could not be '
+                'verified; nothing of it was undone.')
 
 
 class QuarantineUnusable(NovaException):
     msg_fmt = 'Quarantine directory %(path)s cannot be used: %(reason)s'
+    safe_msg = ('The compute host could not set aside files left by an '
+                'earlier attempt.')
 
 
 class UnknownDiskFormat(Invalid):
@@ -437,3 +556,4 @@ class UnknownDiskFormat(Invalid):
     msg_fmt = ('Disk %(path)s has no recorded format in disk.info '
                '(%(reason)s); refusing to guess it: a guest could have '
                'written any header into it.')
+    safe_msg = 'A disk of the server has no recorded format; it was not used.'

@@ -113,6 +113,8 @@ class InstanceFault(Base):
     code: orm.Mapped[int]
     # Long enough for a refusal's reason and what unblocks it.
     message: orm.Mapped[str | None] = orm.mapped_column(_str(1024))
+    # What the server's owner reads instead of ``message`` (0010).
+    user_message: orm.Mapped[str | None] = orm.mapped_column(_str())
     details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     host: orm.Mapped[str | None] = orm.mapped_column(_str())
     created_at: orm.Mapped[Timestamp | None]
@@ -148,6 +150,8 @@ class InstanceActionEvent(TimestampMixin, Base):
     traceback: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     host: orm.Mapped[str | None] = orm.mapped_column(_str())
     details: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # What the server's owner reads instead of ``details`` (0010).
+    user_details: orm.Mapped[str | None] = orm.mapped_column(_str())
 
 
 class Migration(TimestampMixin, Base):

@@ -8,6 +8,11 @@ context carries); each step on a compute host records an event::
                                             'compute_rebuild_instance',
                                             host):
         ...   # an exception is recorded (result 'Error') and re-raised
+
+A failed event keeps the traceback and the exception's message
+(``details``) for administrators, and ``user_details``, the sentence the
+server's owner reads instead (``exception.safe_message_of``): the message
+names hosts and paths (doc/source/cleanup.rst, "Who reads a fault").
 """
 
 import datetime
@@ -25,6 +30,8 @@ LOG = logging.getLogger(__name__)
 
 SUCCESS = 'Success'
 ERROR = 'Error'
+# The column of ``user_details`` (its sentences are far shorter).
+_USER_LEN = 255
 
 
 class InstanceAction(base.NovaObject):
@@ -118,6 +125,9 @@ class InstanceActionEvent(base.NovaObject):
         'traceback': fields.String(),
         'host': fields.String(),
         'details': fields.String(),
+        # NULL for events that did not fail and in rows written before
+        # it was kept.
+        'user_details': fields.String(),
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
     }
@@ -133,6 +143,7 @@ class InstanceActionEvent(base.NovaObject):
     traceback: str | None
     host: str | None
     details: str | None
+    user_details: str | None
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
 
@@ -160,8 +171,9 @@ class InstanceActionEvent(base.NovaObject):
             'InstanceActionEvent':
         """Finish the newest unfinished ``event`` of the context's action.
 
-        With ``exc`` the result is 'Error' with its traceback, and the
-        action's message becomes 'Error' (as the API shows it).
+        With ``exc`` the result is 'Error' with its traceback, its message
+        and the owner's sentence for it, and the action's message becomes
+        'Error' (as the API shows it).
         """
         action = cls._action_of(context, instance_uuid)
         table = models.InstanceActionEvent
@@ -179,6 +191,7 @@ class InstanceActionEvent(base.NovaObject):
             obj.result = ERROR
             obj.traceback = ''.join(traceback.format_exception(exc))
             obj.details = str(exc) or type(exc).__name__
+            obj.user_details = exception.safe_message_of(exc)[:_USER_LEN]
         obj._db_update()
         if exc is not None:
             action.message = ERROR

@@ -1,10 +1,18 @@
-"""Instance faults: what failed, where, with the traceback.
+"""Instance faults: what failed, where, and for a 500 the traceback.
 
 Every failed operation leaves one (doc/source/cleanup.rst, "Invariants",
 invariant 5)::
 
     except Exception as e:
         objects.InstanceFault.create(ctx, instance.uuid, e, host)
+
+Two messages are kept, since the exception is gone once the fault is
+written: ``message``, the operator's (it names hosts, paths, storage
+identities), and ``user_message``, the sentence the server's owner reads
+instead (``exception.safe_message_of``; doc/source/cleanup.rst, "Who
+reads a fault"). ``details`` holds the traceback of a 500 only, as in
+Nova: a refusal (4xx) is explained by its message, not by where in the
+code it was raised.
 """
 
 import datetime
@@ -18,9 +26,11 @@ from nova import exception
 from nova.objects import base
 from nova.objects import fields
 
-# The column holds 1024 characters (a refusal's reason and what unblocks
-# it fit); the traceback is in ``details``.
+# The message column holds 1024 characters (a refusal's reason and what
+# unblocks it fit); for a 500 the traceback is in ``details``, for others
+# the compute log has it. The owner's sentence fits 255.
 _MESSAGE_LEN = 1024
+_USER_MESSAGE_LEN = 255
 _ELISION = ' ... '
 
 
@@ -36,6 +46,17 @@ def _message_of(exc: BaseException) -> str:
     return message[:head] + _ELISION + message[len(message) - (keep - head):]
 
 
+def _user_message_of(exc: BaseException) -> str:
+    return exception.safe_message_of(exc)[:_USER_MESSAGE_LEN]
+
+
+def _details_of(exc: BaseException, code: int) -> str | None:
+    """The traceback of a 500; nothing for any other code."""
+    if code != 500:
+        return None
+    return ''.join(traceback.format_exception(exc))
+
+
 class InstanceFault(base.NovaObject):
     model = models.InstanceFault
     fields = {
@@ -43,6 +64,9 @@ class InstanceFault(base.NovaObject):
         'instance_uuid': fields.String(),
         'code': fields.Integer(default=500, nullable=False),
         'message': fields.String(),
+        # NULL in rows written before it was kept (the API then shows
+        # the sentence of ``code``, never ``message``).
+        'user_message': fields.String(),
         'details': fields.String(),
         'host': fields.String(),
         'created_at': fields.DateTime(),
@@ -54,6 +78,7 @@ class InstanceFault(base.NovaObject):
     instance_uuid: str | None
     code: int
     message: str | None
+    user_message: str | None
     details: str | None
     host: str | None
     created_at: datetime.datetime | None
@@ -61,11 +86,11 @@ class InstanceFault(base.NovaObject):
     @classmethod
     def create(cls, context, instance_uuid, exc: BaseException,
                host=None) -> 'InstanceFault':
-        code = getattr(exc, 'code', 500)
-        fault = cls(context, instance_uuid=instance_uuid,
-                    code=code if isinstance(code, int) else 500,
+        code = exception.code_of(exc)
+        fault = cls(context, instance_uuid=instance_uuid, code=code,
                     message=_message_of(exc),
-                    details=''.join(traceback.format_exception(exc)),
+                    user_message=_user_message_of(exc),
+                    details=_details_of(exc, code),
                     host=host, created_at=base.utcnow())
         # The only constraint that can fail is the instance's foreign key.
         fault._db_insert(

@@ -96,7 +96,8 @@ DESCRIPTIONS = {
     'os_compute_api:os-instance-actions:events':
         'See the events of an action (before microversion 2.51).',
     'os_compute_api:os-instance-actions:events:details':
-        'See the tracebacks of the events of an action.',
+        'See the tracebacks, hosts and messages of the events of an '
+        'action (others read the sentence kept for the owner).',
     'os_compute_api:os-instance-actions:events:2.51':
         'See the events of an action (microversion 2.51 and later).',
     'os_compute_api:os-flavors': 'List and show flavors.',

@@ -363,6 +363,31 @@ class EvacuateTestCase(base.TestCase):
                       'the action events of %s to finish' % instance.uuid)
         return found()
 
+    def failure_text(self, instance):
+        """The newest fault's message (its first 255 characters) and the
+        whole text of the failure, as an administrator reads them: the
+        traceback of a 500 ends with it; a refusal (4xx) keeps none, and
+        the failed action event's ``details`` have it (``nova
+        instance-action``)."""
+        fault = objects.InstanceFault.get_latest_for_instance(
+            self.ctx, instance.uuid)
+        if fault.details:
+            return fault.message + '\n' + fault.details
+
+        def event_details():
+            # The event finishes a moment after the fault is written.
+            for action in objects.InstanceAction.get_by_instance_uuid(
+                    self.ctx, instance.uuid):
+                for event in reversed(action.events):
+                    if (event.result == 'Error'
+                            and event.details.startswith(fault.message)):
+                        return event.details
+            return None
+
+        self.wait_for(lambda: event_details() is not None,
+                      'the failed event of %s' % instance.uuid)
+        return fault.message + '\n' + event_details()
+
     # -- assertions ----------------------------------------------------------
 
     def assertNoTrace(self, host, instance, disks_gone=True):

@@ -194,10 +194,8 @@ class TestResetStateRaceSharedStorage(RaceTestCase):
         # must never run one disk.
         m2 = self.evacuate(instance, host='c')
         self.assertEqual(migration_obj.FAILED, self.fresh(m2).status)
-        fault = objects.InstanceFault.get_latest_for_instance(
-            self.ctx, instance.uuid)
-        self.assertIn('two hosts must never run one disk', fault.message
-                      + fault.details)
+        self.assertIn('two hosts must never run one disk',
+                      self.failure_text(instance))
         self.assertFalse(self.hosts['c'].has_domain(instance))
 
         # b's attempt finishes and loses: it puts the directory back as

@@ -83,12 +83,11 @@ class StorageEvidenceTestCase(harness.EvacuateTestCase):
         self.assertTrue(self.hosts[name].service.heartbeat())
 
     def fault(self, instance):
-        """The fault's message (its first 255 characters) and its details
-        (the whole text), together."""
-        fault = objects.InstanceFault.get_latest_for_instance(
-            self.ctx, instance.uuid)
-        self.assertTrue(fault.details.find(fault.message[:100]) >= 0)
-        return fault.message + '\n' + fault.details
+        """The fault's message and the whole text of the failure,
+        together (``failure_text``)."""
+        message, whole = self.failure_text(instance).split('\n', 1)
+        self.assertTrue(whole.find(message[:100]) >= 0)
+        return message + '\n' + whole
 
 
 class TestBootOrderRace(StorageEvidenceTestCase):

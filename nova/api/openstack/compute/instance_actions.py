@@ -10,7 +10,9 @@ From 2.58 an action shows ``updated_at`` and the list takes ``limit``,
 2.66 ``changes-before`` too. From 2.62 an event shows ``hostId`` (the
 host, hashed per project as a server's ``hostId``) and, to
 administrators, ``host``; from 2.84 its ``details`` (what went wrong,
-without the traceback).
+without the traceback): to administrators the exception's message, to
+anyone else the sentence stored for the owner, since the message names
+hosts and paths (doc/source/cleanup.rst, "Who reads a fault").
 """
 
 import re
@@ -21,6 +23,7 @@ from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova import exception
 from nova import objects
+from nova.objects import action as action_obj
 
 _REQUEST_ID_RE = re.compile(r'^[A-Za-z0-9_.-]{1,255}$')
 
@@ -54,8 +57,22 @@ def _event_view(req, event, project_id, with_traceback: bool) -> dict:
             view['host'] = event.host
         view['hostId'] = server_views.host_id_of(project_id, event.host)
     if req.is_version('2.84'):
-        view['details'] = event.details
+        view['details'] = _details(event, with_traceback)
     return view
+
+
+def _details(event, for_admin: bool) -> str | None:
+    """The event's ``details``: the message for administrators, the
+    owner's sentence for anyone else (a generic one for a failure
+    recorded before those were kept; None for an event that did not
+    fail)."""
+    if for_admin:
+        return event.details
+    if event.user_details:
+        return event.user_details
+    if event.result == action_obj.ERROR:
+        return server_views.owner_message(None, 500)
+    return None
 
 
 class InstanceActionsController:

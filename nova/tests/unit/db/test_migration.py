@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0009'
+HEAD = '0010'
 
 
 class MigrationTestCase(base.TestCase):
@@ -96,6 +96,37 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual([('i1', True, None), ('i2', False, None)],
                          [(r[0], bool(r[1]), r[2]) for r in rows])
         self.assertIn('instance_attempts', self._tables())
+
+    def test_0010_keeps_old_faults_with_no_owner_message(self):
+        # Nothing safe can be derived from an old row's text: NULL, which
+        # the API shows the owner as the sentence of the code.
+        migration.db_sync('0009')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, power_state, deleted, "
+                "disks_exist) VALUES ('i1', 'h1', 0, 0, 0)"))
+            conn.execute(sa.text(
+                "INSERT INTO instance_faults (instance_uuid, code, "
+                "message, details, host) VALUES ('i1', 409, 'fence "
+                "compute-17 first', 'Traceback ...', 'h1')"))
+            conn.execute(sa.text(
+                "INSERT INTO instance_actions (action, instance_uuid) "
+                "VALUES ('start', 'i1')"))
+            conn.execute(sa.text(
+                "INSERT INTO instance_actions_events (action_id, event, "
+                "result, details) VALUES (1, 'compute_start_instance', "
+                "'Error', 'fence compute-17 first')"))
+        self.assertEqual('0010', migration.db_sync('0010'))
+        with db_api.get_engine().connect() as conn:
+            fault = conn.execute(sa.text(
+                'SELECT message, details, user_message '
+                'FROM instance_faults')).one()
+            event = conn.execute(sa.text(
+                'SELECT details, user_details '
+                'FROM instance_actions_events')).one()
+        self.assertEqual(('fence compute-17 first', 'Traceback ...', None),
+                         tuple(fault))
+        self.assertEqual(('fence compute-17 first', None), tuple(event))
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))

@@ -76,6 +76,7 @@ class InstanceActionEventTestCase(base.TestCase):
                          (event.event, event.result, event.host))
         self.assertIsNotNone(event.finish_time)
         self.assertIsNone(event.traceback)
+        self.assertIsNone(event.user_details)
         self.assertIsNone(self._action().message)
 
     def test_record_failure_reraises_and_keeps_the_traceback(self):
@@ -87,7 +88,19 @@ class InstanceActionEventTestCase(base.TestCase):
         self.assertEqual('Error', event.result)
         self.assertIn('InstancePowerOnFailure', event.traceback)
         self.assertIn('no vif', event.details)
+        self.assertEqual('The server could not be powered on.',
+                         event.user_details)
         self.assertEqual('Error', self._action().message)
+
+    def test_failure_of_another_library_keeps_a_generic_sentence(self):
+        with self.assertRaises(OSError):
+            with objects.InstanceActionEvent.record(self.ctx, self.uuid,
+                                                    'compute_start', 'h1'):
+                raise OSError('/srv/nova/instances on h1 is read-only')
+        [event] = self._action().events
+        self.assertEqual('/srv/nova/instances on h1 is read-only',
+                         event.details)
+        self.assertEqual(exception.GENERIC_SAFE_MESSAGE, event.user_details)
 
     def test_finish_the_newest_unfinished_event_of_that_name(self):
         Event = objects.InstanceActionEvent

@@ -2,8 +2,11 @@
 
 Field names and shapes are the reference's. Attributes whose policy is
 admin-only (``OS-EXT-SRV-ATTR:*``, ``host_status``) appear only for
-administrators; ``fault`` only for servers in ERROR (or deleted), with its
-``details`` (a traceback) only for administrators or non-500 faults.
+administrators; ``fault`` only for servers in ERROR (or deleted). An
+administrator reads the fault's ``message`` and, for a 500, its
+``details`` (the traceback); anyone else reads the sentence stored for
+the owner and no ``details``: the message names hosts, paths and storage
+identities (doc/source/cleanup.rst, "Who reads a fault").
 
 Fields by microversion beyond the base: ``OS-EXT-SRV-ATTR`` extras 2.3,
 ``locked`` 2.9, ``host_status`` 2.16, ``description`` 2.19, ``tags`` 2.26,
@@ -21,6 +24,7 @@ from nova.api.openstack import common
 from nova.api.openstack import policy
 from nova.model import vm_states
 from nova.conf import CONF
+from nova import exception
 from nova import objects
 
 # Statuses during which the reference shows "progress".
@@ -94,11 +98,22 @@ def fault(context, instance) -> dict | None:
                                                           instance.uuid)
     if found is None:
         return None
-    shown = {'code': found.code, 'message': found.message,
-             'created': common.isotime(found.created_at)}
-    if context.is_admin or found.code != 500:
-        shown['details'] = found.details
+    shown = {'code': found.code, 'created': common.isotime(found.created_at)}
+    if context.is_admin:
+        shown['message'] = found.message
+        # Only a 500 has them (older rows of other codes may too).
+        if found.details:
+            shown['details'] = found.details
+    else:
+        shown['message'] = owner_message(found.user_message, found.code)
     return shown
+
+
+def owner_message(stored: str | None, code: int | None) -> str:
+    """What the server's owner reads of a failure: the sentence stored
+    for them, or for a row written before one was (NULL) the sentence of
+    its code; never the operator's message."""
+    return stored or exception.safe_message_for_code(code)
 
 
 def host_status(service) -> str:

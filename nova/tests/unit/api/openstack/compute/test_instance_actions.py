@@ -2,9 +2,13 @@
 
 import datetime
 
+import sqlalchemy as sa
+
 from nova.api.openstack import common
 from nova.api.openstack.compute.views import servers as server_views
 from nova import context as nova_context
+from nova.db import api as db_api
+from nova.db import models
 from nova import exception
 from nova import objects
 from nova.tests.unit.api.openstack import fakes
@@ -171,6 +175,52 @@ class InstanceActionsFrom258Test(_WithAStopAction):
 
     def test_event_details_from_284_for_owners_too(self):
         self.assertNotIn('details', self.event('2.83'))
+        self.assertEqual('Failed to power off instance: stuck',
+                         self.event('2.84')['details'])
         owner = self.event('2.84', token=fakes.USER_TOKEN)
-        self.assertIn('stuck', owner['details'])
+        # The owner's sentence, not the operator's message.
+        self.assertEqual('The server could not be powered off.',
+                         owner['details'])
         self.assertNotIn('traceback', owner)
+
+    def test_event_details_never_name_the_host_to_the_owner(self):
+        ctx = nova_context.RequestContext(
+            user_id='alice', project_id='demo', request_id='req-start-2')
+        objects.InstanceActionEvent.event_start(
+            ctx, self.instance.uuid, 'compute_start_instance', 'compute-17')
+        objects.InstanceActionEvent.event_finish(
+            ctx, self.instance.uuid, 'compute_start_instance',
+            exc=exception.DiskLeaseHeld(disk='/srv/nova/x/disk',
+                                        holder='compute-17', reason='held'))
+        response = self.request('GET', self.path('/req-start-2'),
+                                version='2.84', token=fakes.USER_TOKEN)
+        (event,) = response.json['instanceAction']['events']
+        self.assertEqual(exception.DiskLeaseHeld.safe_msg, event['details'])
+        self.assertNotIn('compute-17', response.text)
+        self.assertNotIn('/srv/nova', response.text)
+        admin = self.request('GET', self.path('/req-start-2'),
+                             version='2.84').json['instanceAction']
+        self.assertIn('fence compute-17 first',
+                      admin['events'][0]['details'])
+
+    def test_event_recorded_before_0009_shows_the_owner_a_sentence(self):
+        # An old failed event has no owner's sentence: a generic one, never
+        # its details; an event that did not fail has no details at all.
+        action = objects.InstanceAction.get_by_request_id(
+            self.ctx, self.instance.uuid, 'req-stop-1')
+        with db_api.session() as session:
+            session.execute(sa.update(models.InstanceActionEvent).where(
+                models.InstanceActionEvent.action_id == action.id).values(
+                    user_details=None, details='fence compute-17 first'))
+        owner = self.event('2.84', token=fakes.USER_TOKEN)
+        self.assertEqual(exception.GENERIC_SAFE_MESSAGE, owner['details'])
+        ctx = nova_context.RequestContext(
+            user_id='alice', project_id='demo', request_id='req-reboot-3')
+        with objects.InstanceActionEvent.record(
+                ctx, self.instance.uuid, 'compute_reboot_instance', 'h1'):
+            pass
+        response = self.request('GET', self.path('/req-reboot-3'),
+                                version='2.84', token=fakes.USER_TOKEN)
+        (event,) = response.json['instanceAction']['events']
+        self.assertEqual(('Success', None),
+                         (event['result'], event['details']))

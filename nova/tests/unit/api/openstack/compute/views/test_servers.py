@@ -1,10 +1,15 @@
 """The server view: fields by policy and microversion, faults, addresses."""
 
+import sqlalchemy as sa
+
+from nova.db import api as db_api
+from nova.db import models
 from nova.model import task_states
 from nova.model import vm_states
 from nova import exception
 from nova.model import network as network_model
 from nova import objects
+from nova.objects import fields
 from nova.tests.unit.api.openstack import fakes
 
 PORT = 'a3b0c6a2-1f0e-4b8e-9c11-5d2f7e8a9b01'
@@ -53,18 +58,60 @@ class ServerViewTest(fakes.APITestCase):
              'OS-EXT-IPS-MAC:mac_addr': 'fa:16:3e:00:00:01'}]},
             self.show(instance)['addresses'])
 
+    def fault_of(self, instance, exc):
+        """The fault ``exc`` leaves, raised on compute-17 (a host name the
+        owner must never read); the server as admin and as its owner."""
+        try:
+            raise exc
+        except exception.NovaException as e:
+            objects.InstanceFault.create(self.ctx, instance.uuid, e,
+                                         'compute-17')
+        return (self.show(instance)['fault'],
+                self.show(instance, token=fakes.USER_TOKEN)['fault'])
+
     def test_fault_of_an_error_server(self):
         instance = self.make_instance(vm_state=vm_states.ERROR)
-        try:
-            raise exception.InstanceDeployFailure(reason='disk full')
-        except exception.InstanceDeployFailure as e:
-            objects.InstanceFault.create(self.ctx, instance.uuid, e, 'host1')
-        fault = self.show(instance)['fault']
-        self.assertEqual((500, 'Failed to deploy instance: disk full'),
-                         (fault['code'], fault['message']))
-        self.assertIn('Traceback', fault['details'])
-        self.assertNotIn('details',
-                         self.show(instance, token=fakes.USER_TOKEN)['fault'])
+        admin, owner = self.fault_of(instance, exception.InstanceDeployFailure(
+            reason='disk full on compute-17'))
+        self.assertEqual((500, 'Failed to deploy instance: disk full on '
+                               'compute-17'),
+                         (admin['code'], admin['message']))
+        self.assertIn('Traceback', admin['details'])
+        self.assertEqual({'code': 500, 'created': admin['created'],
+                          'message': 'The server could not be deployed.'},
+                         owner)
+
+    def test_a_refusal_shows_the_owner_no_host_path_or_traceback(self):
+        # A 4xx: Nova showed its traceback to the owner; no more, and the
+        # operator's message (whom to fence, which path) is theirs alone.
+        instance = self.make_instance(vm_state=vm_states.ERROR)
+        admin, owner = self.fault_of(instance, exception.DiskLeaseHeld(
+            disk='/var/lib/nova/instances/%s/disk' % instance.uuid,
+            holder='compute-17', reason='lock held'))
+        self.assertEqual(409, admin['code'])
+        self.assertTrue(admin['message'].startswith(
+            'disk in use by another host: fence compute-17 first'))
+        self.assertIn('/var/lib/nova/instances', admin['message'])
+        self.assertNotIn('details', admin)
+        self.assertEqual({'code': 409, 'created': admin['created'],
+                          'message': exception.DiskLeaseHeld.safe_msg},
+                         owner)
+
+    def test_an_old_fault_shows_the_owner_the_sentence_of_its_code(self):
+        # Written before 0009: no owner's sentence, a traceback for a 409.
+        instance = self.make_instance(vm_state=vm_states.ERROR)
+        with db_api.session() as session:
+            session.execute(sa.insert(models.InstanceFault).values(
+                instance_uuid=instance.uuid, code=409,
+                message='fence compute-17 first', details='Traceback ...',
+                host='compute-17', created_at=fields.utcnow()))
+        owner = self.show(instance, token=fakes.USER_TOKEN)['fault']
+        self.assertEqual((409, exception.safe_message_for_code(409)),
+                         (owner['code'], owner['message']))
+        self.assertNotIn('details', owner)
+        admin = self.show(instance)['fault']
+        self.assertEqual(('fence compute-17 first', 'Traceback ...'),
+                         (admin['message'], admin['details']))
 
     def test_no_fault_unless_error(self):
         instance = self.make_instance()
