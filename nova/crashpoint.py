@@ -14,6 +14,11 @@ real libvirtd outlives nova-compute, so a test registers a hook that writes
 the test driver's domains into its node file (what libvirtd would still
 hold). Product code registers none.
 
+``[fault_injection] stall_point`` names a point where the process, the
+first time it gets there, stops itself with SIGSTOP instead: a hung NFS
+write, or a host cut off from the control plane, at exactly that step; a
+test continues it (SIGCONT) once it has given up on what it was doing.
+
 The same points are where a test holds an operation still, as a hung NFS
 write or a slow image lookup would: ``observe(hook)`` has ``hook(name)``
 called at every point reached, in the thread that reached it, and the
@@ -37,6 +42,7 @@ __doc__ += ''.join('\n* ``%s``: %s' % item for item in POINTS.items())
 
 _before_kill = []
 _observers: list = []
+_stalled: set = set()
 
 
 def before_kill(hook) -> None:
@@ -56,6 +62,11 @@ def reached(name: str) -> None:
         raise ValueError('unknown crash point %r' % name)
     for hook in tuple(_observers):
         hook(name)
+    if CONF.fault_injection.stall_point == name and name not in _stalled:
+        _stalled.add(name)
+        LOG.critical('Stall point %s reached: stopping process %d', name,
+                     os.getpid())
+        os.kill(os.getpid(), signal.SIGSTOP)
     wanted = CONF.fault_injection.crash_point
     if not wanted or wanted != name:
         return

@@ -111,6 +111,20 @@ to prove that a restart leaves nothing partial behind.
 
 Possible values: unset (the default: never), or one crash point name.
 """),
+    cfg.StrOpt('stall_point',
+               choices=sorted(CRASH_POINTS.items()),
+               help="""
+Name of a crash point (``nova/crashpoint.py``). The first time the process
+reaches it, it stops itself with SIGSTOP, as a hung NFS write or a host
+cut off from the control plane would hold it: everything it does stops
+there until something sends it SIGCONT. Tests use it to give up on an
+attempt at a chosen step and prove that, once it goes on, it does nothing
+its lost token forbids.
+
+Possible values: unset (the default: never), or one crash point name.
+
+Related options: ``crash_point``.
+"""),
 ]
 
 
