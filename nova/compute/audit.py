@@ -57,8 +57,8 @@ import os
 
 from oslo_log import log as logging
 
+from nova.compute import disk_ownership
 from nova.compute import shared_storage
-from nova.compute import storage_report
 from nova import exception
 from nova.model import network as network_model
 from nova import objects
@@ -136,8 +136,8 @@ class _Verdict:
     migration: str | None
     guest_action: str
     guest_reason: str
-    disk_action: str
-    disk_reason: str
+    # An operation on the instance is in progress: nothing of it goes.
+    busy: str | None = None
 
 
 # -- what the database says -------------------------------------------------
@@ -149,64 +149,14 @@ def _describe(migration) -> str:
                                 migration.dest_compute, migration.status)
 
 
-def _keep_all(status, owner, described, reason) -> _Verdict:
-    return _Verdict(status, owner, described, KEEP, reason, KEEP, reason)
+_UNPLACED_WORDS = {UNPLACED: 'instance placed on no host',
+                   UNKNOWN: 'instance not in the database'}
 
 
-def _disks_elsewhere(context, owner, own_identity):
-    """(action, reason) for the directory of an instance on ``owner``,
-    from the identities; the stamp is checked by ``_stamp_allows``."""
-    if not own_identity:
-        return KEEP, ('this host\'s storage identity is unknown: cannot '
-                      'tell whether storage is shared')
-    owner_identity = shared_storage.recorded_identity(context, owner)
-    if not owner_identity:
-        return KEEP, ('%s recorded no storage identity: cannot tell '
-                      'whether storage is shared' % owner)
-    if owner_identity == own_identity:
-        return KEEP, 'shared, keep: storage shared with %s' % owner
-    return REMOVE, 'storage not shared with %s' % owner
-
-
-def _directory_action(driver, host, own_identity, uuid, verdict,
-                      problem=None):
-    """(action, reason) for the instance directory, the verdict's and the
-    stamp's together; ``problem``: this host's storage problem, if any."""
-    if problem and (verdict.disk_action == REMOVE
-                    or verdict.status == ELSEWHERE):
-        # Said in so many words: "identity unknown" alone would hide why.
-        return KEEP, '%s, but %s; kept' % (verdict.disk_reason, problem)
-    if verdict.disk_action != REMOVE:
-        return verdict.disk_action, verdict.disk_reason
-    action, why = _stamp_allows(driver, host, own_identity, uuid,
-                                verdict.status)
-    if action == REMOVE:
-        return REMOVE, verdict.disk_reason + ': to quarantine'
-    return KEEP, '%s, but %s; kept' % (verdict.disk_reason, why)
-
-
-def _stamp_allows(driver, host, own_identity, uuid, status):
-    """(action, reason): whether the directory's stamp lets it go. An
-    instance that lives elsewhere needs a stamp of this host on this
-    storage (the owner re-stamps a shared directory); a deleted one's
-    directory goes unless its stamp is unreadable."""
-    instance = objects.Instance(uuid=uuid)
-    try:
-        stamp = driver.read_ownership_stamp(instance)
-    except exception.InvalidOwnershipStamp as e:
-        return KEEP, e.format_message()
-    if status == DELETED or (stamp is not None
-                             and stamp.left_by(host, own_identity)):
-        return REMOVE, None
-    if stamp is None:
-        return KEEP, 'no ownership stamp: cannot tell whose it is'
-    return KEEP, 'its stamp says it was %s' % stamp.describe()
-
-
-def classify(context, host: str, own_identity: str | None,
-             uuid: str) -> _Verdict | None:
-    """The verdict on instance ``uuid``'s artefacts on ``host``; None when
-    the database places the instance here (not an orphan)."""
+def classify(context, host: str, uuid: str) -> _Verdict | None:
+    """The verdict on instance ``uuid``'s guest here; None when the
+    database places the instance here (not an orphan). Its directory is
+    decided by ``disk_ownership.on_orphan`` (``_directory_verdict``)."""
     instance = objects.Instance.find(context, uuid)
     if instance is not None and not instance.deleted \
             and instance.host == host:
@@ -227,25 +177,19 @@ def classify(context, host: str, own_identity: str | None,
     else:
         status, owner = ELSEWHERE, instance.host
 
+    busy = None
     if active:
-        return _keep_all(status, owner, described,
-                         '%s in progress' % _describe(active[-1]))
-    if instance is not None and not instance.deleted \
+        busy = '%s in progress' % _describe(active[-1])
+    elif instance is not None and not instance.deleted \
             and instance.task_state is not None:
-        return _keep_all(status, owner, described,
-                         'task %s in progress' % instance.task_state)
+        busy = 'task %s in progress' % instance.task_state
+    if busy:
+        return _Verdict(status, owner, described, KEEP, busy, busy)
 
     guest_reason = {DELETED: 'instance deleted',
                     ELSEWHERE: 'instance lives on %s' % owner,
-                    UNPLACED: 'instance placed on no host',
-                    UNKNOWN: 'instance not in the database'}[status]
-    if status == DELETED:
-        disk_action, disk_reason = REMOVE, 'instance deleted'
-    elif status == ELSEWHERE:
-        disk_action, disk_reason = _disks_elsewhere(context, owner,
-                                                    own_identity)
-    else:
-        disk_action, disk_reason = KEEP, '%s: disks kept' % guest_reason
+                    UNPLACED: _UNPLACED_WORDS[UNPLACED],
+                    UNKNOWN: _UNPLACED_WORDS[UNKNOWN]}[status]
     guest_action = REMOVE
     if status == UNKNOWN:
         # NOTE: a domain the database has never heard of may be an
@@ -253,41 +197,25 @@ def classify(context, host: str, own_identity: str | None,
         # report it, never destroy it.
         guest_action = KEEP
         guest_reason += ': not known to be ours, kept'
-    return _Verdict(status, owner, described, guest_action, guest_reason,
-                    disk_action, disk_reason)
+    return _Verdict(status, owner, described, guest_action, guest_reason)
 
 
-def own_storage(context, host: str,
-                driver) -> tuple[str | None, str | None]:
-    """(identity, problem): this host's storage identity, read (never
-    created) through its driver, with the checks the compute service
-    makes (a required mount, a storage recorded as a mount point). The
-    identity is None when unknown: a storage problem (then named), a
-    missing or malformed marker, or one different from what the host's
-    service row recorded (remounted storage: sharing cannot be told)."""
-    status = driver.get_storage_status()
-    recorded, must_be_mounted = shared_storage.recorded_storage(context,
-                                                                host)
-    problem = storage_report.storage_problem(status, recorded,
-                                             must_be_mounted)
-    if problem:
-        LOG.warning('Host %(host)s: %(problem)s; no instance directory is '
-                    'removed', {'host': host, 'problem': problem})
-        return None, problem
-    identity = status.identity
-    if identity and recorded and recorded != identity:
-        LOG.warning('Storage identity %(marker)s in %(path)s differs from '
-                    'the %(recorded)s host %(host)s recorded; treating '
-                    'storage sharing as unknown',
-                    {'marker': identity, 'path': status.instances_path,
-                     'recorded': recorded, 'host': host})
-        return None, None
-    return identity, None
-
-
-def own_storage_identity(context, host: str, driver) -> str | None:
-    """``own_storage``'s identity alone."""
-    return own_storage(context, host, driver)[0]
+def _directory_verdict(context, host, driver, live, uuid,
+                       verdict) -> tuple[str, str]:
+    """(action, reason) for the instance directory of an orphan: the one
+    decision every workflow asks (``disk_ownership.on_orphan``)."""
+    if verdict.busy:
+        return KEEP, verdict.busy
+    facts = disk_ownership.read_directory(
+        context, host, driver, objects.Instance(context, uuid=uuid))
+    owner = verdict.owner if verdict.status == ELSEWHERE else None
+    decided = disk_ownership.on_orphan(
+        facts, live, host=host, deleted=verdict.status == DELETED,
+        owner=owner,
+        owner_identity=(shared_storage.recorded_identity(context, owner)
+                        if owner else None),
+        unplaced=_UNPLACED_WORDS.get(verdict.status))
+    return decided.action, decided.reason
 
 
 # -- what is on the host ----------------------------------------------------
@@ -346,16 +274,19 @@ def audit(context, settings, driver) -> AuditReport:
     """List the orphans on the host ``settings.host`` whose driver
     (connected: ``init_host`` done) is ``driver``. Changes nothing."""
     host, path = settings.host, settings.instances_path
-    own_identity, problem = own_storage(context, host, driver)
+    live = disk_ownership.live_storage(context, host, driver)
+    if live.problem:
+        LOG.warning('Host %(host)s: %(problem)s; no instance directory is '
+                    'removed', {'host': host, 'problem': live.problem})
     report = AuditReport(host=host, instances_path=path,
-                         storage_identity=own_identity,
-                         storage_problem=problem)
+                         storage_identity=live.identity,
+                         storage_problem=live.problem)
     domains = set(driver.list_instance_uuids())
     directories, unexpected = _scan_instances_path(path)
     ports, stray_ports = _plugged_ports(context, host, driver,
                                         domains | set(directories))
     for uuid in sorted(domains | set(directories) | set(ports)):
-        verdict = classify(context, host, own_identity, uuid)
+        verdict = classify(context, host, uuid)
         if verdict is None:
             continue
 
@@ -369,8 +300,8 @@ def audit(context, settings, driver) -> AuditReport:
         for port in sorted(ports.get(uuid, ())):
             add(VIF, port, verdict.guest_action, verdict.guest_reason)
         if uuid in directories:
-            add(DIRECTORY, directories[uuid], *_directory_action(
-                driver, host, own_identity, uuid, verdict, problem))
+            add(DIRECTORY, directories[uuid], *_directory_verdict(
+                context, host, driver, live, uuid, verdict))
     for port in sorted(stray_ports):
         report.orphans.append(Orphan(
             VIF, port, None, UNKNOWN, None, None, KEEP,
@@ -435,17 +366,18 @@ def _network_info(instance, ports):
 
 
 def _clean_instance(context, settings, driver, uuid, planned, result):
-    own_identity, problem = own_storage(context, settings.host, driver)
-    verdict = classify(context, settings.host, own_identity, uuid)
+    live = disk_ownership.live_storage(context, settings.host, driver)
+    verdict = classify(context, settings.host, uuid)
     guest = [o for o in planned if o.kind in (DOMAIN, VIF)]
     disks = [o for o in planned if o.kind == DIRECTORY]
     # Decided again now: the database may have changed since the audit.
     if verdict is None or verdict.guest_action != REMOVE:
         result.kept.extend(guest)
         guest = []
-    if verdict is None or _directory_action(
-            driver, settings.host, own_identity, uuid, verdict,
-            problem)[0] != REMOVE:
+    disk_action, disk_reason = (KEEP, '') if verdict is None else \
+        _directory_verdict(context, settings.host, driver, live, uuid,
+                           verdict)
+    if disk_action != REMOVE:
         result.kept.extend(disks)
         disks = []
     if guest:
@@ -460,7 +392,7 @@ def _clean_instance(context, settings, driver, uuid, planned, result):
     if disks:
         driver.quarantine_instance_files(
             objects.Instance(context, uuid=uuid),
-            'nova-manage host cleanup: %s' % verdict.disk_reason)
+            'nova-manage host cleanup: %s' % disk_reason)
         result.removed.extend(disks)
 
 

@@ -89,6 +89,7 @@ from nova.compute import shared_storage
 from nova.compute import storage_report
 from nova import exception
 from nova import objects
+from nova.virt import ownership
 
 LOG = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class DirectoryFacts:
     """An instance directory on this host, as found now."""
     path: str
     exists: bool
-    stamp: object = None            # ownership.OwnerStamp or None
+    stamp: ownership.OwnerStamp | None = None
     # The stamp could not be trusted (``InvalidOwnershipStamp``).
     stamp_error: str | None = None
     stamp_attempt: StampAttempt | None = None

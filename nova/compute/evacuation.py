@@ -113,11 +113,7 @@ def stop_stale_guest(context, driver, instance):
     (doc/source/cleanup.rst, "Fencing"). ``driver.destroy`` then finds it
     off and removes the definition and the VIFs.
     """
-    if driver.instance_exists(instance):
-        try:
-            driver.power_off(instance, timeout=0)
-        except exception.InstanceNotFound:
-            pass
+    driver.stop_guest_now(instance)
     driver.destroy(context, instance, instance.network_info,
                    block_device_info=None, destroy_disks=False)
 
@@ -244,8 +240,9 @@ def _end_interrupted(context, host, driver, instance, migration,
         LOG.warning('Evacuation %s to this host was cut short by a '
                     'restart; removing any guest it left here',
                     migration.uuid, instance=instance)
-        driver.destroy(context, instance, instance.network_info,
-                       destroy_disks=False)
+        # Powered off at once: the guest of an attempt that never landed
+        # must not write another byte (stop_stale_guest).
+        stop_stale_guest(context, driver, instance)
         port_bindings.rebind_to_owner(network_api, host, context, instance)
     evacuation_states.end_evacuation(
         context, instance, migration, exception.OperationInterrupted(

@@ -95,7 +95,8 @@ def _taken_over(context, compute, row) -> str | None:
     own = disk_ownership.live_storage(context, compute.host,
                                       compute.driver).identity
     for other in later:
-        theirs = shared_storage.recorded_identity(context, other.host)
+        theirs = (shared_storage.recorded_identity(context, other.host)
+                  if other.host else None)
         if other.host == compute.host or not own or not theirs \
                 or theirs == own:
             return ('%s attempt %s on %s claimed the instance since, on '
@@ -161,5 +162,6 @@ def recover_interrupted_attempts(compute, context) -> RecoveryReport:
         LOG.exception('Could not list the attempts of %s', compute.host)
         dead = []
     for row in dead:
-        attempts.mark_failed(context, row.uuid)
+        if row.uuid:
+            attempts.mark_failed(context, row.uuid)
     return report

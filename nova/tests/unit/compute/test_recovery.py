@@ -10,6 +10,7 @@ from nova.compute import operation
 from nova.compute import recovery
 from nova.db import api as db_api
 from nova.db import models
+from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
@@ -247,3 +248,45 @@ class TestRecoveryAsksTheToken(TestRecovery):
         self.assertEqual(frozenset(), self.driver.plugged_vifs(instance.uuid))
         self.assertIsNone(self.driver.domain(instance.uuid))
         self.assertFalse(os.path.exists(self.idir(instance)))
+
+
+class _StopRecordingDriver(fake.FakeDriver):
+    """The fake driver, noting how each guest was stopped."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stops = []
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        self.stops.append(('power_off', timeout))
+        super().power_off(instance, timeout, retry_interval)
+
+    def destroy(self, context, instance, network_info,
+                block_device_info=None, destroy_disks=True):
+        running = self.domain(instance.uuid)
+        self.stops.append(('destroy', running.state if running else None))
+        super().destroy(context, instance, network_info,
+                        block_device_info, destroy_disks)
+
+
+class TestADeadAttemptsGuestIsPoweredOffAtOnce(TestRecovery):
+    """No clean shutdown for the guest of an attempt that never landed:
+    it must not write another byte."""
+
+    def test_powered_off_before_it_is_destroyed(self):
+        instance = self.new_instance()
+        self.spawn_and_die(instance, journal.Attempt.new(journal.BUILD))
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.domain(instance.uuid).state)
+        # The process dies; the hypervisor (and the guest) runs on.
+        recording = _StopRecordingDriver(self.virtapi, self.settings)
+        recording._domains = self.driver._domains
+        recording._vifs = self.driver._vifs
+        self.driver = recording
+        self.compute = operation.ComputeHost(
+            host=fixtures.HOST, settings=self.settings, driver=recording,
+            virtapi=self.virtapi)
+        recovery.recover_interrupted_attempts(self.compute, self.context)
+        self.assertEqual([('power_off', 0), ('destroy', power_state.SHUTDOWN)],
+                         recording.stops[:2])
+        self.assertIsNone(recording.domain(instance.uuid))
