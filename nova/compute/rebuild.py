@@ -5,15 +5,19 @@ event and hands off here. Two workflows:
 
 * **evacuate** (``recreate=True``): the instance's host is dead, so nothing
   is powered off or destroyed there. This host claims the migration
-  (``accepted`` -> ``pre-migrating``), decides from evidence whether it
-  shares storage with the source (``shared_storage``, its own identity
-  read live), checks the instance directory it finds against its
-  ownership stamp (``disk_ownership.on_target``: reuse it, move a leftover
-  of an earlier attempt here aside into quarantine, or refuse), then binds
-  the instance's ports here (so this host's network agent reports them),
-  spawns as an ``evacuation`` attempt (reusing the disks on shared
-  storage, building new ones from the image otherwise) and only then moves
-  ``instance.host``/``node`` here, together with migration ``done``, and
+  (``accepted`` -> ``pre-migrating``) and, in the same transaction, the
+  instance's token for its attempt (``attempts.py``): every side effect
+  below checks that token right before it acts, and reset-state or a
+  newer claim stops the attempt where it stands. It decides from evidence
+  whether it shares storage with the source (``shared_storage``, its own
+  identity read live) and what it may do with the instance directory it
+  finds (``disk_ownership.on_target``: reuse it, move a leftover of an
+  earlier attempt here aside into quarantine, or refuse, saying what
+  unblocks it), then binds the instance's ports here (so this host's
+  network agent reports them), spawns as an ``evacuation`` attempt
+  (reusing the disks on shared storage, building new ones from the image
+  otherwise) and only then moves ``instance.host``/``node`` here,
+  together with migration ``done`` and the attempt ``landed``, and
   completes the attempt; a failure binds the ports back to the source.
   The instance comes back in the vm_state it had, unless the evacuation
   was asked to end ``stopped`` (``target_state``, microversion 2.95): then
@@ -21,16 +25,16 @@ event and hands off here. Two workflows:
   When spawn fails the manager's ``_rebuild_default_impl`` destroys the
   guest with ``destroy_disks=not on_shared_storage`` and re-raises (the
   fix of the evacuation-leftovers bug, doc/source/cleanup.rst,
-  "Background"); the
-  instance goes to ERROR with a fault, keeps its host, and the migration
-  becomes ``failed``. A refusal before anything was touched here
-  (wrong target or task state, ``on_shared_storage`` contradicting or not
-  checkable against the evidence, a directory that does not fit its
-  stamp, this host's storage missing or its recorded identity stale) ends
-  the evacuation all the same:
-  migration ``failed``, a fault, no task state, and the vm_state as it was
-  (nothing happened to the guest). A migration already taken by someone
-  else is theirs: its refusal touches nothing.
+  "Background"). A failed evacuation and a refused one (``on_shared_
+  storage`` contradicting or not checkable against the evidence, a
+  directory that does not fit its stamp, this host's storage missing or
+  its recorded identity stale) end alike, as Nova's failed evacuations
+  do: migration ``failed``, the instance ERROR on its source with a fault
+  that says why and what unblocks it, its vm_state before kept for the
+  next evacuation. A request that is no evacuation to this host (wrong
+  target or task state) ends its migration and the task, the vm_state
+  untouched. A migration already taken by someone else is theirs, and so
+  is an instance whose token an attempt lost: it touches nothing.
 
 * **rebuild** (``recreate=False``, same host): power off (when there is a
   domain: "ERROR with no domain" is what a failed spawn leaves), destroy
