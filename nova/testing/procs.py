@@ -51,6 +51,17 @@ def start_time(pid):
     return int(fields[19])      # field 22 of proc(5); fields[0] is field 3
 
 
+def state(pid):
+    """The state letter of proc(5) (``R``, ``S``, ``T`` when stopped by a
+    signal, ``Z`` ...); None when there is no such process."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return data[data.rindex(')') + 2:].split()[0]
+
+
 def mount_ns_inode(pid):
     try:
         return os.stat('/proc/%d/ns/mnt' % pid).st_ino

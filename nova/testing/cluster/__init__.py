@@ -15,7 +15,10 @@ nova-compute exits, reaps it and records how (``wait_for_compute_exit``).
 ``mount_shared(host, group)`` mounts another storage over a host's
 ``instances_path`` while it runs, as a late NFS mount. ``partition(host)``
 and ``heal(host)`` cut a host's nova-compute off the control plane (its
-guests run on) and let it come back without a restart;
+guests run on) and let it come back without a restart; a nova-compute
+run with ``restart_compute(host, stall_point=...)`` stops itself at that
+point (``[fault_injection] stall_point``): ``wait_for_compute_stall(host)``
+records it partitioned, and ``heal(host)`` lets it go on;
 ``restart_libvirtd(host)`` restarts its libvirtd alone.
 
 The process that calls ``up()`` owns the cluster (the hosts' namespace
@@ -360,14 +363,16 @@ class Cluster:
             host.fail()
             self.save()
 
-    def revive(self, name, wait=True, crash_point=None, options=None):
+    def revive(self, name, wait=True, crash_point=None, options=None,
+               stall_point=None):
         """Host ``name`` boots again; with ``wait``, until its
         nova-compute has run ``init_host`` and heartbeats (or, with a
         ``crash_point``, until it died there if that comes first).
-        ``crash_point`` and ``options`` hold for this nova-compute run
-        only (``cluster_config.compute_overrides``). Returns the
-        ``last_exit`` entry when it died, else None."""
-        overrides = cluster_config.compute_overrides(crash_point, options)
+        ``crash_point``, ``stall_point`` and ``options`` hold for this
+        nova-compute run only (``cluster_config.compute_overrides``).
+        Returns the ``last_exit`` entry when it died, else None."""
+        overrides = cluster_config.compute_overrides(crash_point, options,
+                                                     stall_point)
         with self._lock:
             host = self.host(name)
             began = cluster_services.utcnow()
@@ -382,13 +387,15 @@ class Cluster:
             return died
 
     def restart_compute(self, name, wait=True, crash_point=None,
-                        options=None):
+                        options=None, stall_point=None):
         """Stop host ``name``'s nova-compute (SIGTERM) and start it again,
-        with ``crash_point`` and ``options`` for this run only (none: its
-        plain nova.conf). The hypervisor and the guests keep running.
-        ``wait`` as for ``revive``; the ``last_exit`` entry when it died,
-        else None."""
-        overrides = cluster_config.compute_overrides(crash_point, options)
+        with ``crash_point``, ``stall_point`` and ``options`` for this run
+        only (none: its plain nova.conf). The hypervisor and the guests
+        keep running. ``wait`` as for ``revive``; the ``last_exit`` entry
+        when it died, else None. A run with a ``stall_point`` stops itself
+        there: ``wait_for_compute_stall``, then ``heal``."""
+        overrides = cluster_config.compute_overrides(crash_point, options,
+                                                     stall_point)
         with self._lock:
             host = self.host(name)
             if host.entry.state == 'failed':
@@ -456,6 +463,30 @@ class Cluster:
         with self._lock:
             self.host(name).partition()
             self.save()
+
+    def wait_for_compute_stall(self, name, timeout=SERVICE_TIMEOUT):
+        """Until host ``name``'s nova-compute, run with a ``stall_point``,
+        has stopped itself there (SIGSTOP: state ``T`` in /proc); then it
+        is recorded partitioned, so ``heal`` continues it.
+        ClusterError if it exits first or is still running at the
+        timeout."""
+        host = self.host(name)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if host.compute_stopped():
+                    host.mark_stalled()
+                    self.save()
+                    return
+                if host.compute is None or \
+                        host.compute.popen.poll() is not None:
+                    raise ClusterError('nova-compute of %s exited before '
+                                       'it stalled: %s'
+                                       % (name, host.entry.last_exit))
+            if time.monotonic() > deadline:
+                raise ClusterError('nova-compute of %s did not stall in %s '
+                                   's' % (name, timeout))
+            time.sleep(cluster_services.POLL)
 
     def heal(self, name):
         """Host ``name``'s partition ends: its nova-compute goes on, never

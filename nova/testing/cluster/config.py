@@ -262,20 +262,25 @@ def _render(sections) -> str:
 
 
 def compute_overrides(crash_point: str | None = None,
-                      options: dict | None = None) -> dict:
+                      options: dict | None = None,
+                      stall_point: str | None = None) -> dict:
     """The extra options of one nova-compute run, as {section: {option:
-    value}}: ``options`` plus ``[fault_injection] crash_point`` (a name
-    of ``nova.conf.storage.CRASH_POINTS``; SpecError for any other)."""
+    value}}: ``options`` plus ``[fault_injection] crash_point`` and
+    ``stall_point`` (names of ``nova.conf.storage.CRASH_POINTS``;
+    SpecError for any other)."""
     overrides = {section: dict(values)
                  for section, values in (options or {}).items()}
-    if crash_point:
+    for option, point in (('crash_point', crash_point),
+                          ('stall_point', stall_point)):
+        if not point:
+            continue
         # Imported here: the rest of this module is plain values.
         from nova.conf import storage as storage_conf
-        if crash_point not in storage_conf.CRASH_POINTS:
-            raise SpecError('unknown crash point %r (known: %s)' % (
-                crash_point, ', '.join(storage_conf.CRASH_POINTS)))
-        overrides.setdefault('fault_injection', {})['crash_point'] = \
-            crash_point
+        if point not in storage_conf.CRASH_POINTS:
+            raise SpecError('unknown %s %r (known: %s)' % (
+                option.replace('_', ' '), point,
+                ', '.join(storage_conf.CRASH_POINTS)))
+        overrides.setdefault('fault_injection', {})[option] = point
     return overrides
 
 

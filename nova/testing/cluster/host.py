@@ -233,6 +233,31 @@ class ClusterHost:
         LOG.info('Host %s partitioned: nova-compute (%d) stopped',
                  self.name, self.compute.record.pid)
 
+    def compute_stopped(self):
+        """Whether the host's nova-compute is stopped by a signal (state
+        ``T`` in /proc), as after reaching its ``stall_point``."""
+        compute = self.compute
+        if compute is None or compute.popen.poll() is not None:
+            return False
+        return procs.state(compute.popen.pid) == 'T'
+
+    def mark_stalled(self):
+        """Record a nova-compute that stopped itself (its ``[fault_injection]
+        stall_point``) as partitioned, so that ``heal`` continues it and
+        ``stop_compute`` lets it end cleanly. ClusterError unless it is
+        stopped now."""
+        if self.entry.state == 'partitioned':
+            raise cluster_services.ClusterError('%s is partitioned already'
+                                                % self.name)
+        if not self.compute_stopped():
+            raise cluster_services.ClusterError(
+                'nova-compute of %s is not stopped' % self.name)
+        self.entry.state = 'partitioned'
+        LOG.info('Host %s stalled: nova-compute (%d) stopped itself at %s',
+                 self.name, self.compute.record.pid,
+                 self.entry.compute_overrides.get(
+                     'fault_injection', {}).get('stall_point'))
+
     def heal(self):
         """The partition ends: the host's nova-compute goes on (SIGCONT)
         from where it stopped, never restarted (no ``init_host``)."""

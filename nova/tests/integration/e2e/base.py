@@ -168,6 +168,90 @@ class DiskWatch:
                     self.transient.add((ident, pids))
 
 
+class QemuWatch:
+    """Samples ``host``, every ``interval`` s until ``stop()``, for a QEMU
+    process of instance ``uuid``: libvirt's pid file of its domain, and
+    any ``qemu-system-*`` process in the host's mount namespace whose
+    command line names the domain (one that a refused or stopped start
+    ends before libvirt writes its pid file is seen too); every
+    ``domain_every``-th sample, and the last one, which ``stop()`` waits
+    for, also reads the domain's state with ``domains()``
+    (``ClusterTestCase.domains``). ``seen`` lists what was found:
+    (seconds since start, what), never expected to grow when the host
+    must not start the guest."""
+
+    def __init__(self, cluster, host, uuid, domains, interval=0.1,
+                 domain_every=5):
+        self.cluster = cluster
+        self.host = host
+        self.domain = 'instance-' + uuid
+        self.domains = domains
+        self.interval = interval
+        self.domain_every = domain_every
+        self.seen = []
+        self.samples = 0
+        self.failures = 0
+        self._began = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='qemu-watch-%s' % host)
+
+    def start(self):
+        self._began = time.monotonic()
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=30)
+        return self.seen
+
+    def qemu_now(self):
+        """PIDs of the host's QEMU processes of the domain now."""
+        hypervisor = self.cluster.host(self.host).hypervisor
+        found = set()
+        pid = hypervisor.qemu_pid(self.domain)
+        if pid is not None:
+            found.add(pid)
+        inode = procs.mount_ns_inode(hypervisor.ns_pid)
+        for pid in procs.pids_in_mount_ns(inode) if inode else ():
+            argv = _cmdline(pid).split()
+            if argv and os.path.basename(argv[0]).startswith(
+                    'qemu-system') and self.domain in ' '.join(argv):
+                found.add(pid)
+        return sorted(found)
+
+    def _run(self):
+        # One sample at the start, then every interval, and a last one
+        # once stop() was called: what happened until then is seen.
+        while True:
+            last = self._stop.is_set()
+            self._sample(domain=last or
+                         self.samples % self.domain_every == 0)
+            if last:
+                return
+            self._stop.wait(self.interval)
+
+    def _sample(self, domain):
+        try:
+            found = ['QEMU %d' % pid for pid in self.qemu_now()]
+            if domain:
+                state = (self.domains(self.host) or {}).get(self.domain)
+                if state not in (None, 'shut off'):
+                    found.append('domain %s' % state)
+        except Exception as e:      # a host going down meanwhile
+            self.failures += 1
+            print('qemu watch on %s: sample failed: %s' % (self.host, e))
+            return
+        self.samples += 1
+        if found:
+            at = round(time.monotonic() - self._began, 2)
+            if not self.seen or self.seen[-1][1] != found:
+                print('qemu watch on %s at +%.2f s: %s'
+                      % (self.host, at, found))
+            self.seen.append((at, found))
+
+
 def _mounts_mentioning(path):
     with open('/proc/self/mountinfo') as f:
         return [line.strip() for line in f if path in line]
@@ -452,6 +536,24 @@ class ClusterTestCase(base.TestCase):
         self.addCleanup(check)
         return watch
 
+    def watch_qemu(self, host, uuid):
+        """Start a ``QemuWatch`` of ``uuid`` on ``host``; stopped at the
+        end of the test at the latest. ``stop_qemu_watch`` stops it and
+        fails the test if it ever saw the guest run there."""
+        watch = QemuWatch(self.cluster, host, uuid, self.domains).start()
+        self.addCleanup(watch.stop)
+        return watch
+
+    def stop_qemu_watch(self, watch):
+        seen = watch.stop()
+        print('qemu watch on %s: %d samples (%d failed) in %.1f s, the '
+              'guest seen running there %d times'
+              % (watch.host, watch.samples, watch.failures,
+                 time.monotonic() - watch._began, len(seen)))
+        self.assertGreater(watch.samples, 0)
+        self.assertEqual([], seen, '%s ran a QEMU or a domain of %s'
+                         % (watch.host, watch.domain))
+
     def lease_holders(self, disk):
         """The hosts whose virtlockd holds a lease (an fcntl lock) on the
         file ``disk`` (a path seen from outside the hosts)."""
@@ -604,6 +706,37 @@ class ClusterTestCase(base.TestCase):
             found += [os.path.relpath(os.path.join(directory, name), root)
                       for name in files if re.search(pattern, name)]
         return sorted(found)
+
+    def journals_of(self, host, uuid):
+        """{path: content} of the open spawn journals of ``uuid`` that
+        ``host`` wrote (``nova/virt/journal.py``; on shared storage other
+        hosts' journals lie next to them)."""
+        import json
+        root = os.path.join(self.host_entry(host).storage_dir, '_journal')
+        found = {}
+        for name in sorted(os.listdir(root)) if os.path.isdir(root) else ():
+            if not (name.startswith(uuid + '.') and name.endswith('.json')):
+                continue
+            path = os.path.join(root, name)
+            try:
+                with open(path) as f:
+                    content = json.load(f)
+            except (OSError, ValueError):
+                continue        # gone, or half written, meanwhile
+            if content.get('host') == host:
+                found[path] = content
+        return found
+
+    def stamp_of(self, host, uuid):
+        """The ownership stamp of ``uuid``'s directory as ``host`` sees
+        it (a dict), or None."""
+        import json
+        path = os.path.join(self.instance_dir(host, uuid), '.nova-owner')
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return None
 
     def quarantined(self, host, uuid):
         """The host's quarantined directories of ``uuid``."""

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 from nova.testing import procs
 from nova.tests import base
@@ -51,6 +52,19 @@ class TestProcessRecord(base.TestCase):
         self.assertEqual(b'ready\n', child.stdout.readline())
         procs.terminate(procs.ProcessRecord.of(child.pid), timeout=0.2)
         self.assertEqual(-signal.SIGKILL, child.wait(timeout=5))
+
+    def test_state_of_a_stopped_and_a_gone_process(self):
+        child = self._child()
+        self.assertIn(procs.state(child.pid), ('R', 'S'))
+        os.kill(child.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while procs.state(child.pid) != 'T' and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual('T', procs.state(child.pid))
+        child.kill()
+        child.wait()
+        self.assertIsNone(procs.state(child.pid))
 
     def test_ns_members_include_children(self):
         child = self._child()

@@ -199,3 +199,16 @@ class TestConfigFiles(base.TestCase):
         with self.assertRaises(cluster_config.SpecError) as caught:
             cluster_config.compute_overrides('spawn.nowhere')
         self.assertIn('spawn.writing_root_disk', str(caught.exception))
+
+    def test_stall_point_for_one_run(self):
+        overrides = cluster_config.compute_overrides(
+            options={'DEFAULT': {'debug': True}},
+            stall_point='start.after_define')
+        self.assertEqual({'fault_injection':
+                          {'stall_point': 'start.after_define'},
+                          'DEFAULT': {'debug': True}}, overrides)
+        self.assertIn('[fault_injection]\nstall_point = start.after_define',
+                      cluster_config.override_conf(overrides))
+        with self.assertRaises(cluster_config.SpecError) as caught:
+            cluster_config.compute_overrides(stall_point='spawn.nowhere')
+        self.assertIn('unknown stall point', str(caught.exception))

@@ -145,6 +145,46 @@ class TestComputeExit(base.TestCase):
                          (self.host.entry.last_exit['returncode'],
                           self.host.entry.last_exit['cause']))
 
+    def test_a_process_that_stops_itself_is_marked_stalled(self):
+        self.host.entry.compute_overrides = cluster_config.compute_overrides(
+            stall_point='spawn.after_mkdir')
+        self.host.compute = cluster_services.ServiceProcess.start(
+            'fake nova-compute', [sys.executable, '-c', STALLING], self.log)
+        self.host._exit_noted = False
+        self.host.entry.state = 'up'
+        self.addCleanup(self.host.stop_compute)
+        pid = self.host.compute.popen.pid
+        _wait_for_line(self.log, 'ready')
+        self.assertEqual('T', _process_state(pid, until='T'))
+        self.assertTrue(self.host.compute_stopped())
+        self.host.mark_stalled()
+        self.assertEqual('partitioned', self.host.entry.state)
+        self.assertRaises(cluster_services.ClusterError,
+                          self.host.mark_stalled)
+        # Healed, it goes on from where it stopped itself.
+        self.host.heal()
+        _wait_for_line(self.log, 'continued')
+        self.assertFalse(self.host.compute_stopped())
+        self.assertEqual('up', self.host.entry.state)
+        # Running: not stalled.
+        self.assertRaises(cluster_services.ClusterError,
+                          self.host.mark_stalled)
+        self.host.stop_compute()
+        self.assertEqual('stopped', self.host.entry.last_exit['cause'])
+        self.assertFalse(self.host.compute_stopped())
+
+
+# Stops itself as nova/crashpoint.py does at a stall point.
+STALLING = """
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+print('ready', flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+print('continued', flush=True)
+while True:
+    time.sleep(1)
+"""
+
 
 TERMINABLE = """
 import signal, sys, time

@@ -5,9 +5,20 @@ nova/tests/integration/e2e/ does (test_cluster_tool.py for the tool).
 """
 
 import os
+import sys
 
 from nova.testing import cluster
+from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import host as cluster_host
+from nova.testing.cluster import services as cluster_services
 from nova.tests import base
+
+# Stops itself, as nova/crashpoint.py does at its stall point.
+STALLING = (
+    'import os, signal, sys\n'
+    'signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n'
+    'os.kill(os.getpid(), signal.SIGSTOP)\n'
+    'signal.pause()\n')
 
 
 class TestCluster(base.TestCase):
@@ -33,3 +44,32 @@ class TestCluster(base.TestCase):
                           'compute1')
         self.assertRaises(cluster.ClusterError, self.cluster.fail,
                           'compute9')
+
+    def _compute(self, name, argv):
+        """A fake nova-compute of host ``name`` running ``argv``."""
+        host = cluster_host.ClusterHost(
+            self.cluster.spec, cluster_config.Layout(self.base_dir), name,
+            forwarder=None, forward_ports=())
+        os.makedirs(os.path.dirname(host.entry.log_file), exist_ok=True)
+        host.compute = cluster_services.ServiceProcess.start(
+            'fake nova-compute', argv, host.entry.log_file)
+        host.entry.state = 'up'
+        self.cluster.hosts[name] = host
+        self.addCleanup(host.stop_compute)
+        return host
+
+    def test_wait_for_compute_stall(self):
+        host = self._compute('compute1', [sys.executable, '-c', STALLING])
+        self.cluster.wait_for_compute_stall('compute1', timeout=30)
+        self.assertEqual('partitioned', host.entry.state)
+        self.assertTrue(host.compute_stopped())
+        self.cluster.heal('compute1')
+        self.assertEqual('up', host.entry.state)
+
+    def test_wait_for_compute_stall_of_one_that_exits(self):
+        host = self._compute('compute2', [sys.executable, '-c', 'pass'])
+        host.compute.popen.wait(timeout=30)
+        with self.assertRaises(cluster.ClusterError) as caught:
+            self.cluster.wait_for_compute_stall('compute2', timeout=30)
+        self.assertIn('exited before it stalled', str(caught.exception))
+        self.assertEqual('up', host.entry.state)
