@@ -95,6 +95,15 @@ class Claim:
         self.row.status = attempt_obj.LANDED
         return dict(expected_attempt=self.id, and_attempt=self.row)
 
+    def given_up(self) -> None:
+        """Record that this attempt lost its token and stopped: its row
+        ``failed`` (from ``claimed`` only), the instance untouched (it is
+        the new owner's). Logs, never raises."""
+        try:
+            self.row.mark(attempt_obj.FAILED)
+        except Exception:
+            LOG.exception('Could not mark attempt %s failed', self.id)
+
     def failing(self, instance) -> dict:
         """The fields of an attempt that ended without landing; the
         keyword arguments of the save that records it (a token that moved

@@ -224,6 +224,8 @@ class Runner:
                         {'op': operation.transition,
                          'err': exception.message_of(exc)},
                         instance=instance)
+            if token is not None:
+                token.given_up()
             _reload(instance)
         elif isinstance(exc, exception.UnexpectedDeletingTaskStateError):
             # Deleted while this ran: the delete, waiting on this lock,

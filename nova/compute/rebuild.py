@@ -384,6 +384,7 @@ class RebuildWorkflow:
             LOG.warning('Evacuation attempt %s stopped: it no longer holds '
                         'the instance; not touching its ports or state',
                         self.token.id, instance=instance)
+            self.token.given_up()
             evacuation_states.end_evacuation(
                 context, None, self.migration, None, self.host,
                 evacuation_states.TARGET)
@@ -479,6 +480,7 @@ class RebuildWorkflow:
         if isinstance(exc, (exception.UnexpectedDeletingTaskStateError,
                             exception.InstanceNotOnThisHost,
                             exception.AttemptSuperseded)):
+            self.token.given_up()
             return      # someone else owns the instance now
         self.runner.record_failure(context, instance, exc,
                                    transition, original_vm_state, self.token)

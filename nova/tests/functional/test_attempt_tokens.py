@@ -94,6 +94,10 @@ class StalledAttemptTestCase(races.RaceTestCase):
             self.ctx, instance.uuid))
         row = self.fresh(instance)
         self.assertIsNone(row.attempt_id)
+        # b's attempt is recorded as what it is: given up, never landed.
+        self.assertEqual(['failed', 'landed'], sorted(
+            a.status for a in objects.InstanceAttempt.get_by_instance(
+                self.ctx, instance.uuid) if a.operation == 'evacuation'))
         if self.SHARED:
             # The disks c runs are the instance's own, as they were, and
             # the directory is c's.
