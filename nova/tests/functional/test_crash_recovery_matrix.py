@@ -173,8 +173,8 @@ class RecoveryMatrix(crash_harness.CrashTestCase):
         self.assertEqual(stamped, self.stamp_host(instance, 'c') == 'b')
         if stamped:
             refused = self.evacuate(instance, host='c')
-            self.assertRefusedUntilFenced(instance, refused, 'a', 'b')
             self.assertOneRunningDomainPerDisk(instance)
+            self.assertRefusedUntilFenced(instance, refused, 'a', 'b')
             b.fence()
         m2 = self.evacuate(instance, host='c')
         self.assertLandedOn('c', instance, m2)
