@@ -192,6 +192,9 @@ class RecoveryMatrix(crash_harness.CrashTestCase):
                                  disks_gone=not self.SHARED)
         self.assertEqual([], [p for p in b.after if p in GUEST_STARTS],
                          'b\'s stale attempt started a guest')
+        if self.HOW == crash_harness.STALLED:
+            # It went on and stopped: it never ended as a success.
+            self.assertIsNotNone(ended['error'])
         self.assertActiveOnlyOn('c', instance, m2)
         self.assertEqual(migration_obj.FAILED, self.fresh(m1).status)
         self.assertOneRunningDomainPerDisk(instance)
