@@ -24,11 +24,29 @@ The operator then:
    fence; the operator fences ``b`` (``StoppedTarget.fence``: a killed
    ``b`` is powered off, which makes the statement true; a stalled one
    is taken at the operator's word, the statement of an operator who
-   powered it off and believes it off) and evacuates to ``c`` again;
+   powered it off and believes it off: where it had started its guest
+   (``start.waiting_for_vif_events`` on), that guest, frozen with it,
+   is not counted while it stays stopped, since only a real power-off
+   or disk leases keep it off the disks; what the product owes is that
+   b, once it goes on, starts nothing and powers off what it started)
+   and evacuates to ``c`` again;
 3. ``b`` comes back: a killed one starts again on what it left, a
    stalled one goes on where it stopped (it must stop at its next token
    check, undo only what it made, and leave ``c``'s instance alone), and
    the orphan reaper of its service runs once.
+
+What c does, by where b stopped (the same for a killed and a stalled b):
+
+* ``evacuate.after_claim`` to ``spawn.after_mkdir``: on private storage
+  c builds new disks; on shared storage it reuses the instance's (the
+  stamp is still a's);
+* ``spawn.writing_root_disk`` to ``evacuate.before_instance_moves``: on
+  private storage c builds new disks; on shared storage it refuses until
+  b is fenced, then reuses the disks (or builds the root disk of an
+  instance that never had one: the only case where b writes one there);
+* ``evacuate.after_instance_moves`` (b, now the source, fenced first):
+  on private storage c builds new disks and b, once back, quarantines its
+  copy; on shared storage c reuses the disks.
 
 Checked every time, at each moment the test can observe (right after
 ``c`` landed, after ``b`` came back):
