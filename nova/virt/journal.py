@@ -259,11 +259,16 @@ class SpawnJournal:
         return self.part_path(name)
 
     def commit(self, name: str) -> str:
-        """Give a complete ``.part-`` file its final name (flushed first);
-        the final path."""
+        """Give a complete ``.part-`` file its final name (flushed first),
+        once the attempt's token is checked again; the final path."""
         part, final = self.part_path(name), self.idir.file(name)
         with open(part, 'rb+') as f:
             os.fsync(f.fileno())
+        # The rename replaces whatever has the name now: an attempt that
+        # lost its token while it wrote (held still, then let go on) must
+        # not put its file in place of the disk the instance's owner
+        # made since on shared storage and may be running.
+        self.attempt.check(CHECK_WRITE)
         # The rename is flushed with the directory when the attempt
         # completes; until then a crash may lose it, and the file is
         # then a .part- file the restart removes: never a partial disk.

@@ -24,6 +24,20 @@ With no crash point the test kills the process itself, from outside, at a
 moment it chooses (in the middle of writing a disk, which no crash point
 can stop inside: ``qemu-img`` writes it).
 
+With ``stall_point`` instead (``[fault_injection] stall_point``) the
+process stops itself (SIGSTOP) at the point, as a host cut off from the
+control plane or hung on its storage would, and goes on when the test
+sends SIGCONT: a target the operator gave up on that comes back. Just
+before it stops it writes what its hypervisor holds to the spec's
+``held`` file (nothing changes while it is stopped). Once continued, it
+finishes the operation (an exception, such as the ``AttemptSuperseded``
+of an attempt that lost its token, is logged: it is what the test
+expects), writes the hypervisor's domains and VIFs to ``dump`` with the
+crash points it passed after the stall and the error it ended with, runs
+the orphan reaper once (the periodic task of the service that goes on
+running) and writes them again to ``reaped``; then it exits with status
+0 (3 if it never reached the stall point).
+
 Why a hook dumps state before the kill: libvirt's test driver keeps its
 domains in this process, while a real libvirtd (and the taps it made)
 outlives nova-compute. Just before the SIGKILL the hook writes this host's
@@ -52,6 +66,7 @@ from nova import objects
 from nova.tests.fixtures import libvirt_host as fixtures
 
 EXIT_NOT_REACHED = 3
+EXIT_RESUMED = 0
 
 
 def held_by(sim):
@@ -64,10 +79,10 @@ def held_by(sim):
     }
 
 
-def _dump(sim, path):
+def _dump(sim, path, **extra):
     tmp = path + '.tmp'
     with open(tmp, 'w') as f:
-        json.dump(held_by(sim), f)
+        json.dump(dict(held_by(sim), **extra), f)
         f.flush()
         os.fsync(f.fileno())
     os.rename(tmp, path)
@@ -90,24 +105,27 @@ def build_host(spec):
     return sim
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    with open(argv[0]) as f:
-        spec = json.load(f)
-    logging.basicConfig(filename=spec['log'], level=logging.INFO,
-                        format='%(asctime)s %(name)s %(levelname)s '
-                               '%(message)s')
-    CONF([], project='nova', default_config_files=[])
-    CONF.set_override('crash_point', spec['crash_point'],
-                      group='fault_injection')
-    db_api.configure(spec['database'])
-    sim = build_host(spec)
-    crashpoint.before_kill(lambda: _dump(sim, spec['dump']))
-    manager = compute_manager.ComputeManager(sim.settings, driver=sim.driver)
-    context = nova_context.get_admin_context()
-    manager.init_host()
-    if spec['crash_point'] is None:
-        _dump(sim, spec['dump'])
+class StallWatch:
+    """Writes the hypervisor's state just before the process stops itself
+    at ``point``, and records the points it passes once continued."""
+
+    def __init__(self, sim, point, path):
+        self.sim = sim
+        self.point = point
+        self.path = path
+        self.stalled = False
+        self.after = []
+
+    def __call__(self, name):
+        if self.stalled:
+            self.after.append(name)
+        elif name == self.point:
+            # crashpoint.reached stops the process right after this.
+            _dump(sim=self.sim, path=self.path)
+            self.stalled = True
+
+
+def run_operation(manager, context, spec):
     operation = spec['operation']
     if operation == 'build':
         instance = objects.Instance.get_by_uuid(context, spec['instance'])
@@ -141,10 +159,54 @@ def main(argv=None):
             preserve_ephemeral=False, migration=None, scheduled_node=None)
     elif operation == 'reap':
         manager._reap_orphans(context)
-    logging.getLogger(__name__).error(
-        'crash point %s was not reached', spec['crash_point'] or
-        '(none: the test was to kill this process)')
-    return EXIT_NOT_REACHED
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0]) as f:
+        spec = json.load(f)
+    logging.basicConfig(filename=spec['log'], level=logging.INFO,
+                        format='%(asctime)s %(name)s %(levelname)s '
+                               '%(message)s')
+    log = logging.getLogger(__name__)
+    CONF([], project='nova', default_config_files=[])
+    CONF.set_override('crash_point', spec['crash_point'],
+                      group='fault_injection')
+    stall_point = spec.get('stall_point')
+    CONF.set_override('stall_point', stall_point, group='fault_injection')
+    db_api.configure(spec['database'])
+    sim = build_host(spec)
+    crashpoint.before_kill(lambda: _dump(sim, spec['dump']))
+    watch = None
+    if stall_point:
+        watch = StallWatch(sim, stall_point, spec['held'])
+        crashpoint.observe(watch)
+    manager = compute_manager.ComputeManager(sim.settings, driver=sim.driver)
+    context = nova_context.get_admin_context()
+    manager.init_host()
+    if spec['crash_point'] is None and not stall_point:
+        _dump(sim, spec['dump'])
+    if watch is None:
+        run_operation(manager, context, spec)
+        log.error('crash point %s was not reached', spec['crash_point'] or
+                  '(none: the test was to kill this process)')
+        return EXIT_NOT_REACHED
+    error = None
+    try:
+        run_operation(manager, context, spec)
+    except Exception as e:
+        log.exception('The operation ended with an error')
+        error = '%s: %s' % (type(e).__name__, e)
+    if not watch.stalled:
+        log.error('stall point %s was not reached', stall_point)
+        return EXIT_NOT_REACHED
+    after = list(watch.after)
+    _dump(sim, spec['dump'], after=after, error=error)
+    # The service of a host that comes back without a restart goes on,
+    # and its periodic reaper runs.
+    manager._reap_orphans(context)
+    _dump(sim, spec['reaped'], after=after, error=error)
+    return EXIT_RESUMED
 
 
 if __name__ == '__main__':

@@ -11,6 +11,14 @@ retry works.
 ``spawn.writing_root_disk`` kills once the root disk is complete under
 its ``.part-`` name; ``TestBuildKilledWhileQemuImgWrites`` kills a build
 from outside while ``qemu-img`` is still writing it.
+
+``build.after_active`` kills a build whose ACTIVE save landed, before it
+completed its journal (``TestBuildCrashAfterActive``): whatever happened
+to the instance while the host was down, the restart keeps what the
+build made.
+
+The operator's recovery of an evacuation whose target was killed or
+stalled at each point is ``test_crash_recovery_matrix``.
 """
 
 import glob
@@ -18,8 +26,10 @@ import hashlib
 import os
 
 from nova.model import power_state
+from nova.model import task_states
 from nova.compute import rpcapi as compute_rpcapi
 from nova import objects
+from nova.objects import attempt as attempt_obj
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import crash_harness
@@ -32,7 +42,8 @@ BUILD_POINTS = (
     'start.waiting_for_vif_events', 'start.after_resume',
     'build.before_active')
 EVACUATION_POINTS = (
-    'evacuate.after_claim', 'spawn.writing_root_disk',
+    'evacuate.after_claim', 'evacuate.after_ports_bound',
+    'rebuild.after_spawning', 'spawn.writing_root_disk',
     'start.waiting_for_vif_events', 'evacuate.before_instance_moves')
 REBUILD_POINTS = ('spawn.writing_root_disk', 'start.waiting_for_vif_events')
 
@@ -105,6 +116,83 @@ class TestBuildCrashes(CrashMatrixTestCase):
         self.assertTrue(a.running(instance))
         self.assertPortsBoundToItsHost(instance)
         self.assertNoPartialDiskBooted()
+
+
+class TestBuildCrashAfterActive(CrashMatrixTestCase):
+    """A build on ``a`` dies at ``build.after_active``: its ACTIVE save
+    landed (the attempt recorded ``landed``), its journal is still open.
+    While ``a`` is down a stop is queued, or the operator resets the
+    instance to error, or nothing happens. The restart asks the database
+    whether the attempt landed, not the instance's states: it keeps the
+    disks byte for byte and the guest, and completes the journal, in
+    every case; then the instance is reconciled as its states say."""
+
+    def crashed_after_active(self):
+        instance, network_info = self.new_instance()
+        dumped = self.crash('a', 'build', 'build.after_active',
+                            instance=instance, network_info=network_info)
+        row = self.fresh(instance)
+        self.assertEqual(('a', 'active', None, None),
+                         (row.host, row.vm_state, row.task_state,
+                          row.attempt_id))
+        self.assertEqual(
+            [attempt_obj.LANDED],
+            [r.status for r in objects.InstanceAttempt.get_by_instance(
+                self.ctx, instance.uuid)])
+        self.assertEqual(1, len(self.open_journals('a')[0]))
+        idir = self.hosts['a'].instance_dir(instance)
+        files = sha256_tree(idir)
+        disk = self.keep_disk(os.path.join(idir, instancedir.DISK))
+        return instance, files, disk, dumped
+
+    def restart_keeps_the_build(self, instance, files, disk, dumped):
+        a = self.restart_after_crash('a')
+        self.assertNoJournalsOrParts('a')
+        self.assertEqual(files, sha256_tree(a.instance_dir(instance)))
+        self.assertDiskKept(disk)
+        self.assertTrue(a.has_domain(instance))
+        self.assertEqual(
+            [attempt_obj.LANDED],
+            [r.status for r in objects.InstanceAttempt.get_by_instance(
+                self.ctx, instance.uuid)])
+        self.assertIsNone(self.fresh(instance).attempt_id)
+        self.assertPortsBoundToItsHost(instance)
+        self.assertNoPartialDiskBooted(dumped)
+        return a
+
+    def test_stop_queued_while_down(self):
+        instance, *kept = self.crashed_after_active()
+        # What the API's stop leaves when no compute service takes its
+        # cast: the task, and the action.
+        row = self.fresh(instance)
+        row.task_state = task_states.POWERING_OFF
+        row.save(expected_task_state=[None])
+        objects.InstanceAction.action_start(self.ctx, instance.uuid, 'stop')
+        a = self.restart_keeps_the_build(instance, *kept)
+        # The restart finishes the stop: the guest is off, not removed.
+        row = self.fresh(instance)
+        self.assertEqual(('stopped', None, power_state.SHUTDOWN),
+                         (row.vm_state, row.task_state, row.power_state))
+        self.assertFalse(a.running(instance))
+
+    def test_reset_to_error_while_down(self):
+        instance, *kept = self.crashed_after_active()
+        self.api.reset_state(self.ctx, self.fresh(instance), 'error')
+        a = self.restart_keeps_the_build(instance, *kept)
+        # An ERROR instance is not started or stopped at a restart: its
+        # guest runs on as the hypervisor kept it.
+        row = self.fresh(instance)
+        self.assertEqual(('error', None, power_state.RUNNING),
+                         (row.vm_state, row.task_state, row.power_state))
+        self.assertTrue(a.running(instance))
+
+    def test_nothing_while_down(self):
+        instance, *kept = self.crashed_after_active()
+        a = self.restart_keeps_the_build(instance, *kept)
+        row = self.fresh(instance)
+        self.assertEqual(('active', None, power_state.RUNNING),
+                         (row.vm_state, row.task_state, row.power_state))
+        self.assertTrue(a.running(instance))
 
 
 class TestBuildKilledWhileQemuImgWrites(CrashMatrixTestCase):

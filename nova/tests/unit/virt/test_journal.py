@@ -232,6 +232,31 @@ class TestJournal(JournalTestCase):
         self.assertEqual(['mkdir'], [e['kind'] for e in
                                      self.reload(j).entries])
 
+    def test_a_file_gets_its_final_name_only_while_the_token_holds(self):
+        # The attempt lost its token while it wrote its disk (stalled);
+        # meanwhile the new owner made the disk under its final name.
+        lost = []
+
+        def check(step):
+            if lost:
+                raise exception.AttemptSuperseded(
+                    attempt='x', instance_uuid=self.idir.uuid,
+                    why='reset-state', step=step, expected='x', actual=None)
+
+        j = journal.SpawnJournal.begin(
+            self.idir, 'a', journal.Attempt.new('build').checked_by(check))
+        j.make_dir()
+        part = j.creating('disk')
+        with open(part, 'wb') as f:
+            f.write(b'stale')
+        lost.append(True)
+        with open(self.idir.file('disk'), 'wb') as f:
+            f.write(b'the owner\'s')
+        self.assertRaises(exception.AttemptSuperseded, j.commit, 'disk')
+        with open(self.idir.file('disk'), 'rb') as f:
+            self.assertEqual(b'the owner\'s', f.read())
+        self.assertTrue(os.path.exists(part))
+
     def test_complete_forgets_the_journal(self):
         j = self.begin()
         j.make_dir()
