@@ -538,6 +538,13 @@ class InvalidOwnershipStamp(Invalid):
                 'safe.')
 
 
+class FileMadeElsewhere(Conflict):
+    msg_fmt = ('%(path)s was made by someone else while attempt '
+               '%(attempt)s wrote it; not replacing it.')
+    safe_msg = ('Another operation on the server made its disks first; '
+                'this one was stopped.')
+
+
 class InvalidJournal(Invalid):
     msg_fmt = ('Spawn journal %(path)s cannot be trusted: %(reason)s; '
                'kept, nothing of it undone.')

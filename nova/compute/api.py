@@ -22,6 +22,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova.compute import evacuation_states
+from nova.compute import port_bindings
 from nova.compute import shared_storage
 from nova.compute import states
 from nova.model import task_states
@@ -297,9 +298,12 @@ class API:
         its evacuations are one transaction
         (``evacuation_states.end_evacuation``): an evacuation requested
         while the reset runs is either ended with the task it set, or left
-        alone with its task, never failed with its task left behind. No
-        fault: nothing failed, the operator decided (the instance action
-        records it).
+        alone with its task, never failed with its task left behind. The
+        same write clears the instance's attempt token: an evacuation
+        attempt still running anywhere stops at its next side effect. The
+        ports it may have bound to its target are bound back to the
+        instance's host. No fault: nothing failed, the operator decided
+        (the instance action records it).
         """
         try:
             vm_state = RESET_STATES[state]
@@ -308,9 +312,15 @@ class API:
                 reason='state must be one of %s' % sorted(RESET_STATES))
         objects.InstanceAction.action_start(context, instance.uuid,
                                             'reset_state')
-        evacuation_states.end_evacuation(
+        ended = evacuation_states.end_evacuation(
             context, instance, evacuation_states.ALL_IN_PROGRESS, None,
             CONF.host, evacuation_states.OPERATOR, vm_state=vm_state)
+        if ended:
+            # The evacuations given up on may have bound the ports to
+            # their targets; the instance is its host's again (an attempt
+            # still running there lost its token and binds nothing).
+            port_bindings.bind_to_owner(self._network_api(), context,
+                                        instance)
 
     # -- evacuate ------------------------------------------------------------
 

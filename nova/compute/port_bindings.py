@@ -61,6 +61,25 @@ def after_spawn(network_api, context, instance, network_info):
     return network_model.NetworkInfo(current) if current else network_info
 
 
+def bind_to_owner(network_api, context, instance):
+    """After reset-state: the ports go to the host the database now
+    places the instance on, if any of them is bound elsewhere (an
+    evacuation given up on had bound them to its target). Ports of an
+    instance on no host stay as they are. Never raises."""
+    try:
+        owner = objects.Instance.get_by_uuid(context, instance.uuid).host
+        if owner and any(port.binding_host != owner for port in
+                         objects.Port.get_by_instance_uuid(context,
+                                                           instance.uuid)):
+            network_api.bind_ports(context, instance, owner)
+            LOG.info('Bound the ports back to %s', owner, instance=instance)
+    except exception.InstanceNotFound:
+        pass        # deleted meanwhile: its delete freed the ports
+    except Exception:
+        LOG.exception('Could not bind the ports to the instance\'s host',
+                      instance=instance)
+
+
 def rebind_to_owner(network_api, host, context, instance):
     """After a failed evacuation to ``host``: the ports it bound there go
     back to the instance's host as the database records it (the source,

@@ -333,6 +333,9 @@ class RebuildWorkflow:
         request = self.request
         crashpoint.reached('evacuate.after_claim')
         self.compute.check_storage_writable()
+        # Not a side effect, but what it reads may be another attempt's
+        # by now: an attempt that lost its token stops before it judges.
+        self.token.check('decide')
         shared, verdict = self._decide_shared(context, instance)
         image_meta = _image_meta(
             self.image_meta, context, instance.image_ref,

@@ -51,6 +51,7 @@ Example::
 
 import base64
 import dataclasses
+import errno
 import json
 import os
 import typing
@@ -81,6 +82,8 @@ OPEN = 'open'
 COMPLETE = 'complete'
 UNDONE = 'undone'           # in memory only: the journal is gone then
 _MAX_BYTES = 1024 * 1024
+# What os.link answers on a file system that has no hard links.
+_NO_HARD_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK)
 
 
 # The side effects an attempt checks its token before (``Attempt.check``),
@@ -260,20 +263,52 @@ class SpawnJournal:
 
     def commit(self, name: str) -> str:
         """Give a complete ``.part-`` file its final name (flushed first),
-        once the attempt's token is checked again; the final path."""
+        once the attempt's token is checked again; the final path.
+
+        Never in place of a file that has the name meanwhile
+        (``FileMadeElsewhere``): ``begin`` recorded it as missing, so
+        someone else made it since (on shared storage, the attempt that
+        took the instance over, whose guest may run from it).
+        """
         part, final = self.part_path(name), self.idir.file(name)
         with open(part, 'rb+') as f:
             os.fsync(f.fileno())
-        # The rename replaces whatever has the name now: an attempt that
-        # lost its token while it wrote (held still, then let go on) must
-        # not put its file in place of the disk the instance's owner
-        # made since on shared storage and may be running.
+        # An attempt that lost its token while it wrote (held still, then
+        # let go on) stops here.
         self.attempt.check(CHECK_WRITE)
-        # The rename is flushed with the directory when the attempt
-        # completes; until then a crash may lose it, and the file is
-        # then a .part- file the restart removes: never a partial disk.
-        os.rename(part, final)
+        # A link, not a rename: it fails where a rename would replace,
+        # so even an attempt that stalls between the check and this call
+        # cannot put its file in place of the new owner's. The name is
+        # flushed with the directory when the attempt completes; until
+        # then a crash may lose it, and the file is then a .part- file
+        # the restart removes: never a partial disk.
+        try:
+            os.link(part, final)
+        except FileExistsError:
+            self._made_elsewhere(name)
+        except OSError as e:
+            if e.errno not in _NO_HARD_LINKS:
+                raise
+            # A file system without hard links: the checked rename.
+            if os.path.lexists(final):
+                self._made_elsewhere(name)
+            os.rename(part, final)
+            return final
+        os.unlink(part)
         return final
+
+    def _made_elsewhere(self, name: str) -> typing.NoReturn:
+        """``name`` exists, made by someone else since ``begin``: it is
+        not this attempt's, so no undo may ever remove it. Its entry goes
+        from the journal first (a crash then leaves at worst a ``.part-``
+        file, which is removed as any other), then this attempt's
+        ``.part-`` file; ``FileMadeElsewhere``."""
+        self.entries = [e for e in self.entries
+                        if not (e['kind'] == CREATE and e['name'] == name)]
+        self._save()
+        self.idir.remove_file(part_name(name, self.attempt.id))
+        raise exception.FileMadeElsewhere(path=self.idir.file(name),
+                                          attempt=self.attempt.id)
 
     def rewriting(self, name: str) -> None:
         """Record the content of ``name`` before the attempt replaces it

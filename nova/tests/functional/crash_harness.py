@@ -498,6 +498,10 @@ class CrashTestCase(harness.EvacuateTestCase):
                       % stamped_by, fault.message)
         self.assertFalse(self.hosts[migration.dest_compute].has_domain(
             instance))
+        # The ports went back to the instance's host with the reset-state
+        # before the refusal (the given-up evacuation had bound them to
+        # its target).
+        self.assertPortsBoundToItsHost(instance)
 
     def assertNothingLeftOn(self, name, instance, held, disks_gone=True):
         """In ``held`` (what ``name``'s hypervisor holds: ``hypervisor_of``

@@ -257,6 +257,30 @@ class TestJournal(JournalTestCase):
             self.assertEqual(b'the owner\'s', f.read())
         self.assertTrue(os.path.exists(part))
 
+    def test_commit_never_replaces_a_file_made_meanwhile(self):
+        # Shared storage: this attempt began while there was no disk; the
+        # attempt that took the instance over made one since and runs
+        # from it. Even past its token check, this one never replaces it.
+        j = self.begin(operation='evacuation', host='b')
+        j.make_dir()
+        self.stamp(j, 'b')
+        with open(j.creating('disk'), 'wb') as f:
+            f.write(b'the stale attempt\'s disk')
+        owner = self.begin(operation='evacuation', host='c')
+        owner.make_dir()
+        self.stamp(owner, 'c')
+        self.make(owner, 'disk', b'the new owner\'s disk')
+        owner.complete()
+        inode = os.stat(self.idir.file('disk')).st_ino
+        self.assertRaises(exception.FileMadeElsewhere, j.commit, 'disk')
+        # Nor does its undo, crash or not: the name is not its own.
+        self.reload(j).undo()
+        self.assertEqual(['.nova-owner', 'disk'],
+                         sorted(os.listdir(self.idir.path)))
+        self.assertEqual(inode, os.stat(self.idir.file('disk')).st_ino)
+        with open(self.idir.file('disk'), 'rb') as f:
+            self.assertEqual(b'the new owner\'s disk', f.read())
+
     def test_complete_forgets_the_journal(self):
         j = self.begin()
         j.make_dir()
