@@ -1,7 +1,8 @@
 """pytest hooks of the whole suite.
 
 ``tools/run-tests`` runs the suite on two workers (pytest-xdist,
-``--dist loadgroup``). The integration tests start real daemons
+``--dist loadgroup``; pytest 9 ignores the group xdist 3.8 writes into a
+test's id, hence pytest < 9). The integration tests start real daemons
 (libvirtd per simulated host, PostgreSQL, RabbitMQ, Keystone) and load
 the machine with QEMU guests: they all run in one worker, one after the
 other, while the other worker takes the unit and functional tests.
@@ -23,10 +24,30 @@ _FUZZ_KEY = 'nova_fuzz_counts'
 _FROM_WORKERS = []
 
 
+# First: pytest-xdist's worker reads the group marks in its own hook of
+# the same name, which would otherwise run before this one.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _INTEGRATION in str(item.path):
             item.add_marker(pytest.mark.xdist_group('integration'))
+
+
+def pytest_collection_finish(session):
+    """In a pytest-xdist worker of ``--dist loadgroup``: refuse to run
+    when the integration tests were not grouped after all (a pytest and
+    pytest-xdist that disagree on where a test's id lives). Run on both
+    workers at once, two clusters would fight over the machine."""
+    if not getattr(session.config.option, 'loadgroup', False):
+        return
+    loose = [item.nodeid for item in session.items
+             if _INTEGRATION in str(item.path)
+             and not item.nodeid.endswith('@integration')]
+    if loose:
+        raise pytest.UsageError(
+            'pytest-xdist did not group the integration tests (%s ...): '
+            'use a pytest that keeps the group in the test id, or run '
+            'with NOVA_TEST_WORKERS=0' % loose[0])
 
 
 def _fuzz_counts():

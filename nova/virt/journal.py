@@ -294,7 +294,7 @@ class SpawnJournal:
                 self._made_elsewhere(name)
             os.rename(part, final)
             return final
-        os.unlink(part)
+        self.idir.remove_file(part_name(name, self.attempt.id))
         return final
 
     def _made_elsewhere(self, name: str) -> typing.NoReturn:

@@ -100,6 +100,20 @@ class HeldBinding:
             raise AssertionError('the test never released the hold')
 
 
+def one_test_per_point(points, method, prefix='test_', doc='%s'):
+    """A class decorator: one test method per crash point,
+    ``<prefix><point with _>``, calling ``self.<method>(point)``."""
+    def decorate(cls):
+        for point in points:
+            def test(self, point=point):
+                getattr(self, method)(point)
+            test.__name__ = prefix + point.replace('.', '_')
+            test.__doc__ = doc % point
+            setattr(cls, test.__name__, test)
+        return cls
+    return decorate
+
+
 class Stall:
     """The first thread to reach crash point ``point`` waits there until
     ``release()``; ``after`` lists the points it reaches once released

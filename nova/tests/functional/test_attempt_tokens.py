@@ -21,6 +21,7 @@ from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.fixtures import database as dbf
 from nova.tests.files import sha256_tree
+from nova.tests.functional import evacuate_harness as harness
 from nova.tests.functional import test_evacuation_races as races
 from nova.virt import ownership
 
@@ -35,15 +36,9 @@ GUEST_STARTS = ('start.waiting_for_vif_events', 'start.after_resume')
 
 def _points(points):
     """One test method per point: ``test_stalled_at_<point with _>``."""
-    def decorate(cls):
-        for point in points:
-            def test(self, point=point):
-                self.stalled_then_given_up(point)
-            test.__name__ = 'test_stalled_at_' + point.replace('.', '_')
-            test.__doc__ = 'b stalls at %s' % point
-            setattr(cls, test.__name__, test)
-        return cls
-    return decorate
+    return harness.one_test_per_point(points, 'stalled_then_given_up',
+                                      prefix='test_stalled_at_',
+                                      doc='b stalls at %s')
 
 
 class StalledAttemptTestCase(races.RaceTestCase):

@@ -75,15 +75,7 @@ class CrashMatrixTestCase(crash_harness.CrashTestCase):
 
 def _points(points):
     """One test method per crash point: ``test_<point with _>``."""
-    def decorate(cls):
-        for point in points:
-            def test(self, point=point):
-                self.crash_at(point)
-            test.__name__ = 'test_' + point.replace('.', '_')
-            test.__doc__ = 'kill -9 at %s' % point
-            setattr(cls, test.__name__, test)
-        return cls
-    return decorate
+    return harness.one_test_per_point(points, 'crash_at', doc='kill -9 at %s')
 
 
 @_points(BUILD_POINTS)
