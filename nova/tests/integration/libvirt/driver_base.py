@@ -201,15 +201,22 @@ class DriverTestCase(base.RealHostTestCase):
         self.assertEqual('shut off', seen.domain)
         return instance, network_info, seen
 
-    def wait_for_console(self, instance, timeout=30):
-        """The guest's console.log once it holds something."""
+    def wait_for_console(self, instance, banners=1, timeout=30):
+        """The guest's console.log once it holds ``banners`` whole
+        banners (``GUEST_BANNER``, line end included): the guest writes
+        it a byte at a time, so a read may catch half a line."""
         path = os.path.join(self.instance_dir(instance), 'console.log')
         deadline = time.monotonic() + timeout
         while True:
             with open(path, 'rb') as f:
                 content = f.read()
-            if content or time.monotonic() > deadline:
+            if content.count(GUEST_BANNER) >= banners:
                 return content
+            if time.monotonic() > deadline:
+                self.fail('console.log of %s shows %d whole banner(s), not '
+                          '%d: %r' % (instance.uuid,
+                                      content.count(GUEST_BANNER), banners,
+                                      content))
             time.sleep(0.05)
 
     def instance_dir(self, instance):

@@ -59,7 +59,8 @@ class TestStart(driver_base.DriverTestCase):
         for name in ('disk', 'disk.info', 'kernel', 'ramdisk'):
             self.assertEqual(before.files[name], seen.files[name], name)
         # The new boot appends to the console log; the old one is kept.
-        self.assertTrue(self.wait_for_console(instance).startswith(console))
+        self.assertTrue(self.wait_for_console(instance, banners=2)
+                        .startswith(console))
 
     def test_start_when_the_vif_event_never_arrives(self):
         instance, network_info, before = self.stopped()
