@@ -20,6 +20,21 @@ Any SQLAlchemy URL works, for example
                min=0,
                help="Milliseconds SQLite waits on a locked database before "
                     "failing."),
+    cfg.IntOpt('idle_in_transaction_timeout',
+               default=10,
+               min=0,
+               help="""
+Seconds a PostgreSQL server lets a connection of this service sit idle inside
+a transaction before it ends the session and releases its locks (the
+server's ``idle_in_transaction_session_timeout``). 0 leaves the server's own
+setting.
+
+A service stopped in the middle of a transaction (a hung host, a network
+partition, SIGSTOP) would otherwise hold its row locks until TCP gives up,
+minutes later, and every writer of those rows, such as an operator forcing the
+service down, would wait that long. No transaction of this project waits on
+anything but the database, so a few seconds is plenty. Not used with SQLite.
+"""),
 ]
 
 

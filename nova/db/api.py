@@ -100,6 +100,17 @@ def _on_sqlite_begin(connection):
         connection.exec_driver_sql('BEGIN IMMEDIATE')
 
 
+def _postgresql_connect_args() -> dict:
+    # NOTE: the server, not this process, must end a transaction whose
+    # client stopped (see the option's help); libpq passes ``options`` to
+    # the server as session settings.
+    seconds = CONF.database.idle_in_transaction_timeout
+    if not seconds:
+        return {}
+    return {'options': '-c idle_in_transaction_session_timeout=%d'
+                       % (seconds * 1000)}
+
+
 def create_engine(url: str) -> sa.engine.Engine:
     """Build an engine for ``url`` with this project's settings.
 
@@ -120,6 +131,9 @@ def create_engine(url: str) -> sa.engine.Engine:
                 kwargs['max_overflow'] = 20
         else:
             kwargs['pool_pre_ping'] = True
+            if parsed.get_backend_name() == 'postgresql' and \
+                    'options' not in parsed.query:
+                kwargs['connect_args'] = _postgresql_connect_args()
         engine = sa.create_engine(parsed, **kwargs)
     except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError,
             ImportError) as e:

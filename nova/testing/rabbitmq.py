@@ -18,6 +18,7 @@ Example::
 """
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -52,11 +53,40 @@ def available():
     return None
 
 
+_EPHEMERAL_RANGE = '/proc/sys/net/ipv4/ip_local_port_range'
+_LOWEST_PORT = 10000
+
+
+def _ephemeral_start():
+    try:
+        with open(_EPHEMERAL_RANGE) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
-    """A TCP port nobody listens on right now (the usual small race)."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+    """A TCP port nobody listens on right now.
+
+    Taken below the kernel's ephemeral range: a port the kernel handed
+    out for ``bind(('', 0))`` may be handed out again to any outgoing
+    connection or test server before the daemon it is for binds it (a
+    parallel test run made PostgreSQL fail with "Address already in
+    use" that way). Below the range, only another explicit choice can
+    take it.
+    """
+    top = _ephemeral_start()
+    if top <= _LOWEST_PORT + 1000:
+        top = 65536
+    for _ in range(200):
+        port = random.randrange(_LOWEST_PORT, top)
+        with socket.socket() as sock:
+            try:
+                sock.bind(('127.0.0.1', port))
+            except OSError:
+                continue
+            return port
+    raise OSError('no free TCP port in %d-%d' % (_LOWEST_PORT, top - 1))
 
 
 class RabbitMQError(Exception):

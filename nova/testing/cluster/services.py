@@ -150,7 +150,7 @@ def utcnow():
 class ApiClient:
     """The REST calls the harness makes (never to act on instances)."""
 
-    def __init__(self, url, token, timeout=5.0):
+    def __init__(self, url, token, timeout=30.0):
         self.url = url.rstrip('/')
         self.token = token
         self.timeout = timeout

@@ -6,6 +6,7 @@ PostgreSQL binaries are not installed.
 """
 
 import os
+import threading
 import unittest
 
 import sqlalchemy as sa
@@ -92,6 +93,54 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         self.assertEqual(usage.Need(5, 4608, 1 + 2 * 16),
                          usage.usage(self.ctx, 'h1'))
         self.assertEqual(usage.Need(), usage.usage(self.ctx, 'h3'))
+
+    def test_a_stopped_transaction_gives_its_row_locks_back(self):
+        # A nova-compute stopped (SIGSTOP, a hung host) between its
+        # heartbeat's UPDATE and COMMIT: the operator's forced_down on
+        # the same row must not wait for TCP to give up. The stalled
+        # service is a second engine (another process's pool) whose
+        # transaction sits idle while holding the row lock.
+        self.flags(idle_in_transaction_timeout=1, group='database')
+        self.use_database(self.server.url)
+        service = objects.Service(self.ctx, host='c1',
+                                  binary='nova-compute').create()
+        stalled = db_api.create_engine(self.server.url)
+        self.addCleanup(stalled.dispose)
+        locked, resume, outcome = (threading.Event(), threading.Event(),
+                                   [])
+
+        def stalled_heartbeat():
+            try:
+                with stalled.connect() as conn:
+                    with conn.begin():
+                        conn.execute(
+                            sa.update(models.Service)
+                            .where(models.Service.id == service.id)
+                            .values(report_count=41))
+                        locked.set()
+                        # Bounded so that, without the server's timeout,
+                        # this test fails rather than hangs.
+                        resume.wait(120)
+                outcome.append('committed')
+            except sa.exc.OperationalError as e:
+                outcome.append('ended by the server: %s' % e.orig)
+
+        holder = threading.Thread(target=stalled_heartbeat)
+        holder.start()
+        self.addCleanup(holder.join)
+        self.addCleanup(resume.set)
+        self.assertTrue(locked.wait(60))
+        service.forced_down = True
+        service.save()
+        resume.set()
+        holder.join()
+        self.assertEqual(1, len(outcome))
+        self.assertTrue(outcome[0].startswith('ended by the server'),
+                        outcome[0])
+        self.assertTrue(objects.Service.get_by_id(self.ctx,
+                                                  service.id).forced_down)
+        self.assertNotEqual(41, objects.Service.get_by_id(
+            self.ctx, service.id).report_count)
 
     def test_stop_is_idempotent(self):
         pid = self.server.pid

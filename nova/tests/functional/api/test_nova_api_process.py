@@ -3,20 +3,14 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 
+from nova.testing import rabbitmq
 from nova.tests import base
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 class NovaAPIProcessTest(base.TestCase):
@@ -24,7 +18,7 @@ class NovaAPIProcessTest(base.TestCase):
     def setUp(self):
         super().setUp()
         self.db_url = self.use_database()
-        self.port = _free_port()
+        self.port = rabbitmq.free_port()
         self.conf = os.path.join(self.tmp, 'nova.conf')
         with open(self.conf, 'w') as f:
             f.write('[DEFAULT]\nstate_path = %s\ntransport_url = inproc://\n'
