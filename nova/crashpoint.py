@@ -29,6 +29,7 @@ The points, in the order an operation reaches them:
 
 import os
 import signal
+import threading
 
 from oslo_log import log as logging
 
@@ -66,7 +67,13 @@ def reached(name: str) -> None:
         _stalled.add(name)
         LOG.critical('Stall point %s reached: stopping process %d', name,
                      os.getpid())
-        os.kill(os.getpid(), signal.SIGSTOP)
+        # NOTE: to this thread, not the process: a SIGSTOP sent to the
+        # process is taken by its main thread, and this one ran on until
+        # the group stop reached it (a token check passed, then the stop,
+        # then the guest started on SIGCONT without a second look). Sent
+        # to itself, it stops before this call returns; the stop is still
+        # the whole process's.
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
     wanted = CONF.fault_injection.crash_point
     if not wanted or wanted != name:
         return
