@@ -1,0 +1,319 @@
+"""Tempest's compute API tests against this project, as an operator runs them.
+
+    python -m nova.testing.tempest [--regex R] [--concurrency N] [--keep]
+
+Starts a throwaway Keystone (``keystone.KeystoneServer``) and nova-all on
+the embedded default (two compute hosts on libvirt's test driver, SQLite)
+behind it, registers the compute endpoint in Keystone's catalog, writes a
+``tempest.conf`` that declares what the project supports and nothing more
+(each feature it lacks set False, with the reason beside it), runs
+``tempest run --regex R`` in a Tempest workspace under the run's
+directory, prints Tempest's totals, and stops what it started, by the
+PIDs recorded when it started them. ``tools/tempest`` installs Tempest in
+its own virtual environment (``.venv-tempest``) first.
+
+The run's directory (``--dir``, default a new one under ``/tmp``) keeps
+the logs (``nova-all.log``, ``keystone/``, ``workspace/tempest.log``) and
+the ``tempest.conf``; it is removed at the end unless ``--keep`` or the
+run failed to start.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from nova.testing import keystone as keystone_mod
+from nova.testing import rabbitmq
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+VENV = os.path.join(TOP, '.venv-tempest')
+NOVA_ALL = os.path.join(TOP, '.venv', 'bin', 'nova-all')
+DEFAULT_REGEX = r'^tempest\.api\.compute'
+SERVICE_USER = ('nova', 'nova-service-pass', 'service')
+START_TIMEOUT = 120
+
+# What the project does not offer, and why; each becomes a False in
+# tempest.conf so that Tempest skips the tests that need it instead of
+# failing them.
+UNSUPPORTED = {
+    'service_available': {
+        'neutron': 'ports come from the project\'s own network API',
+        'cinder': 'no block storage service',
+        'glance': 'images come from the local image store',
+        'swift': 'no object storage',
+        'placement': 'target choice uses the conductor\'s own claims',
+    },
+    'compute-feature-enabled': {
+        'resize': 'not implemented',
+        'cold_migration': 'not implemented',
+        'live_migration': 'not implemented',
+        'block_migration_for_live_migration': 'not implemented',
+        'rescue': 'not implemented',
+        'snapshot': 'not implemented',
+        'shelve': 'not implemented',
+        'shelve_migrate': 'not implemented',
+        'pause': 'not implemented',
+        'change_password': 'no guest agent to set a password',
+        'personality': 'no file injection (removed at 2.57 in Nova)',
+        'config_drive': 'no config drive',
+        'interface_attach': 'no interface attach',
+        'vnc_console': 'no console proxy',
+        'spice_console': 'no console proxy',
+        'serial_console': 'no console proxy',
+        'attach_encrypted_volume': 'no block storage service',
+        'volume_multiattach': 'no block storage service',
+        'metadata_service': 'no metadata service',
+        'console_output': 'console logs are not served by the API',
+        'disk_config': 'no OS-DCF extension',
+        'hostname_fqdn_sanitization': 'not implemented',
+    },
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Totals:
+    """Tempest's counts for one run."""
+    ran: int = 0
+    passed: int = 0
+    skipped: int = 0
+    failed: int = 0
+
+    def line(self) -> str:
+        return ('tempest: ran %d, passed %d, skipped %d, failed %d'
+                % (self.ran, self.passed, self.skipped, self.failed))
+
+
+def missing_reason(venv: str = VENV) -> str | None:
+    """Why Tempest cannot run here, or None when it can."""
+    if not os.access(os.path.join(venv, 'bin', 'tempest'), os.X_OK):
+        return 'tempest not found in %s: run tools/tempest' % venv
+    return keystone_mod.missing_reason()
+
+
+def _get_json(url: str, token: str) -> dict:
+    request = urllib.request.Request(
+        url, headers={'X-Auth-Token': token, 'Accept': 'application/json'})
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def nova_conf(base: str, api_port: int, keystone_url: str) -> str:
+    """nova.conf of the nova-all under test: the embedded default behind
+    Keystone."""
+    user, password, project = SERVICE_USER
+    return '\n'.join([
+        '[DEFAULT]',
+        'state_path = %s' % os.path.join(base, 'state'),
+        'log_file = %s' % os.path.join(base, 'nova-all.log'),
+        '[api]',
+        'listen = 127.0.0.1',
+        'listen_port = %d' % api_port,
+        'auth_strategy = keystone',
+        '[keystone_authtoken]',
+        'www_authenticate_uri = %s' % keystone_url,
+        'auth_url = %s' % keystone_url,
+        'auth_type = password',
+        'username = %s' % user,
+        'password = %s' % password,
+        'project_name = %s' % project,
+        'user_domain_name = Default',
+        'project_domain_name = Default',
+        '',
+    ])
+
+
+def tempest_conf(keystone_url: str, image: str, flavor: str,
+                 max_microversion: str, build_timeout: int = 120) -> str:
+    """tempest.conf declaring exactly what the project supports."""
+    lines = [
+        '[DEFAULT]',
+        'log_file = tempest.log',
+        '[auth]',
+        'admin_username = admin',
+        'admin_password = %s' % keystone_mod.ADMIN_PASSWORD,
+        'admin_project_name = admin',
+        'admin_domain_name = Default',
+        'use_dynamic_credentials = True',
+        '[identity]',
+        'uri_v3 = %s' % keystone_url,
+        'auth_version = v3',
+        'region = %s' % keystone_mod.REGION,
+        '[identity-feature-enabled]',
+        'api_v2 = False',
+        '[compute]',
+        'image_ref = %s' % image,
+        'image_ref_alt = %s' % image,
+        'flavor_ref = %s' % flavor,
+        'flavor_ref_alt = %s' % flavor,
+        'min_microversion = 2.1',
+        'max_microversion = %s' % max_microversion,
+        'build_timeout = %d' % build_timeout,
+        '[validation]',
+        '# No guest is reachable: the hosts run libvirt\'s test driver.',
+        'run_validation = False',
+    ]
+    for section, features in UNSUPPORTED.items():
+        lines.append('[%s]' % section)
+        if section == 'service_available':
+            lines.append('nova = True')
+        for name, why in features.items():
+            lines.append('# %s' % why)
+            lines.append('%s = False' % name)
+    lines.append('')
+    return '\n'.join(lines)
+
+
+def parse_totals(output: str) -> Totals:
+    """Tempest's ``Totals`` block (stestr's), e.g. ``- Passed: 59``."""
+    counts = {}
+    for raw in output.splitlines():
+        line = raw.strip()
+        if line.startswith('Ran: '):
+            counts['ran'] = int(line.split()[1])
+        for name in ('Passed', 'Skipped', 'Failed'):
+            prefix = '- %s: ' % name
+            if line.startswith(prefix):
+                counts[name.lower()] = int(line[len(prefix):].split()[0])
+    return Totals(**counts)
+
+
+class Run:
+    """Keystone and nova-all for one Tempest run, stopped by their PIDs."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.keystone = keystone_mod.KeystoneServer(
+            os.path.join(base, 'keystone'))
+        self.api_port = rabbitmq.free_port()
+        self._nova: subprocess.Popen | None = None
+
+    @property
+    def api_url(self) -> str:
+        return 'http://127.0.0.1:%d/v2.1' % self.api_port
+
+    def start(self) -> None:
+        self.keystone.start()
+        user, password, project = SERVICE_USER
+        self.keystone.add_user(user, password, project=project,
+                               role='admin')
+        self.keystone.add_endpoint('compute', 'nova', self.api_url)
+        conf = os.path.join(self.base, 'nova.conf')
+        with open(conf, 'w') as f:
+            f.write(nova_conf(self.base, self.api_port, self.keystone.url))
+        with open(os.path.join(self.base, 'nova-all.out'), 'ab') as out:
+            self._nova = subprocess.Popen(
+                [NOVA_ALL, '--config-file', conf], stdin=subprocess.DEVNULL,
+                stdout=out, stderr=out, start_new_session=True)
+        self._wait_for_api()
+
+    def _wait_for_api(self) -> None:
+        token = self.keystone.token()
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            assert self._nova is not None
+            if self._nova.poll() is not None:
+                raise RuntimeError('nova-all exited (%s); see %s' % (
+                    self._nova.returncode, self.base))
+            try:
+                _get_json(self.api_url + '/flavors', token)
+                return
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError('nova-all not up after %d s; see %s'
+                                   % (START_TIMEOUT, self.base))
+            time.sleep(0.2)
+
+    def image_and_flavor(self) -> tuple[str, str, str]:
+        """The embedded default's image, flavor and the API's maximum
+        microversion."""
+        token = self.keystone.token()
+        images = _get_json(self.api_url + '/images', token)['images']
+        flavors = _get_json(self.api_url + '/flavors', token)['flavors']
+        root = _get_json(self.api_url + '/', token)['version']
+        return images[0]['id'], flavors[0]['id'], root['version']
+
+    def stop(self) -> None:
+        popen, self._nova = self._nova, None
+        if popen is not None and popen.poll() is None:
+            popen.send_signal(signal.SIGTERM)
+            try:
+                popen.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait(timeout=15)
+        self.keystone.stop()
+
+
+def run_tempest(base: str, conf_text: str, regex: str, concurrency: int,
+                venv: str = VENV) -> tuple[int, Totals]:
+    workspace = os.path.join(base, 'workspace')
+    tempest = os.path.join(venv, 'bin', 'tempest')
+    subprocess.run([tempest, 'init', workspace], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(os.path.join(workspace, 'etc', 'tempest.conf'), 'w') as f:
+        f.write(conf_text)
+    proc = subprocess.Popen(
+        [tempest, 'run', '--regex', regex, '--concurrency',
+         str(concurrency)], cwd=workspace, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        lines.append(line)
+    rc = proc.wait()
+    return rc, parse_totals(''.join(lines))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog='tools/tempest')
+    parser.add_argument('--regex', default=DEFAULT_REGEX)
+    parser.add_argument('--concurrency', type=int, default=2)
+    parser.add_argument('--dir', help='run directory (default: new, /tmp)')
+    parser.add_argument('--keep', action='store_true',
+                        help='keep the run directory')
+    parser.add_argument('--venv', default=VENV,
+                        help='Tempest\'s virtual environment')
+    args = parser.parse_args(argv)
+    reason = missing_reason(args.venv)
+    if reason:
+        print('tempest: cannot run: %s' % reason, file=sys.stderr)
+        return 2
+    base = os.path.abspath(args.dir or tempfile.mkdtemp(
+        prefix='nova-tempest-'))
+    os.makedirs(base, exist_ok=True)
+    run = Run(base)
+    keep = args.keep
+    try:
+        try:
+            run.start()
+        except Exception:
+            keep = True
+            raise
+        image, flavor, microversion = run.image_and_flavor()
+        conf = tempest_conf(run.keystone.url, image, flavor, microversion)
+        rc, totals = run_tempest(base, conf, args.regex, args.concurrency,
+                                 args.venv)
+    finally:
+        run.stop()
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            print('tempest: run directory kept: %s' % base)
+    print(totals.line())
+    return rc
+
+
+if __name__ == '__main__':
+    sys.exit(main())
