@@ -27,23 +27,80 @@ hook may block. Tests only; product code registers none.
 The points, in the order an operation reaches them:
 """
 
+import dataclasses
 import os
 import signal
 import threading
+from typing import Callable
 
 from oslo_log import log as logging
 
-from nova.conf import CONF
-from nova.conf import storage as storage_conf
-
 LOG = logging.getLogger(__name__)
 
-POINTS = storage_conf.CRASH_POINTS
+# Where this module can kill the process, in the order an operation
+# reaches them.
+POINTS = {
+    'spawn.after_mkdir': 'the instance directory was just made',
+    'spawn.writing_root_disk':
+        'the root disk was written in full under its .part- name, neither '
+        'flushed nor renamed to its final name (a kill while qemu-img still '
+        'writes it leaves a partial .part- file: tests kill the process '
+        'from outside for that, no crash point being inside qemu-img)',
+    'spawn.after_disk_info': 'disk.info was written',
+    # In _create_domain_and_network: every start of a guest (spawn,
+    # power on, hard reboot, resume) passes these.
+    'start.after_plug_vifs': 'VIFs plugged, the domain not defined yet',
+    'start.after_define': 'the domain was defined, not started',
+    'start.waiting_for_vif_events':
+        'the guest runs paused, waiting for network-vif-plugged',
+    'start.after_resume': 'the guest runs; the start has not returned',
+    'build.before_active': 'spawn returned; the row is not ACTIVE yet',
+    'evacuate.after_claim':
+        'the target claimed the migration and its attempt the token',
+    'evacuate.after_ports_bound':
+        'the ports are bound to the target; task not rebuild_spawning yet',
+    'rebuild.after_spawning':
+        'the task is rebuild_spawning (a rebuild\'s old disks not yet '
+        'removed); spawn not begun',
+    'build.after_active':
+        'the row is ACTIVE and the attempt landed; its journal not yet '
+        'completed',
+    'evacuate.before_instance_moves':
+        'spawn returned on the target; the row still on the source',
+    'evacuate.after_instance_moves':
+        'the row moved to the target and the migration is done (one '
+        'transaction); the attempt not completed yet',
+    'source.during_cleanup':
+        'the returning source destroyed the domain of an evacuated '
+        'instance; its files not yet moved aside',
+    'quarantine.after_rename':
+        'a directory was moved to quarantine; its reason not recorded',
+    'reaper.during_reap': 'the reaper stopped one orphan domain',
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """``[fault_injection]``: where to crash, where to stall."""
+    crash_point: str | None = None
+    stall_point: str | None = None
+
+
+# Nothing is injected until the configuration says where its settings
+# are (nova.conf.storage does, when it registers them).
+_settings: Callable[[], Settings] = Settings
 __doc__ += ''.join('\n* ``%s``: %s' % item for item in POINTS.items())
 
 _before_kill = []
 _observers: list = []
 _stalled: set = set()
+
+
+def read_settings_from(reader: Callable[[], Settings]) -> None:
+    """Where ``reached`` reads the settings, each time it is called (a
+    test's configuration override takes effect at once)."""
+    global _settings
+    _settings = reader
 
 
 def before_kill(hook) -> None:
@@ -63,7 +120,8 @@ def reached(name: str) -> None:
         raise ValueError('unknown crash point %r' % name)
     for hook in tuple(_observers):
         hook(name)
-    if CONF.fault_injection.stall_point == name and name not in _stalled:
+    settings = _settings()
+    if settings.stall_point == name and name not in _stalled:
         _stalled.add(name)
         LOG.critical('Stall point %s reached: stopping process %d', name,
                      os.getpid())
@@ -74,7 +132,7 @@ def reached(name: str) -> None:
         # to itself, it stops before this call returns; the stop is still
         # the whole process's.
         signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
-    wanted = CONF.fault_injection.crash_point
+    wanted = settings.crash_point
     if not wanted or wanted != name:
         return
     LOG.critical('Crash point %s reached: killing process %d', name,

@@ -3,46 +3,8 @@ fault injection the crash tests use."""
 
 from oslo_config import cfg
 
-# Where nova/crashpoint.py can kill the process, in the order an operation
-# reaches them.
-CRASH_POINTS = {
-    'spawn.after_mkdir': 'the instance directory was just made',
-    'spawn.writing_root_disk':
-        'the root disk was written in full under its .part- name, neither '
-        'flushed nor renamed to its final name (a kill while qemu-img still '
-        'writes it leaves a partial .part- file: tests kill the process '
-        'from outside for that, no crash point being inside qemu-img)',
-    'spawn.after_disk_info': 'disk.info was written',
-    # In _create_domain_and_network: every start of a guest (spawn,
-    # power on, hard reboot, resume) passes these.
-    'start.after_plug_vifs': 'VIFs plugged, the domain not defined yet',
-    'start.after_define': 'the domain was defined, not started',
-    'start.waiting_for_vif_events':
-        'the guest runs paused, waiting for network-vif-plugged',
-    'start.after_resume': 'the guest runs; the start has not returned',
-    'build.before_active': 'spawn returned; the row is not ACTIVE yet',
-    'evacuate.after_claim':
-        'the target claimed the migration and its attempt the token',
-    'evacuate.after_ports_bound':
-        'the ports are bound to the target; task not rebuild_spawning yet',
-    'rebuild.after_spawning':
-        'the task is rebuild_spawning (a rebuild\'s old disks not yet '
-        'removed); spawn not begun',
-    'build.after_active':
-        'the row is ACTIVE and the attempt landed; its journal not yet '
-        'completed',
-    'evacuate.before_instance_moves':
-        'spawn returned on the target; the row still on the source',
-    'evacuate.after_instance_moves':
-        'the row moved to the target and the migration is done (one '
-        'transaction); the attempt not completed yet',
-    'source.during_cleanup':
-        'the returning source destroyed the domain of an evacuated '
-        'instance; its files not yet moved aside',
-    'quarantine.after_rename':
-        'a directory was moved to quarantine; its reason not recorded',
-    'reaper.during_reap': 'the reaper stopped one orphan domain',
-}
+from nova import crashpoint
+
 
 storage_opts = [
     cfg.BoolOpt('instances_path_must_be_mounted',
@@ -102,7 +64,7 @@ fault_injection_opts = [
     cfg.StrOpt('crash_point',
                # With their descriptions, so the sample says what each
                # point leaves.
-               choices=sorted(CRASH_POINTS.items()),
+               choices=sorted(crashpoint.POINTS.items()),
                help="""
 Name of a crash point (``nova/crashpoint.py`` says where each is). When the
 process reaches it, it kills itself with SIGKILL, as a power cut or an OOM
@@ -112,7 +74,7 @@ to prove that a restart leaves nothing partial behind.
 Possible values: unset (the default: never), or one crash point name.
 """),
     cfg.StrOpt('stall_point',
-               choices=sorted(CRASH_POINTS.items()),
+               choices=sorted(crashpoint.POINTS.items()),
                help="""
 Name of a crash point (``nova/crashpoint.py``). The first time the process
 reaches it, it stops itself with SIGSTOP, as a hung NFS write or a host
@@ -132,6 +94,14 @@ def register_opts(conf):
     conf.register_opts(storage_opts)
     conf.register_group(fault_injection_group)
     conf.register_opts(fault_injection_opts, group=fault_injection_group)
+    if conf is cfg.CONF:
+        # crashpoint sits below the configuration (drivers reach it and
+        # must not reach the configuration through it): it is told where
+        # its two settings are.
+        crashpoint.read_settings_from(
+            lambda: crashpoint.Settings(
+                crash_point=conf.fault_injection.crash_point,
+                stall_point=conf.fault_injection.stall_point))
 
 
 def list_opts():

@@ -259,8 +259,11 @@ def run_tempest(base: str, conf_text: str, regex: str, concurrency: int,
                 venv: str = VENV) -> tuple[int, Totals]:
     workspace = os.path.join(base, 'workspace')
     tempest = os.path.join(venv, 'bin', 'tempest')
-    subprocess.run([tempest, 'init', workspace], check=True,
-                   stdout=subprocess.DEVNULL)
+    # The workspace registry stays in the run's directory: the user's
+    # ~/.tempest/workspace.yaml would refuse a second run's name.
+    subprocess.run([tempest, 'init', '--workspace-path',
+                    os.path.join(base, 'workspace.yaml'), workspace],
+                   check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(workspace, 'etc', 'tempest.conf'), 'w') as f:
         f.write(conf_text)
     proc = subprocess.Popen(

@@ -414,7 +414,7 @@ def _parser():
     status = commands.add_parser('status', help='every piece, its PID and '
                                  'whether it answers')
     status.add_argument('--json', action='store_true')
-    from nova.conf import storage as storage_conf
+    from nova import crashpoint
     for name, text in (
             ('fail', 'kill a host as a power loss would'),
             ('revive', 'boot a failed host again'),
@@ -436,10 +436,10 @@ def _parser():
         if name in ('revive', 'restart-compute'):
             sub.add_argument(
                 '--crash-point', metavar='NAME',
-                choices=sorted(storage_conf.CRASH_POINTS),
+                choices=sorted(crashpoint.POINTS),
                 help='this nova-compute run SIGKILLs itself there '
                      '([fault_injection] crash_point): one of %s'
-                     % ', '.join(storage_conf.CRASH_POINTS))
+                     % ', '.join(crashpoint.POINTS))
             sub.add_argument('--no-wait', action='store_true',
                              help='return once it is started, not once '
                                   'it heartbeats (or died at its crash '

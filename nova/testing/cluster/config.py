@@ -266,7 +266,7 @@ def compute_overrides(crash_point: str | None = None,
                       stall_point: str | None = None) -> dict:
     """The extra options of one nova-compute run, as {section: {option:
     value}}: ``options`` plus ``[fault_injection] crash_point`` and
-    ``stall_point`` (names of ``nova.conf.storage.CRASH_POINTS``;
+    ``stall_point`` (names of ``nova.crashpoint.POINTS``;
     SpecError for any other)."""
     overrides = {section: dict(values)
                  for section, values in (options or {}).items()}
@@ -275,11 +275,11 @@ def compute_overrides(crash_point: str | None = None,
         if not point:
             continue
         # Imported here: the rest of this module is plain values.
-        from nova.conf import storage as storage_conf
-        if point not in storage_conf.CRASH_POINTS:
+        from nova import crashpoint
+        if point not in crashpoint.POINTS:
             raise SpecError('unknown %s %r (known: %s)' % (
                 option.replace('_', ' '), point,
-                ', '.join(storage_conf.CRASH_POINTS)))
+                ', '.join(crashpoint.POINTS)))
         overrides.setdefault('fault_injection', {})[option] = point
     return overrides
 
