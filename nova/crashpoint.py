@@ -40,6 +40,9 @@ LOG = logging.getLogger(__name__)
 # Where this module can kill the process, in the order an operation
 # reaches them.
 POINTS = {
+    'build.before_claim':
+        'the build reached its host (and its turn among the concurrent '
+        'builds); the instance is not claimed yet, its lock not taken',
     'spawn.after_mkdir': 'the instance directory was just made',
     'spawn.writing_root_disk':
         'the root disk was written in full under its .part- name, neither '

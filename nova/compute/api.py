@@ -261,13 +261,19 @@ class API:
         delete"); what is left on that host is an orphan its init_host
         reports and never starts.
         """
-        previous_task_state = instance.task_state
-        states.check(instance, 'delete')
+        transition = states.check(instance, 'delete')
         instance.task_state = task_states.DELETING
         # An attempt in progress (a build, an evacuation) loses its token:
         # it stops at its next side effect and undoes what it made.
         instance.attempt_id = None
-        instance.save(expected_task_state=[previous_task_state])
+        # Any task state, not the one read: a delete is accepted in every
+        # state, and a build that moved on from scheduling to spawning
+        # since the read must not turn it into a 409. The save reads the
+        # row back, so the host decided on below is the row's as of this
+        # write (a build claims nothing once the task is deleting).
+        instance.save(
+            expected_task_state=list(transition.from_task_states),
+            expected_vm_state=list(transition.from_vm_states))
         objects.InstanceAction.action_start(context, instance.uuid, 'delete')
         if instance.host and self._host_is_up(context, instance.host):
             try:

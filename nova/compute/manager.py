@@ -227,26 +227,11 @@ class ComputeManager(nova_manager.Manager):
         token = attempts.Claim.new(context, instance, self.host,
                                    journal.BUILD)
         with self._builds:
-            build.place(self.compute, instance, network_info)
-            try:
-                self.runner.run(
-                    context, instance, build.BUILD,
-                    lambda: build.spawn(self.compute, context, instance,
-                                        image_meta, injected_files,
-                                        admin_password, block_device_info,
-                                        token.attempt),
-                    token=token)
-            except Exception:
-                # Spawn undid its own failure. A build that failed after
-                # its spawn is undone here, unless the database records
-                # it as landed: then what it made is the instance's (an
-                # action event that could not be written after the
-                # ACTIVE save must not undo a build that succeeded).
-                with excutils.save_and_reraise_exception():
-                    attempts.undo_unless_landed(self.compute, context,
-                                                instance, token.attempt)
-            crashpoint.reached('build.after_active')
-            self.driver.complete_attempt(instance, token.attempt)
+            build.run(self.runner, self.compute, context, instance, token,
+                      network_info, lambda: build.spawn(
+                          self.compute, context, instance, image_meta,
+                          injected_files, admin_password, block_device_info,
+                          token.attempt))
 
     def start_instance(self, context, instance):
         self.runner.run(context, instance, power.START,

@@ -229,9 +229,14 @@ class Runner:
             _reload(instance)
         elif isinstance(exc, exception.UnexpectedDeletingTaskStateError):
             # Deleted while this ran: the delete, waiting on this lock,
-            # owns the instance now. No fault: nothing failed.
+            # owns the instance now. No fault: nothing failed. The delete
+            # cleared the token, so this attempt is given up like any
+            # other that lost it: left ``claimed``, its row would say it
+            # may still act.
             LOG.info('Instance was deleted during %s',
                      operation.transition, instance=instance)
+            if token is not None:
+                token.given_up()
         elif isinstance(exc, exception.InstanceNotOnThisHost):
             # Moved away (evacuated) while this ran: the row is the other
             # host's now, its state is not ours to set.
