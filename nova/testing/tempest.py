@@ -49,7 +49,6 @@ UNSUPPORTED = {
     'service_available': {
         'neutron': 'ports come from the project\'s own network API',
         'cinder': 'no block storage service',
-        'glance': 'images come from the local image store',
         'swift': 'no object storage',
         'placement': 'target choice uses the conductor\'s own claims',
     },
@@ -166,6 +165,8 @@ def tempest_conf(keystone_url: str, image: str, flavor: str,
         lines.append('[%s]' % section)
         if section == 'service_available':
             lines.append('nova = True')
+            lines.append('# nova-api\'s read-only view of its image store')
+            lines.append('glance = True')
         for name, why in features.items():
             lines.append('# %s' % why)
             lines.append('%s = False' % name)
@@ -201,12 +202,19 @@ class Run:
     def api_url(self) -> str:
         return 'http://127.0.0.1:%d/v2.1' % self.api_port
 
+    @property
+    def image_url(self) -> str:
+        return 'http://127.0.0.1:%d/image' % self.api_port
+
     def start(self) -> None:
         self.keystone.start()
         user, password, project = SERVICE_USER
         self.keystone.add_user(user, password, project=project,
                                role='admin')
         self.keystone.add_endpoint('compute', 'nova', self.api_url)
+        # Tempest's compute tests read images through the Image service
+        # v2: nova-api's read-only view of its image store.
+        self.keystone.add_endpoint('image', 'images', self.image_url)
         conf = os.path.join(self.base, 'nova.conf')
         with open(conf, 'w') as f:
             f.write(nova_conf(self.base, self.api_port, self.keystone.url))
@@ -289,6 +297,9 @@ def main(argv=None) -> int:
     parser.add_argument('--venv', default=VENV,
                         help='Tempest\'s virtual environment')
     args = parser.parse_args(argv)
+    # A SIGTERM (a CI timeout, a user's kill) stops what the run started
+    # too: it unwinds through the finally below.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     reason = missing_reason(args.venv)
     if reason:
         print('tempest: cannot run: %s' % reason, file=sys.stderr)

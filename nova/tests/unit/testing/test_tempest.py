@@ -41,6 +41,7 @@ class TestTempestConf(base.TestCase):
                 # The reason sits on the line above the setting.
                 self.assertIn('# %s\n%s = False' % (why, name), text)
         self.assertEqual('True', conf['service_available']['nova'])
+        self.assertEqual('True', conf['service_available']['glance'])
 
     def test_compute_section_names_what_the_run_found(self):
         conf = self._parse(tempest.tempest_conf(
