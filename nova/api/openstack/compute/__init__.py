@@ -26,7 +26,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         disk_leases.DiskLeasesController(),
         migrations.MigrationsController(max_limit),
         server_external_events.ServerExternalEventsController(compute_api),
-        flavors.FlavorsController(),
+        flavors.FlavorsController(max_limit),
         images.ImagesController(image_store),
         networks.NetworksController(),
     ]
