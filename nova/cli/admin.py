@@ -7,6 +7,16 @@ from nova.cli import table
 V211 = api_version.v('2.11')
 V223 = api_version.v('2.23')
 V253 = api_version.v('2.53')
+COMPUTE_BINARY = 'nova-compute'
+
+
+def _disk_leases(client, host) -> dict[str, str]:
+    """This project's own resource: each compute host's disk leases in a
+    sentence (with the warning when it shares storage without them), by
+    host; only the hosts that report them."""
+    found = client.get('/os-disk-leases', query={'host': host})
+    return {entry['host']: entry['summary']
+            for entry in found['disk_leases'] if entry.get('summary')}
 
 
 def do_service_list(client, args, out) -> int:
@@ -16,9 +26,8 @@ def do_service_list(client, args, out) -> int:
                'Updated_at', 'Disabled Reason']
     if client.version >= V211:
         headers.append('Forced down')
-    # This project's own field (compute services only): the disk leases of
-    # the host, with the warning when it shares storage without them.
-    leases = any(s.get('disk_leases') for s in services)
+    leases = _disk_leases(client, args.host) if any(
+        s.get('binary') == COMPUTE_BINARY for s in services) else {}
     if leases:
         headers.append('Disk Leases')
     rows = []
@@ -29,7 +38,8 @@ def do_service_list(client, args, out) -> int:
         if client.version >= V211:
             row.append(s.get('forced_down'))
         if leases:
-            row.append(s.get('disk_leases') or '-')
+            row.append((leases.get(s.get('host')) or '-')
+                       if s.get('binary') == COMPUTE_BINARY else '-')
         rows.append(row)
     print(table.render(headers, rows), file=out)
     return 0

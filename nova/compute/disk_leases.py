@@ -18,13 +18,17 @@ disk a domain uses, and a second domain on a leased disk is refused
   (the same storage identity) while either of them takes none; again
   whenever the storage it records changes (a late mount, which may move
   the disks onto another mount: the leases are read again then). ``GET
-  /os-services`` shows the same (``describe``);
+  /os-disk-leases`` shows the same (``status_of``, ``describe``);
 * names the host holding a refused disk (``naming_holder``): libvirt
   only knows that the disk is locked, not by whom (a lease on NFS carries
   no host), but the database knows who ran the instance: the host the
   instance is recorded on when this is another one (an evacuation: its
   source), else the source of the instance's newest evacuation, else the
   one other host sharing this storage.
+
+``status_of`` gives the same as a value (``LeaseStatus``), for ``GET
+/os-disk-leases``: the project's own resource, since ``GET /os-services``
+answers exactly the Compute API's fields.
 
 Example (the compute manager)::
 
@@ -33,6 +37,8 @@ Example (the compute manager)::
     ...
     raise disk_leases.naming_holder(context, host, instance, exc)
 """
+
+import dataclasses
 
 from oslo_log import log as logging
 
@@ -87,11 +93,12 @@ def recorded(service) -> str | None:
 
 
 def describe(service, services) -> str | None:
-    """``disk_leases`` of a compute service as ``GET /os-services`` shows
-    it: what its libvirt takes (and why it counts as none, when libvirt
-    is configured with leases that cannot reach other hosts), and a
-    warning when it shares storage with a host where either takes none;
-    None when not reported."""
+    """The disk leases of a compute service in one sentence (``summary``
+    in ``GET /os-disk-leases``, ``nova service-list``): what its libvirt
+    takes (and why it counts as none, when libvirt is configured with
+    leases that cannot reach other hosts), and a warning when it shares
+    storage with a host where either takes none; None when not
+    reported."""
     if service.binary != COMPUTE_BINARY:
         return None
     shown = recorded(service)
@@ -108,6 +115,41 @@ def describe(service, services) -> str | None:
     return ('%s, but %s sharing its storage take%s no disk leases; fence '
             'before evacuating' % (shown, ', '.join(exposed),
                                    's' if len(exposed) == 1 else ''))
+
+
+@dataclasses.dataclass(frozen=True)
+class LeaseStatus:
+    """What one compute service records about its disk leases, and what
+    follows for evacuating its host."""
+    host: str
+    service_uuid: str
+    # lockd, sanlock, none; None when unknown or not reported.
+    disk_leases: str | None
+    # Why configured leases count as none, or are unknown.
+    reason: str | None
+    storage_identity: str | None
+    # The hosts sharing this storage where one side takes no lease.
+    unprotected_sharing: list[str]
+    # ``describe``'s sentence: the leases, the reason, the warning.
+    summary: str | None
+
+    @property
+    def fence_before_evacuating(self) -> bool:
+        """Whether nothing keeps a second QEMU off this host's disks on
+        shared storage, so it must be fenced before it is evacuated."""
+        return bool(self.unprotected_sharing)
+
+
+def status_of(service, services) -> LeaseStatus:
+    """``service``'s disk leases among ``services`` (every service, to
+    find those sharing its storage)."""
+    return LeaseStatus(
+        host=service.host, service_uuid=service.uuid,
+        disk_leases=service.disk_leases,
+        reason=service.disk_leases_reason,
+        storage_identity=service.storage_identity or None,
+        unprotected_sharing=unprotected_sharing(service, services),
+        summary=describe(service, services))
 
 
 def _compute_services(context):

@@ -66,15 +66,15 @@ libvirt's configuration directory on this host, where nova-compute reads
 which lock manager libvirtd runs with (``qemu.conf``: ``lock_manager``;
 ``qemu-lockd.conf``, ``qemu-sanlock.conf``).
 
-The service records what it reads in its service row (``disk_leases`` in
-``GET /os-services``), counting lockd's leases as none when its mount
-table shows they cannot reach another host (a ``file_lockspace_dir`` off
-the mount of ``instances_path``, NFS mounted with ``nolock`` or
-``local_lock``), and warns, at start, when the host shares its
-instance storage with another host while either takes no disk leases:
-then nothing stops an evacuation from starting a second QEMU on the disks
-of a guest that still runs on a partitioned host (doc/source/cleanup.rst,
-"Fencing").
+The service records what it reads in its service row (shown by ``GET
+/os-disk-leases`` and ``nova service-list``), counting lockd's leases as
+none when its mount table shows they cannot reach another host (a
+``file_lockspace_dir`` off the mount of ``instances_path``, NFS mounted
+with ``nolock`` or ``local_lock``), and warns, at start, when the host
+shares its instance storage with another host while either takes no disk
+leases: then nothing stops an evacuation from starting a second QEMU on
+the disks of a guest that still runs on a partitioned host
+(doc/source/cleanup.rst, "Fencing").
 """),
     cfg.IntOpt('wait_running_timeout',
                default=60,

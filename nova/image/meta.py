@@ -11,6 +11,7 @@ Example::
 """
 
 import dataclasses
+import datetime
 
 from oslo_utils import uuidutils
 
@@ -38,6 +39,9 @@ class ImageMeta:
     # Kernel command line for images booted with a kernel; None means the
     # driver's default.
     os_command_line: str | None = None
+    # When the image entered the store, UTC, as 2012-08-20T21:11:09Z (an
+    # image is never changed after: it is also when it was last updated).
+    created_at: str | None = None
 
     def __post_init__(self):
         if not uuidutils.is_uuid_like(self.id):
@@ -50,6 +54,13 @@ class ImageMeta:
         for other in (self.kernel_id, self.ramdisk_id):
             if other is not None and not uuidutils.is_uuid_like(other):
                 raise exception.InvalidUUID(uuid=other)
+
+    @staticmethod
+    def timestamp(value: datetime.datetime) -> str:
+        """``created_at`` for a moment (aware, or naive in UTC)."""
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc)
+        return value.strftime('%Y-%m-%dT%H:%M:%SZ')
 
     @property
     def is_bootable_disk(self) -> bool:

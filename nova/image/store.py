@@ -16,6 +16,7 @@ Example::
     store.get(meta.id).disk_format     # 'qcow2', detected by qemu-img
 """
 
+import datetime
 import hashlib
 import json
 import os
@@ -98,6 +99,14 @@ class ImageStore:
         try:
             with open(self._meta_path(image_id)) as f:
                 values = json.load(f)
+                if not values.get('created_at'):
+                    # Recorded before the store kept the time: the
+                    # metadata file is written once, when the image is
+                    # added.
+                    values['created_at'] = image_meta.ImageMeta.timestamp(
+                        datetime.datetime.fromtimestamp(
+                            os.fstat(f.fileno()).st_mtime,
+                            datetime.timezone.utc))
         except FileNotFoundError:
             raise exception.ImageNotFound(image_id=image_id)
         return image_meta.ImageMeta.from_dict(values)
@@ -167,7 +176,9 @@ class ImageStore:
             id=image_id, name=name, disk_format=disk_format,
             kernel_id=kernel_id, ramdisk_id=ramdisk_id,
             size=os.path.getsize(data_path), checksum=checksum,
-            os_command_line=os_command_line)
+            os_command_line=os_command_line,
+            created_at=image_meta.ImageMeta.timestamp(
+                datetime.datetime.now(datetime.timezone.utc)))
         _write_atomically(self._meta_path(image_id),
                           json.dumps(meta.to_dict(), indent=2,
                                      sort_keys=True))

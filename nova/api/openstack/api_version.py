@@ -15,6 +15,7 @@ not listed change nothing this API serves):
 
 * 2.1   the base API
 * 2.3   more ``OS-EXT-SRV-ATTR`` attributes in server details (admin)
+* 2.5   servers list: the ``ip6`` filter for non-admins too
 * 2.9   ``locked`` in server details
 * 2.11  ``PUT /os-services/force-down``; ``forced_down`` in services
 * 2.14  evacuate: no ``onSharedStorage`` (decided by the hosts), no

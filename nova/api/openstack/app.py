@@ -2,8 +2,9 @@
 
 Order of work for a request:
 
-1. ``/`` and ``/v2.1`` are version discovery, ``/v2.1/openapi.json`` the
-   OpenAPI document of the API (``openapi.py``): no authentication.
+1. ``/``, ``/v2`` and ``/v2.1`` are version discovery,
+   ``/v2.1/openapi.json`` the OpenAPI document of the API
+   (``openapi.py``): no authentication.
    ``/image`` is the image store as the Image service v2 shows it
    (``image_v2.py``; its version document public, the rest
    authenticated).
@@ -35,6 +36,9 @@ from nova import exception
 LOG = logging.getLogger(__name__)
 
 PREFIX = 'v2.1'
+# Listed by version discovery, as the reference lists it; only its version
+# document is served (versions.py).
+V20_PREFIX = 'v2'
 OPENAPI_DOCUMENT = 'openapi.json'
 REQUEST_ID_HEADERS = ('X-Compute-Request-Id', 'X-OpenStack-Request-ID')
 
@@ -124,6 +128,8 @@ class APIApplication:
                     req.context = auth.make_context(identity, req.headers,
                                                     req.request_id)
                 return 200, self.image_api(req, segments[1:]), headers
+            if segments == (V20_PREFIX,):
+                return 200, versions.show_v20(req), headers
             if segments[0] != PREFIX:
                 raise wsgi.HTTPError(404, 'Unknown API version %s; this '
                                           'API serves /%s.'

@@ -9,6 +9,7 @@ gives the status at rest, some task states override it while they run
 import dataclasses
 import datetime
 import re
+import urllib.parse
 
 from oslo_utils import timeutils
 
@@ -167,6 +168,20 @@ def paginate(items: list, limit: int, marker: str | None, key) -> list:
             raise exception.ValidationError(
                 detail='marker [%s] not found' % marker)
     return items[:limit]
+
+
+def collection_links(req, collection: str, page: list, limit: int,
+                     key) -> list[dict]:
+    """The reference's ``<collection>_links``: a ``next`` link, with the
+    request's parameters and the last item's ``key`` as the marker, when
+    the page is full (there may be more); none otherwise."""
+    if not limit or len(page) < limit:
+        return []
+    params = [(k, v) for k, v in req.GET.items() if k != 'marker']
+    params.append(('marker', key(page[-1])))
+    return [{'rel': 'next',
+             'href': '%s/v2.1/%s?%s' % (link_prefix(req), collection,
+                                        urllib.parse.urlencode(params))}]
 
 
 def _query_time(req, name: str) -> datetime.datetime | None:

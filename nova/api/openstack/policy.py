@@ -44,6 +44,7 @@ RULES = {
     'os_compute_api:os-admin-actions:reset_state': ADMIN,
     'os_compute_api:os-services:list': ADMIN,
     'os_compute_api:os-services:update': ADMIN,
+    'os_compute_api:os-disk-leases:list': ADMIN,
     'os_compute_api:os-migrations:index': ADMIN,
     'os_compute_api:os-server-external-events:create': ADMIN,
     'os_compute_api:os-instance-actions:list': OWNER,
@@ -87,6 +88,10 @@ DESCRIPTIONS = {
     'os_compute_api:os-services:list': 'List compute services.',
     'os_compute_api:os-services:update':
         'Enable, disable or force down a compute service.',
+    'os_compute_api:os-disk-leases:list':
+        'List the disk leases of the compute hosts, their storage '
+        'identities and whom to fence before evacuating (this '
+        'project\'s own resource, /os-disk-leases).',
     'os_compute_api:os-migrations:index': 'List migrations.',
     'os_compute_api:os-server-external-events:create':
         'Send external events (network-vif-plugged, ...) to servers.',

@@ -28,7 +28,7 @@ Configured leases of lockd count only where they reach the other hosts
 (``lease_reach``: the lockspace on the storage of ``instances_path``, no
 NFS mount keeping the locks on this host). When they cannot, the answer
 is "none", and when the mount table cannot tell, unknown; ``reason`` says
-why in both cases (it is shown with the answer, ``GET /os-services``).
+why in both cases (it is shown with the answer, ``GET /os-disk-leases``).
 
 Example::
 

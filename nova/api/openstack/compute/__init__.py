@@ -4,6 +4,7 @@
 every path under ``/v2.1``.
 """
 
+from nova.api.openstack.compute import disk_leases
 from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
@@ -22,9 +23,10 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         server_actions.ServerActionsController(compute_api),
         instance_actions.InstanceActionsController(max_limit),
         services.ServicesController(),
+        disk_leases.DiskLeasesController(),
         migrations.MigrationsController(max_limit),
         server_external_events.ServerExternalEventsController(compute_api),
-        flavors.FlavorsController(),
+        flavors.FlavorsController(max_limit),
         images.ImagesController(image_store),
         networks.NetworksController(),
     ]

@@ -3,6 +3,11 @@
 By microversion: ``description`` from 2.55 (flavors here have none:
 null), ``extra_specs`` in the detailed views from 2.61 (none here: {}),
 ``swap`` 0 instead of "" for no swap from 2.75.
+
+The lists page as the reference's do: ``limit`` (at most ``[api]
+max_limit``) and ``marker`` (the last flavor id seen; one that is not
+listed is a 400), with ``flavors_links`` holding the ``next`` page's link
+when a page is full.
 """
 
 import re
@@ -55,6 +60,9 @@ def _int_filter(req, name):
 
 
 class FlavorsController:
+    def __init__(self, max_limit: int):
+        self.max_limit = max_limit
+
     def routes(self) -> list[Route]:
         return [
             Route('GET', '/flavors', self.index),
@@ -73,11 +81,23 @@ class FlavorsController:
             flavors = [f for f in flavors if f.root_gb >= min_disk]
         return flavors
 
+    def _page(self, req, collection: str, view) -> dict:
+        flavors = self._flavors(req)
+        limit, marker = common.limit_and_marker(req, self.max_limit)
+        page = common.paginate(flavors, limit, marker,
+                               key=lambda f: f.flavorid)
+        shown = {'flavors': [view(req, f) for f in page]}
+        links = common.collection_links(req, collection, page, limit,
+                                        key=lambda f: f.flavorid)
+        if links:
+            shown['flavors_links'] = links
+        return shown
+
     def index(self, req):
-        return {'flavors': [_basic(req, f) for f in self._flavors(req)]}
+        return self._page(req, 'flavors', _basic)
 
     def detail(self, req):
-        return {'flavors': [_detail(req, f) for f in self._flavors(req)]}
+        return self._page(req, 'flavors/detail', _detail)
 
     def show(self, req, flavor_id):
         policy.authorize(req.context, RULE)

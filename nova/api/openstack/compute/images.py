@@ -3,6 +3,13 @@
 The reference removed these proxy APIs at 2.36 (they answer 404 from
 then on); they serve 2.1 to 2.35 here too. Images live in the local image
 store (``nova.image.store``).
+
+The fields are the reference's: ``id``, ``name``, ``links`` in the list;
+the details add ``minRam``, ``minDisk``, ``metadata``, ``created``,
+``updated`` (an image never changes here: the time it was added),
+``status``, ``progress`` and ``OS-EXT-IMG-SIZE:size``. The reference's
+``server`` (the server a snapshot was taken of) never appears: nothing
+takes snapshots here.
 """
 
 from nova.api.openstack import common
@@ -32,6 +39,8 @@ def _detail(req, meta) -> dict:
         'minDisk': 0,
         'minRam': 0,
         'metadata': metadata,
+        'created': meta.created_at,
+        'updated': meta.created_at,
         'OS-EXT-IMG-SIZE:size': meta.size,
     })
     return view

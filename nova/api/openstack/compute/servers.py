@@ -5,12 +5,17 @@ version) and ``changes-before`` (2.66) select the servers updated, or
 deleted, in that window; ``locked`` from 2.73; ``user_id``, ``vm_state``,
 ``task_state`` and ``power_state`` for non-admins too from 2.83; from 2.75
 a parameter the list does not know is a 400 (below, it is ignored).
+``ip`` and ``ip6`` are regular expressions matched, as the reference
+matches them, at the start of any of the server's fixed IPv4 (``ip``) or
+IPv6 (``ip6``) addresses; ``ip6`` is for administrators below 2.5 (it is
+ignored for others there), for everyone from 2.5.
 
 Create takes ``host`` and ``hypervisor_hostname`` from 2.74
 (administrators): the server is placed there if that host is up, enabled
 and has room, else the request is refused (400) and nothing is created.
 """
 
+import ipaddress
 import re
 
 from oslo_utils import strutils
@@ -36,7 +41,7 @@ _ADMIN_FIELD_FILTERS = ('user_id', 'vm_state', 'task_state', 'power_state')
 _KNOWN_QUERY = frozenset(('all_tenants', 'project_id', 'tenant_id', 'host',
                           'deleted', 'status', 'name', 'limit', 'marker',
                           'changes-since', 'changes-before', 'locked',
-                          *_FIELD_FILTERS))
+                          'ip', 'ip6', *_FIELD_FILTERS))
 
 
 def _check_known_query(req) -> None:
@@ -112,6 +117,7 @@ class ServersController:
         instances = self._by_name(req, instances)
         instances = self._by_fields(req, instances, admin_filters)
         instances = self._by_locked(req, instances)
+        instances = self._by_ip(req, instances, admin_filters)
         # Newest first, as the reference's default sort (created_at desc).
         instances = list(reversed(instances))
         limit, marker = common.limit_and_marker(req, self.max_limit)
@@ -171,6 +177,38 @@ class ServersController:
                 detail='Invalid locked filter %r: a boolean is expected.'
                        % text[:100])
         return [] if locked else instances
+
+    @staticmethod
+    def _by_ip(req, instances, admin_filters):
+        """``ip`` (IPv4) and ``ip6`` (IPv6; administrators only below
+        2.5): a server with a fixed address of that version that the
+        regular expression matches from its start."""
+        wanted = {}
+        for name, version in (('ip', 4), ('ip6', 6)):
+            text = common.query_value(req, name)
+            if text is None:
+                continue
+            if name == 'ip6' and not admin_filters and \
+                    not req.is_version('2.5'):
+                continue
+            try:
+                wanted[version] = re.compile(text)
+            except re.error as e:
+                raise exception.ValidationError(
+                    detail='Invalid %s filter %r: %s' % (name, text[:100],
+                                                         e))
+        if not wanted:
+            return instances
+
+        def matches(instance):
+            for vif in instance.network_info or ():
+                for address in vif.ips:
+                    pattern = wanted.get(
+                        ipaddress.ip_address(address).version)
+                    if pattern is not None and pattern.match(address):
+                        return True
+            return False
+        return [i for i in instances if matches(i)]
 
     def _by_status(self, req, instances):
         status = common.query_value(req, 'status')

@@ -281,11 +281,9 @@ class TestDiskLeases(base.ClusterTestCase):
         self.wait_for_gone(uuid)
 
     def test_every_host_reports_its_leases(self):
-        services = {s['host']: s for s in self.api.services()
-                    if s['binary'] == 'nova-compute'}
+        leases = self.api.get('/os-disk-leases')['disk_leases']
         self.assertEqual({A: 'lockd', B: 'lockd', C: 'lockd'},
-                         {h: s.get('disk_leases')
-                          for h, s in services.items()})
+                         {e['host']: e['disk_leases'] for e in leases})
         self.wait_for_log(A, 'Disk leases on %s: lock_manager = "lockd"'
                           % A)
         # Checked against the host's own mount table (its namespace): the

@@ -319,6 +319,12 @@ class AdminCommandsTest(ShellTestCase):
         self.assertEqual('Disk Leases', lines[1].split('|')[-2].strip())
         self.assertIn('none: shares storage with host1 without disk leases; '
                       'fence it before evacuating', lines[3])
+        # A service that is not a compute one has no leases to show.
+        self.make_service('ctl', binary='nova-conductor')
+        code, out, _err = self.nova('service-list')
+        (conductor,) = [line for line in out.splitlines()
+                        if 'nova-conductor' in line]
+        self.assertEqual('-', conductor.split('|')[-2].strip())
 
     def test_service_force_down_both_forms(self):
         for version in ('2.11', '2.53'):

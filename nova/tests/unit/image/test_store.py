@@ -1,5 +1,6 @@
 """The local image store: files plus metadata JSON."""
 
+import datetime
 import json
 import os
 
@@ -34,6 +35,29 @@ class TestImageStore(base.TestCase):
         self.assertEqual([image], self.store.list())
         self.assertEqual([image.id + '.img', image.id + '.json'],
                          sorted(os.listdir(self.store.path)))
+
+    def test_the_time_an_image_was_added(self):
+        before = datetime.datetime.now(datetime.timezone.utc).replace(
+            microsecond=0)
+        image = self.store.add_from_file(self.source(), name='cirros')
+        with open(os.path.join(self.store.path, image.id + '.json')) as f:
+            recorded = json.load(f)['created_at']
+        self.assertEqual(image.created_at, recorded)
+        added = datetime.datetime.strptime(
+            recorded, '%Y-%m-%dT%H:%M:%SZ').replace(
+                tzinfo=datetime.timezone.utc)
+        self.assertLessEqual(before, added)
+        # An image recorded before the store kept the time: its metadata
+        # file's, which is written once, when the image is added.
+        meta_path = os.path.join(self.store.path, image.id + '.json')
+        with open(meta_path) as f:
+            values = json.load(f)
+        del values['created_at']
+        with open(meta_path, 'w') as f:
+            json.dump(values, f)
+        os.utime(meta_path, (1700000000, 1700000000))
+        self.assertEqual('2023-11-14T22:13:20Z',
+                         self.store.get(image.id).created_at)
 
     def test_stated_format_must_match_the_data(self):
         self.assertRaises(exception.ImageUnacceptable,

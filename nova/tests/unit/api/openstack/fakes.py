@@ -63,7 +63,8 @@ class FakeImageStore:
 
 
 IMAGE = image_meta.ImageMeta(id='155d900f-4e14-4e4c-a73d-069cbf4541e6',
-                             name='cirros', disk_format='qcow2', size=1024)
+                             name='cirros', disk_format='qcow2', size=1024,
+                             created_at='2024-05-06T07:08:09Z')
 KERNEL = image_meta.ImageMeta(id='a2459075-d96c-40d5-893e-577ff92e721c',
                               name='kernel', disk_format='aki')
 

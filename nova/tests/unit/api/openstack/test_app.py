@@ -13,16 +13,37 @@ MAX = str(av.MAX_VERSION)
 
 class VersionDiscoveryTest(fakes.APITestCase):
 
-    def test_root_lists_v21_without_auth(self):
+    def test_root_lists_v20_then_v21_without_auth(self):
         response = self.request('GET', '/', token=None)
         self.assertEqual(200, response.status_int)
-        (version,) = response.json['versions']
-        self.assertEqual('v2.1', version['id'])
-        self.assertEqual('CURRENT', version['status'])
-        self.assertEqual((MAX, '2.1'), (version['version'],
-                                        version['min_version']))
-        self.assertEqual('http://localhost/v2.1/',
-                         version['links'][0]['href'])
+        self.assertEqual({'versions': [
+            {'id': 'v2.0', 'status': 'SUPPORTED', 'version': '',
+             'min_version': '', 'updated': '2011-01-21T11:33:21Z',
+             'links': [{'rel': 'self', 'href': 'http://localhost/v2/'}]},
+            {'id': 'v2.1', 'status': 'CURRENT', 'version': MAX,
+             'min_version': '2.1', 'updated': '2013-07-23T11:33:21Z',
+             'links': [{'rel': 'self', 'href': 'http://localhost/v2.1/'}]},
+        ]}, response.json)
+
+    def test_v20_document(self):
+        for path in ('/v2', '/v2/'):
+            with self.subTest(path=path):
+                response = self.request('GET', path, token=None)
+                self.assertEqual(200, response.status_int)
+                self.assertEqual({'version': {
+                    'id': 'v2.0', 'status': 'SUPPORTED', 'version': '',
+                    'min_version': '', 'updated': '2011-01-21T11:33:21Z',
+                    'links': [{'rel': 'self',
+                               'href': 'http://localhost/v2/'},
+                              {'rel': 'describedby', 'type': 'text/html',
+                               'href': 'https://docs.openstack.org/'}],
+                    'media-types': [{
+                        'base': 'application/json',
+                        'type': 'application/vnd.openstack.compute+json;'
+                                'version=2'}]}}, response.json)
+        # Only its version document: v2.0's resources are not served.
+        self.assertFault(self.request('GET', '/v2/servers'), 404,
+                         'itemNotFound')
 
     def test_v21_document(self):
         for path in ('/v2.1', '/v2.1/'):
@@ -38,7 +59,8 @@ class VersionDiscoveryTest(fakes.APITestCase):
     def test_maximum_is_295_and_latest_answers_it(self):
         # 2.95: the version in which evacuate last changed.
         self.assertEqual('2.95', MAX)
-        (version,) = self.request('GET', '/', token=None).json['versions']
+        (_v20, version) = self.request('GET', '/',
+                                       token=None).json['versions']
         self.assertEqual('2.95', version['version'])
         response = self.request('GET', '/v2.1/servers', version='latest')
         self.assertEqual(200, response.status_int, response.text)

@@ -1,5 +1,7 @@
 """GET /flavors, /flavors/detail, /flavors/{id}."""
 
+from nova.api.openstack import auth
+from nova.api import wsgi as api_wsgi
 from nova import objects
 from nova.tests.unit.api.openstack import fakes
 
@@ -23,6 +25,45 @@ class FlavorsTest(fakes.APITestCase):
                          (small['ram'], small['vcpus'], small['disk'],
                           small['OS-FLV-EXT-DATA:ephemeral'],
                           small['swap']))
+
+    def test_limit_and_marker(self):
+        objects.Flavor.create(self.ctx, '3', 'm1.medium', 4096, 2, 40)
+        for path in ('flavors', 'flavors/detail'):
+            with self.subTest(path=path):
+                first = self.request(
+                    'GET', '/v2.1/%s?limit=2&minDisk=0' % path).json
+                self.assertEqual(['1', '2'],
+                                 [f['id'] for f in first['flavors']])
+                # A full page links to the next one, the query kept.
+                self.assertEqual(
+                    [{'rel': 'next',
+                      'href': 'http://localhost/v2.1/%s?limit=2&minDisk=0'
+                              '&marker=2' % path}],
+                    first['flavors_links'])
+                rest = self.request(
+                    'GET', '/v2.1/%s?limit=2&marker=2' % path).json
+                self.assertEqual({'flavors'}, set(rest))
+                self.assertEqual(['3'], [f['id'] for f in rest['flavors']])
+                # Unlimited: the whole list and no link.
+                every = self.request('GET', '/v2.1/%s' % path).json
+                self.assertEqual({'flavors'}, set(every))
+                self.assertEqual(3, len(every['flavors']))
+
+    def test_a_page_is_at_most_max_limit(self):
+        self.flags(group='api', max_limit=1)
+        self.app = api_wsgi.make_app(self.compute_api,
+                                     image_store=self.images,
+                                     authenticator=auth.NoAuth2())
+        response = self.request('GET', '/v2.1/flavors?limit=5')
+        self.assertEqual(['1'], [f['id'] for f in
+                                 response.json['flavors']])
+        self.assertIn('marker=1', response.json['flavors_links'][0]['href'])
+
+    def test_bad_limit_or_unknown_marker_is_400(self):
+        for query in ('limit=x', 'limit=-1', 'marker=99'):
+            with self.subTest(query=query):
+                self.assertFault(self.request('GET', '/v2.1/flavors?'
+                                              + query), 400, 'badRequest')
 
     def test_show(self):
         flavor = self.request('GET', '/v2.1/flavors/1').json['flavor']

@@ -24,6 +24,32 @@ class ImagesTest(fakes.APITestCase):
         response = self.request('GET', '/v2.1/images/detail')
         self.assertEqual(2, len(response.json['images']))
 
+    # The reference's fields, exactly (no server: nothing is a snapshot).
+    BASIC = {'id', 'name', 'links'}
+    DETAIL = BASIC | {'minRam', 'minDisk', 'metadata', 'created', 'updated',
+                      'status', 'progress', 'OS-EXT-IMG-SIZE:size'}
+
+    def test_exactly_the_reference_fields(self):
+        for version in ('2.1', '2.35'):
+            with self.subTest(version=version):
+                listed = self.request('GET', '/v2.1/images',
+                                      version=version).json['images']
+                self.assertEqual([self.BASIC] * 2, [set(i) for i in listed])
+                detailed = self.request('GET', '/v2.1/images/detail',
+                                        version=version).json['images']
+                self.assertEqual([self.DETAIL] * 2,
+                                 [set(i) for i in detailed])
+                image = self.request('GET', '/v2.1/images/%s'
+                                     % fakes.IMAGE.id,
+                                     version=version).json['image']
+                self.assertEqual(self.DETAIL, set(image))
+
+    def test_created_and_updated_are_when_the_image_was_added(self):
+        image = self.request('GET', '/v2.1/images/%s'
+                             % fakes.IMAGE.id).json['image']
+        self.assertEqual(('2024-05-06T07:08:09Z', '2024-05-06T07:08:09Z'),
+                         (image['created'], image['updated']))
+
     def test_removed_from_236(self):
         for path in ('/v2.1/images', '/v2.1/images/detail',
                      '/v2.1/images/%s' % fakes.IMAGE.id):

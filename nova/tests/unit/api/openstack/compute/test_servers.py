@@ -6,6 +6,7 @@ import sqlalchemy as sa
 
 from nova.db import api as db_api
 from nova.db import models
+from nova.model import network as network_model
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
@@ -87,6 +88,50 @@ class ListTest(fakes.APITestCase):
         self.assertFault(self.request('GET', '/v2.1/servers?limit=x',
                                       token=fakes.USER_TOKEN), 400,
                          'badRequest')
+
+    def _give_addresses(self, instance, *ips):
+        instance.network_info = network_model.NetworkInfo([
+            network_model.VIF(id='vif-%s' % instance.uuid,
+                              address='fa:16:3e:00:00:01',
+                              network=network_model.Network(
+                                  NETWORK, 'private', 'br0'),
+                              ips=tuple(ips))])
+        instance.save()
+
+    def test_ip_and_ip6_filters(self):
+        self._give_addresses(self.mine, '10.0.0.15', 'fd00::15')
+        self._give_addresses(self.stopped, '10.0.1.5', 'fd00::1:5')
+
+        def found(query, version=None, token=fakes.USER_TOKEN):
+            return self.ids(self.request('GET', '/v2.1/servers?' + query,
+                                         token=token, version=version))
+        # A regular expression matched from the start of an address.
+        self.assertEqual({self.mine.uuid, self.stopped.uuid},
+                         found('ip=10.0.'))
+        self.assertEqual({self.mine.uuid}, found('ip=10.0.0.1'))
+        self.assertEqual({self.stopped.uuid}, found(r'ip=10\.0\.1\.'))
+        self.assertEqual(set(), found('ip=0.0.15'))
+        # ip looks at IPv4 addresses only, ip6 at IPv6 ones only.
+        self.assertEqual(set(), found('ip=fd00'))
+        self.assertEqual({self.stopped.uuid},
+                         found('ip6=fd00::1:', version='2.5'))
+        self.assertEqual(set(), found('ip6=10.0.', version='2.5'))
+        # ip6 is for administrators below 2.5: ignored for users there.
+        self.assertEqual({self.mine.uuid, self.stopped.uuid},
+                         found('ip6=fd00::1:', version='2.4'))
+        self.assertEqual({self.stopped.uuid},
+                         found('all_tenants=1&ip6=fd00::1:', version='2.4',
+                               token=fakes.ADMIN_TOKEN))
+        # Known from 2.75, when unknown parameters are refused.
+        self.assertEqual({self.mine.uuid},
+                         found('ip=10.0.0.15&ip6=fd00::15', version='2.75'))
+
+    def test_invalid_ip_regex_is_400(self):
+        for query in ('ip=(', 'ip6=['):
+            with self.subTest(query=query):
+                self.assertFault(self.request(
+                    'GET', '/v2.1/servers?' + query, token=fakes.USER_TOKEN,
+                    version='2.5'), 400, 'badRequest')
 
     def test_deleted_servers_for_admin(self):
         self.mine.destroy()

@@ -11,6 +11,9 @@ class ServicesTest(fakes.APITestCase):
         self.conductor = self.make_service('ctl', binary='nova-conductor')
         self.set_down(self.host2)
 
+    def reloaded(self, service):
+        return objects.Service.get_by_id(self.ctx, service.id)
+
     def services(self, version=None, query=''):
         response = self.request('GET', '/v2.1/os-services' + query,
                                 version=version)
@@ -18,76 +21,44 @@ class ServicesTest(fakes.APITestCase):
         return {s['host'] + '/' + s['binary']: s
                 for s in response.json['services']}
 
+    # The reference's fields, exactly: strict clients refuse any other.
+    FIELDS_21 = {'id', 'binary', 'host', 'zone', 'status', 'state',
+                 'updated_at', 'disabled_reason'}
+    FIELDS_211 = FIELDS_21 | {'forced_down'}
+
     def test_list_at_21(self):
         services = self.services()
         host1 = services['host1/nova-compute']
         self.assertEqual({'id': self.host1.id, 'binary': 'nova-compute',
                           'host': 'host1', 'zone': 'nova',
                           'status': 'enabled', 'state': 'up',
-                          'disabled_reason': None, 'disk_leases': None},
+                          'disabled_reason': None},
                          {k: v for k, v in host1.items()
                           if k != 'updated_at'})
         self.assertEqual('down', services['host2/nova-compute']['state'])
         self.assertEqual('internal', services['ctl/nova-conductor']['zone'])
-        self.assertNotIn('disk_leases', services['ctl/nova-conductor'])
 
-    def _record(self, service, identity, leases, reason=None):
-        row = self.reloaded(service)
-        row.storage_identity = identity
-        row.disk_leases = leases
-        row.disk_leases_reason = reason
-        row.save()
-
-    def test_disk_leases_and_the_warning_for_shared_storage(self):
-        self._record(self.host1, 'shared', 'lockd')
-        self._record(self.host2, 'shared', 'lockd')
-        services = self.services()
-        self.assertEqual('lockd',
-                         services['host1/nova-compute']['disk_leases'])
-        # host2 takes none now: both sides say so, host2 first.
-        self._record(self.host2, 'shared', 'none')
-        services = self.services(query='?host=host2')
-        self.assertEqual(
-            'none: shares storage with host1 without disk leases; fence it '
-            'before evacuating',
-            services['host2/nova-compute']['disk_leases'])
-        services = self.services(query='?binary=nova-compute')
-        self.assertEqual(
-            'lockd, but host2 sharing its storage takes no disk leases; '
-            'fence before evacuating',
-            services['host1/nova-compute']['disk_leases'])
-        # Separate storage: no warning, whatever the leases.
-        self._record(self.host2, 'other', 'none')
-        services = self.services()
-        self.assertEqual('lockd',
-                         services['host1/nova-compute']['disk_leases'])
-        self.assertEqual('none',
-                         services['host2/nova-compute']['disk_leases'])
-
-    def test_why_configured_leases_count_as_none(self):
-        why = ('file_lockspace_dir /var/lib/libvirt/lockd/files is on / '
-               '(ext4 /dev/vda1), not on the storage of instances_path '
-               '/var/lib/nova/instances, which is on /var/lib/nova/instances '
-               '(nfs4 srv:/nova): leases taken there do not cross hosts')
-        self._record(self.host1, 'shared', 'none', why)
-        self._record(self.host2, 'other', None, 'cannot read '
-                     '/proc/self/mountinfo (Permission denied): whether disk '
-                     'leases cross hosts is unknown')
-        services = self.services()
-        self.assertEqual('none: ' + why,
-                         services['host1/nova-compute']['disk_leases'])
-        self.assertEqual('unknown: cannot read /proc/self/mountinfo '
-                         '(Permission denied): whether disk leases cross '
-                         'hosts is unknown',
-                         services['host2/nova-compute']['disk_leases'])
-        self._record(self.host2, 'shared', 'lockd')
-        services = self.services()
-        self.assertEqual('none: %s; it shares storage with host2 without '
-                         'disk leases; fence it before evacuating' % why,
-                         services['host1/nova-compute']['disk_leases'])
-        self.assertEqual('lockd, but host1 sharing its storage takes no '
-                         'disk leases; fence before evacuating',
-                         services['host2/nova-compute']['disk_leases'])
+    def test_exactly_the_reference_fields_at_each_microversion(self):
+        # A compute host that records disk leases on shared storage (this
+        # project's own knowledge) shows none of it here.
+        for service, leases in ((self.host1, 'lockd'), (self.host2, 'none')):
+            row = self.reloaded(service)
+            row.storage_identity = 'shared'
+            row.disk_leases = leases
+            row.disk_leases_reason = 'why'
+            row.save()
+        for version, fields in (('2.1', self.FIELDS_21),
+                                ('2.10', self.FIELDS_21),
+                                ('2.11', self.FIELDS_211),
+                                ('2.53', self.FIELDS_211),
+                                ('2.95', self.FIELDS_211)):
+            with self.subTest(version=version):
+                for name, service in self.services(version).items():
+                    self.assertEqual(fields, set(service), name)
+        response = self.request(
+            'PUT', '/v2.1/os-services/%s' % self.host1.uuid,
+            {'status': 'disabled'}, version='2.53')
+        self.assertEqual(self.FIELDS_211, set(response.json['service']))
 
     def test_list_by_microversion(self):
         self.assertIn('forced_down',
@@ -110,9 +81,6 @@ class ServicesTest(fakes.APITestCase):
             {'host': 'host1', 'binary': 'nova-compute'},
             token=fakes.USER_TOKEN), 403, 'forbidden')
         self.assertFalse(self.reloaded(self.host1).disabled)
-
-    def reloaded(self, service):
-        return objects.Service.get_by_id(self.ctx, service.id)
 
     def test_disable_enable(self):
         body = {'host': 'host1', 'binary': 'nova-compute'}
