@@ -38,8 +38,8 @@ ALLOWED = {
     'service': {'conf', 'context', 'manager', 'objects', 'periodic',
                 'rpc'},
     # Compute drives the virt drivers, the network and the image store,
-    # and is the only layer that knows a driver's kind (its reaper reads
-    # the libvirt image cache).
+    # through the driver interface only (never a driver's own modules:
+    # FORBIDDEN).
     'compute': {'conf', 'context', 'crashpoint', 'image', 'manager',
                 'network', 'objects', 'periodic', 'rpc', 'scheduler',
                 'virt'},
@@ -63,6 +63,13 @@ ALLOWED = {
     'version': set(),
 }
 NOT_PRODUCT = ('tests', 'testing')
+# package -> modules of the project it may not import, although their
+# package is allowed (a prefix of the dotted name under ``nova``).
+FORBIDDEN = {
+    # The compute layer asks the driver (``nova/virt/driver.py``); what
+    # only libvirt knows stays behind it.
+    'compute': ('virt.libvirt',),
+}
 
 DELETERS = {('os', 'remove'), ('os', 'unlink'), ('os', 'rmdir'),
             ('os', 'removedirs'), ('shutil', 'rmtree')}
@@ -120,6 +127,11 @@ def layer_violations(path, tree):
             found.append('%s:%d imports the test package %s'
                          % (path, line, module))
         elif '*' not in allowed and target not in allowed:
+            found.append('%s:%d: %s imports %s' % (path, line, package,
+                                                   module))
+        elif any(module == 'nova.' + prefix
+                 or module.startswith('nova.%s.' % prefix)
+                 for prefix in FORBIDDEN.get(package, ())):
             found.append('%s:%d: %s imports %s' % (path, line, package,
                                                    module))
     return found
@@ -200,6 +212,18 @@ class TheCheckCanFail(unittest.TestCase):
              'nova.tests.base'],
             self.violations('network/agent.py',
                             'import nova.tests.base\n'))
+
+    def test_compute_importing_a_drivers_module_is_caught(self):
+        self.assertEqual(
+            ['compute/reaper.py:1: compute imports '
+             'nova.virt.libvirt.imagecache',
+             'compute/reaper.py:2: compute imports nova.virt.libvirt'],
+            self.violations('compute/reaper.py',
+                            'from nova.virt.libvirt import imagecache\n'
+                            'import nova.virt.libvirt\n'))
+        self.assertEqual([], self.violations(
+            'compute/reaper.py', 'from nova.virt import driver\n'
+            'from nova.virt import libvirt_like\n'))
 
     def test_a_lazy_import_is_caught_too(self):
         self.assertEqual(
