@@ -19,14 +19,14 @@ from nova import context as nova_context
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova import periodic
+from nova.tests.files import age
 from nova.tests.files import sha256_tree
+from nova.tests.files import write
 from nova.tests.fixtures import compute as compute_fixtures
 from nova.tests.fixtures import database as dbf
 from nova.tests.fixtures import libvirt_host as fixtures
-from nova.tests.fixtures.reaper import age
 from nova.tests.fixtures.reaper import HOST
 from nova.tests.fixtures.reaper import ReaperTestCase
-from nova.tests.fixtures.reaper import write
 from nova.virt import instancedir
 from nova.virt import journal
 from nova.virt.libvirt import imagecache
