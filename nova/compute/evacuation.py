@@ -6,10 +6,11 @@ Run by ``ComputeManager.init_host`` before the host reconciles its own
 instances, so that nothing evacuated away is started again here (no split
 brain), for every instance at once (``destroy_evacuated_instances``); and
 by the orphan reaper of a host that came back without a restart, one
-instance at a time under its lock (``clean_up_evacuated``, reaper.py part
-a). Each instance is dealt with on its own, by its newest evacuation
-whose source is this host (``Migration.newest_evacuations``), so one that
-must wait or fails never keeps another's stale guest running:
+instance at a time under its lock (``clean_up_evacuated``,
+reap_evacuated.py: the reaper's part a). Each instance is dealt with on
+its own, by its newest evacuation whose source is this host
+(``Migration.newest_evacuations``), so one that must wait or fails never keeps
+another's stale guest running:
 
 * ``done``: power the local domain off at once (no clean shutdown:
   ``stop_stale_guest``), undefine it, unplug its VIFs; move the local copy
@@ -174,7 +175,7 @@ def clean_up_evacuated(context, host: str, driver, instance, migration,
     The caller makes sure nothing works on this host's copy of the
     instance meanwhile: ``init_host`` calls it before the service takes
     any request, the reaper under the instance's lock once no operation
-    involves this host (reaper.py, part a). Each instance is cleaned up
+    involves this host (reap_evacuated.py). Each instance is cleaned up
     on its own, so one that waits or fails never keeps another's stale
     guest running. Never raises: a failure is logged, the instance left
     as it is and reported in ``errors`` (the next start or reaper run

@@ -18,7 +18,8 @@ the state changes; see its docstring)::
     resources.py, periodic_tasks.py: the periodic tasks (the node's
                   resources in compute_nodes, the power state sync)
     reaper.py     the orphan reaper (periodic; its stale file part also
-                  at init_host)
+                  at init_host), its parts in reap_evacuated.py and
+                  reap_domains.py, its report in reap_report.py
 
 Endpoints take the request context first and keyword arguments, as
 ``compute/rpcapi.py`` casts them. A failure is recorded (fault, action

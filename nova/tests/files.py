@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import time
 
 
 def sha256_tree(path):
@@ -18,3 +19,23 @@ def sha256_tree(path):
                 digest[os.path.relpath(full, path)] = hashlib.sha256(
                     f.read()).hexdigest()
     return digest
+
+
+# Older than the test process, and than any age a cleanup waits for
+# before it takes a temporary file for a dead process's.
+LONG_AGO = 3 * 24 * 3600
+
+
+def age(path, seconds=LONG_AGO):
+    """Make ``path`` itself (never a symlink's target) look last
+    modified ``seconds`` ago."""
+    when = time.time() - seconds
+    os.utime(path, (when, when), follow_symlinks=False)
+
+
+def write(path, content='x'):
+    """A file at ``path`` (its directory made if missing)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        f.write(content)
+    return path

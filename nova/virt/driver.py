@@ -20,6 +20,7 @@ each driver runs them (``nova/tests/unit/virt/test_fake.py``,
 import contextlib
 import importlib
 import os
+import threading
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -29,9 +30,11 @@ from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.model import hardware
 from nova.model import network as network_model
+from nova.virt import housekeeping
 from nova.virt import instancedir
 from nova.virt import journal
 from nova.virt import ownership
+from nova.virt import stale_files
 from nova.virt import storage_identity
 
 LOG = logging.getLogger(__name__)
@@ -53,7 +56,10 @@ class ComputeDriver:
         self._vif_listeners = []
         # Ids of the spawn attempts this driver runs: an open journal of
         # this host that is not among them was left by a dead process.
-        self._live_attempts = set()
+        # Changed and copied under the lock, so a reader never sees the
+        # set change during its copy.
+        self._live_attempts: set[str] = set()
+        self._live_attempts_lock = threading.Lock()
 
     # -- host ------------------------------------------------------------
 
@@ -209,7 +215,7 @@ class ComputeDriver:
         own = attempt is None
         if own:
             attempt = journal.Attempt.new(journal.BUILD)
-        self._live_attempts.add(attempt.id)
+        self._attempt_started(attempt)
         spawn_journal = journal.SpawnJournal.begin(
             self._instance_dir(instance), self.settings.host, attempt,
             new_files=new_files,
@@ -228,7 +234,7 @@ class ComputeDriver:
                           attempt.id, instance=instance)
                 try:
                     spawn_journal.undo(destroy_guest)
-                    self._live_attempts.discard(attempt.id)
+                    self._attempt_ended(attempt)
                 except Exception:
                     LOG.exception('Undoing attempt %s failed; its journal '
                                   'is kept for the next start', attempt.id,
@@ -241,14 +247,29 @@ class ComputeDriver:
         process of this host runs any more (a restart cut them short)."""
         found, unreadable = journal.find(self.settings.instances_path,
                                          self.settings.host)
-        live = frozenset(self._live_attempts)
+        live = self.live_attempts()
         return [j for j in found if j.attempt.id not in live], unreadable
+
+    def live_attempts(self) -> frozenset[str]:
+        """The ids of the spawn attempts this driver runs now: begun
+        (``spawn``) and neither completed nor undone. A copy, safe to read
+        from any thread while attempts begin and end."""
+        with self._live_attempts_lock:
+            return frozenset(self._live_attempts)
+
+    def _attempt_started(self, attempt) -> None:
+        with self._live_attempts_lock:
+            self._live_attempts.add(attempt.id)
+
+    def _attempt_ended(self, attempt) -> None:
+        with self._live_attempts_lock:
+            self._live_attempts.discard(attempt.id)
 
     def complete_attempt(self, instance, attempt) -> None:
         """The result of ``attempt`` is recorded: forget its journal."""
         journal.SpawnJournal(self._instance_dir(instance), self.settings.host,
                              attempt).complete()
-        self._live_attempts.discard(attempt.id)
+        self._attempt_ended(attempt)
 
     def undo_attempt(self, context, instance, attempt,
                      keep_files: str | None = None) -> bool:
@@ -274,7 +295,7 @@ class ComputeDriver:
             self.destroy(context, instance, vifs, destroy_disks=False)
 
         spawn_journal.undo(destroy_guest, keep_files=keep_files)
-        self._live_attempts.discard(attempt.id)
+        self._attempt_ended(attempt)
         return True
 
     def stop_guest_now(self, instance) -> None:
@@ -286,6 +307,48 @@ class ComputeDriver:
                 self.power_off(instance, timeout=0)
             except exception.InstanceNotFound:
                 pass
+
+    # -- housekeeping of instances_path ---------------------------------
+
+    def remove_stale_temporary_files(self, older_than: float,
+                                     dry_run: bool = False
+                                     ) -> list[housekeeping.Finding]:
+        """Remove the temporary files of work that died; one
+        ``housekeeping.Finding`` a file looked at.
+
+        The base driver's are the ``.part-`` files of instance directories
+        whose attempt has no journal of any host on this storage and is not
+        among ``live_attempts()``, and the journal's own temporary files
+        (``nova.virt.stale_files``); a driver with temporary files of its
+        own (an image cache's fetches) adds them. Each only when last
+        modified before ``older_than`` (a ``time.time()`` value; the
+        caller passes one before its process started and long enough ago
+        for another host's work in progress to be young). Kept: anything
+        younger, anything of a live attempt or one with a journal, every
+        ``.part-`` file while a journal file's name cannot be read, and
+        what is not a regular file. Never raises for one file. With
+        ``dry_run`` nothing changes. The caller makes sure the storage has
+        no problem first.
+        """
+        return stale_files.remove(self.settings.instances_path,
+                                  self.live_attempts(), older_than,
+                                  dry_run=dry_run)
+
+    def manage_image_cache(self, min_age: float, dry_run: bool = False
+                           ) -> list[housekeeping.Finding]:
+        """Age out the base images no disk under ``instances_path``
+        uses, once last used more than ``min_age`` seconds ago; one
+        ``housekeeping.Finding`` a base image looked at.
+
+        Kept: a base image some disk of an instance directory (a
+        quarantined one included) has as its backing file, one used less
+        than ``min_age`` seconds ago, one a fetch holds the lock of, and
+        every one while the disks of some directory cannot all be told.
+        Never raises for one file. With ``dry_run`` nothing changes. The
+        base driver keeps no image cache (``capabilities['has_imagecache']``
+        false): it finds nothing and changes nothing.
+        """
+        return []
 
     # -- inventory -------------------------------------------------------
 

@@ -100,7 +100,8 @@ def _default_exception(step, host):
 
 class FakeDriver(driver.ComputeDriver):
 
-    capabilities = {'supports_evacuate': True}
+    # Spawns make raw disks of their own: no base images to age out.
+    capabilities = {'supports_evacuate': True, 'has_imagecache': False}
 
     def __init__(self, virtapi, settings):
         super().__init__(virtapi, settings)

@@ -268,10 +268,12 @@ def remove_layout_file(instances_path: str, directory: str,
     image cache ``_base`` or the journals' ``_journal``) of
     ``instances_path``; False if it was not there.
 
-    For the leftovers and unused base images the reaper removes
-    (``nova/compute/reaper.py``). Refused (``InvalidInstancePath``): any
-    other directory, a name that is not one entry of it, a directory that
-    is a symlink or resolves anywhere but into ``instances_path``, and an
+    For the leftovers and unused base images the drivers' housekeeping
+    removes (``nova/virt/stale_files.py``,
+    ``nova/virt/libvirt/cache_cleanup.py``). Refused
+    (``InvalidInstancePath``): any other directory, a name that is not
+    one entry of it, a directory that is a symlink or resolves anywhere but
+    into ``instances_path``, and an
     entry that is not a regular file (a symlink, a directory).
     """
     instances_path = os.path.abspath(instances_path)

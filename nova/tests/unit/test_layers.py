@@ -115,12 +115,6 @@ OPTION_CALLS = frozenset({'register_opt', 'register_opts',
                           'register_cli_opt', 'register_cli_opts',
                           'register_group'})
 
-# TEMPORARY: the reaper reads the libvirt image cache itself; the change
-# that has it ask the driver instead deletes this entry.
-REAPER_READS_LIBVIRT = Tolerated(
-    'layers', os.path.join('compute', 'reaper.py'), 'nova.virt.libvirt',
-    'temporary: the reaper reads the libvirt image cache itself')
-
 # Found in the product when the checker learnt to see them: each is a
 # question for its owner, not a permission; delete the entry with the fix.
 FOUND_BY_THE_STRICTER_CHECK = (
@@ -131,7 +125,7 @@ FOUND_BY_THE_STRICTER_CHECK = (
               'oslo_utils.fileutils.delete_if_exists',
               'the temporary file of a cached image'),
 )
-TOLERATED = (REAPER_READS_LIBVIRT,) + FOUND_BY_THE_STRICTER_CHECK
+TOLERATED = FOUND_BY_THE_STRICTER_CHECK
 
 
 def violations(product_dir):
@@ -300,16 +294,6 @@ class TheCheckCanFail(unittest.TestCase):
             self.tree({'compute/audit.py':
                        'from nova.virt.libvirt import imagecache\n'
                        'from nova.virt import fake\n'}))
-
-    def test_the_reaper_may_read_only_libvirt_for_now(self):
-        found = self.tree({'compute/reaper.py':
-                           'from nova.virt.libvirt import imagecache\n'
-                           'from nova.virt import fake\n'})
-        self.assertEqual(2, len(found))
-        self.assertEqual(
-            ['compute/reaper.py:2 compute imports nova.virt.fake, '
-             'not in its list'],
-            untolerated(self.found))
 
     def test_virt_reaching_the_configuration_indirectly_is_caught(self):
         found = self.tree({

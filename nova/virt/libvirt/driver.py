@@ -2,8 +2,9 @@
 
 The work is done elsewhere: ``host.py`` (connection, events), ``guest.py``
 (one domain), ``designer.py`` + ``config/`` (domain XML), ``disks.py``,
-``imagebackend.py``, ``imagecache.py`` (disks and images), ``vif.py``
-(ports), ``instancedir.py`` (paths and the only deletions).
+``imagebackend.py``, ``imagecache.py`` (disks and images),
+``cache_cleanup.py`` (the image cache's housekeeping), ``vif.py`` (ports),
+``instancedir.py`` (paths and the only deletions).
 
 Cleanup contract (doc/source/cleanup.rst, "Operation by operation"):
 ``_create_domain_and_network`` cleans up a failed start through
@@ -29,6 +30,7 @@ from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
 from nova.virt import driver
 from nova.model import hardware
+from nova.virt.libvirt import cache_cleanup
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import disks
 from nova.virt.libvirt import host as libvirt_host
@@ -49,7 +51,7 @@ _LEAVE_ON_HOST_BOOT = (power_state.RUNNING, power_state.SUSPENDED,
 
 
 class LibvirtDriver(driver.ComputeDriver):
-    capabilities = {'supports_evacuate': True}
+    capabilities = {'supports_evacuate': True, 'has_imagecache': True}
 
     def __init__(self, virtapi, settings):
         super().__init__(virtapi, settings)
@@ -118,6 +120,20 @@ class LibvirtDriver(driver.ComputeDriver):
             self._image_store = image_store.ImageStore.from_settings(
                 self.settings)
         return self._image_store
+
+    # -- housekeeping of instances_path ---------------------------------
+
+    def remove_stale_temporary_files(self, older_than, dry_run=False):
+        """The base driver's, and the temporary files of image fetches
+        that died (``cache_cleanup.remove_fetch_leftovers``)."""
+        return (super().remove_stale_temporary_files(older_than,
+                                                     dry_run=dry_run)
+                + cache_cleanup.remove_fetch_leftovers(
+                    self.image_cache, older_than, dry_run=dry_run))
+
+    def manage_image_cache(self, min_age, dry_run=False):
+        return cache_cleanup.remove_unused_bases(self.image_cache, min_age,
+                                                 dry_run=dry_run)
 
     # -- inventory -------------------------------------------------------
 

@@ -10,7 +10,8 @@ download the same image at once; it writes to a temporary name
 the final name.
 
 Each fetch also touches the base file (its mtime is "last used"), under
-the same lock. The orphan reaper (``nova/compute/reaper.py``) ages out a
+the same lock. The driver's housekeeping (``cache_cleanup.py``, which the
+orphan reaper runs through ``manage_image_cache``) ages out a
 base image no instance disk uses once it is old enough, and removes the
 temporary file of a fetch that died: both only while it holds the image's
 lock, taken without waiting, and only after reading the file's age again
@@ -161,7 +162,7 @@ class ImageCache:
         self._described[path] = cached
         return cached
 
-    # -- what the reaper uses -------------------------------------------
+    # -- what cache_cleanup uses ----------------------------------------
 
     def entries(self) -> tuple[list[CacheEntry], list[str]]:
         """(base images and fetch leftovers, paths of the other entries)
