@@ -214,9 +214,7 @@ class ComputeManager(nova_manager.Manager):
     # -- lifecycle --------------------------------------------------------
 
     def build_and_run_instance(self, context, instance, image_meta=None,
-                               network_info=None, injected_files=None,
-                               admin_password=None, block_device_info=None,
-                               image=None):
+                               network_info=None, image=None):
         """Create and start the guest; ERROR with a fault on failure.
 
         ``image`` is accepted as another name of ``image_meta`` (Nova's).
@@ -232,9 +230,7 @@ class ComputeManager(nova_manager.Manager):
                 self.runner.run(
                     context, instance, build.BUILD,
                     lambda: build.spawn(self.compute, context, instance,
-                                        image_meta, injected_files,
-                                        admin_password, block_device_info,
-                                        token.attempt),
+                                        image_meta, token.attempt),
                     token=token)
             except Exception:
                 # Spawn undid its own failure. A build that failed after
@@ -312,12 +308,9 @@ class ComputeManager(nova_manager.Manager):
         return image_store.ImageStore.from_settings(self.settings).get(
             image_ref)
 
-    def _rebuild_default_impl(self, context, instance, image_meta,
-                              injected_files, admin_password, bdms,
-                              recreate=False, on_shared_storage=None,
-                              network_info=None, block_device_info=None,
-                              preserve_ephemeral=False, power_on=True,
-                              attempt=None, migration=None):
+    def _rebuild_default_impl(self, context, instance, image_meta, *,
+                              recreate, on_shared_storage, network_info,
+                              power_on, attempt):
         """The driver sequence of a rebuild (Nova's).
 
         Task state ``rebuild_spawning`` first, by compare-and-swap that
@@ -346,12 +339,10 @@ class ComputeManager(nova_manager.Manager):
                 self.driver.power_off(instance,
                                       timeout=self.settings.shutdown_timeout)
             self.driver.destroy(context, instance, network_info,
-                                block_device_info=block_device_info,
                                 destroy_disks=True)
         try:
-            self.driver.spawn(context, instance, image_meta, injected_files,
-                              admin_password, network_info=network_info,
-                              block_device_info=block_device_info,
+            self.driver.spawn(context, instance, image_meta,
+                              network_info=network_info,
                               power_on=power_on, attempt=attempt)
         except Exception:
             with excutils.save_and_reraise_exception():
@@ -360,7 +351,6 @@ class ComputeManager(nova_manager.Manager):
                               'the guest here (destroy_disks=%s)',
                               not on_shared_storage, instance=instance)
                     self.driver.destroy(context, instance, network_info,
-                                        block_device_info,
                                         destroy_disks=not on_shared_storage)
 
     # -- events -------------------------------------------------------------

@@ -330,7 +330,6 @@ class RebuildWorkflow:
     def _evacuate(self, context, instance):
         """The body: decide, clean leftovers, bind ports, spawn; each
         side effect only while this attempt holds the token."""
-        request = self.request
         crashpoint.reached('evacuate.after_claim')
         self.compute.check_storage_writable()
         # Not a side effect, but what it reads may be another attempt's
@@ -349,13 +348,9 @@ class RebuildWorkflow:
             self.network_api, self.host, context, instance)
         crashpoint.reached('evacuate.after_ports_bound')
         self.rebuild_impl(
-            context, instance, image_meta, request.injected_files,
-            request.new_pass, request.bdms, recreate=True,
+            context, instance, image_meta, recreate=True,
             on_shared_storage=shared, network_info=self.network_info,
-            block_device_info=None,
-            preserve_ephemeral=request.preserve_ephemeral,
-            power_on=self._power_on(instance),
-            attempt=self.token.attempt, migration=self.migration)
+            power_on=self._power_on(instance), attempt=self.token.attempt)
         crashpoint.reached('evacuate.before_instance_moves')
 
     def _evacuation_failed(self, context, instance, exc, transition,
@@ -466,8 +461,7 @@ class RebuildWorkflow:
         self.compute.check_storage_writable()
         image_meta = _image_meta(self.image_meta, context, image_ref)
         self.rebuild_impl(
-            context, instance, image_meta, request.injected_files,
-            request.new_pass, request.bdms, recreate=False,
+            context, instance, image_meta, recreate=False,
             on_shared_storage=False, network_info=instance.network_info,
             power_on=instance.vm_state != vm_states.STOPPED,
             attempt=self.token.attempt)

@@ -87,7 +87,7 @@ class ReaperTestCase(base.TestCase):
             port_ids=[uuidutils.generate_uuid()])
         if in_database:
             instance.create()
-        self.driver.spawn(self.ctx, instance, self.image, [], None,
+        self.driver.spawn(self.ctx, instance, self.image,
                           network_info=instance.network_info)
         if in_database:
             instance.host = instance.node = db_host

@@ -64,8 +64,7 @@ class LeakyDriver(fake.FakeDriver):
     libvirt driver of the evacuation-leftovers bug did. The manager must
     clean up."""
 
-    def spawn(self, context, instance, image_meta, injected_files,
-              admin_password, network_info=None, block_device_info=None,
+    def spawn(self, context, instance, image_meta, network_info=None,
               power_on=True, attempt=None):
         idir = self._instance_dir(instance)
         idir.create()
@@ -456,7 +455,7 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         migration.save()
         instance.task_state = task_states.REBUILD_SPAWNING
         instance.save()
-        self.b.driver.spawn(ctx, instance, self.image, [], None,
+        self.b.driver.spawn(ctx, instance, self.image,
                             network_info=self.network_info,
                             attempt=journal.Attempt.new(
                                 journal.EVACUATION, migration.uuid))
