@@ -48,6 +48,7 @@ from nova.compute import reaper
 from nova.compute import reboot
 from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import rebuild
+from nova.compute import rebuild_request
 from nova.compute import recovery
 from nova.compute import resources
 from nova.compute import storage_report
@@ -273,23 +274,19 @@ class ComputeManager(nova_manager.Manager):
 
     # -- rebuild and evacuate (workflow: rebuild.py) ------------------------
 
-    def rebuild_instance(self, context, instance, orig_image_ref=None,
-                         image_ref=None, injected_files=None, new_pass=None,
-                         orig_sys_metadata=None, bdms=None, recreate=False,
-                         on_shared_storage=None, preserve_ephemeral=False,
-                         migration=None, scheduled_node=None,
-                         target_state=None):
-        """Rebuild here; ``recreate=True`` is an evacuation to this host,
-        ending in ``target_state`` (None: the vm_state it had; ``stopped``:
-        spawned powered off, RPC 1.1)."""
-        request = rebuild.RebuildRequest(
-            orig_image_ref=orig_image_ref, image_ref=image_ref,
-            injected_files=list(injected_files or ()), new_pass=new_pass,
-            orig_sys_metadata=orig_sys_metadata, bdms=bdms,
-            recreate=bool(recreate), on_shared_storage=on_shared_storage,
-            preserve_ephemeral=bool(preserve_ephemeral),
-            migration=migration, scheduled_node=scheduled_node,
-            target_state=target_state)
+    def rebuild_instance(self, context, instance, request=None, **legacy):
+        """Rebuild here as ``request`` (``rebuild_request.RebuildRequest``,
+        RPC 1.2); ``recreate`` is an evacuation to this host.
+
+        A message of RPC 1.0/1.1 has no ``request`` but its keyword
+        arguments (``legacy``), read by ``rebuild_request.from_legacy``.
+        """
+        if request is None:
+            request = rebuild_request.from_legacy(**legacy)
+        elif legacy:
+            raise TypeError('rebuild_instance() takes a request or the '
+                            'RPC 1.1 arguments, not both: %s'
+                            % ', '.join(sorted(legacy)))
         # A rebuild spawns like a build: host-evacuate casts many at once
         # to a target, which builds at most max_concurrent_builds of them.
         with self._builds:

@@ -42,13 +42,13 @@ event and hands off here. Two workflows:
   ``rebuild`` attempt; a failure leaves ERROR with a fault and the new
   disks removed by spawn's own cleanup.
 
-The workflow is handed what it uses (``RebuildWorkflow``'s keyword
-arguments): the host (``operation.ComputeHost``), the manager's
-``Runner``, its ``_rebuild_default_impl``, the network backend's API and a
-lookup of image metadata.
+The workflow is handed the request (``rebuild_request.RebuildRequest``)
+and what it uses (``RebuildWorkflow``'s keyword arguments): the host
+(``operation.ComputeHost``), the manager's ``Runner``, its
+``_rebuild_default_impl``, the network backend's API and a lookup of image
+metadata.
 """
 
-import dataclasses
 import typing
 
 from oslo_log import log as logging
@@ -59,6 +59,7 @@ from nova.compute import disk_ownership
 from nova.compute import evacuation_states
 from nova.compute import operation
 from nova.compute import port_bindings
+from nova.compute import rebuild_request
 from nova.compute import shared_storage
 from nova.compute import states
 from nova.model import task_states
@@ -74,26 +75,6 @@ from nova.virt import journal
 LOG = logging.getLogger(__name__)
 
 EVENT = 'compute_rebuild_instance'
-
-
-@dataclasses.dataclass(frozen=True)
-class RebuildRequest:
-    """The arguments of ``rebuild_instance`` after the instance."""
-    orig_image_ref: str | None = None
-    image_ref: str | None = None
-    injected_files: list = dataclasses.field(default_factory=list)
-    new_pass: str | None = None
-    orig_sys_metadata: dict | None = None
-    bdms: object = None
-    recreate: bool = False
-    on_shared_storage: bool | None = None
-    preserve_ephemeral: bool = False
-    migration: object = None
-    scheduled_node: str | None = None
-    # The vm_state an evacuation ends in: None keeps the one the instance
-    # had (before microversion 2.95), ``stopped`` spawns the guest powered
-    # off and ends STOPPED (2.95 and later).
-    target_state: str | None = None
 
 
 def _image_meta(image_meta, context, image_ref, required=True):
@@ -145,7 +126,7 @@ class RebuildWorkflow:
     hooks where an evacuation differs: its claim is the migration's, its
     end the one-transaction move (``evacuation_states``)."""
 
-    def __init__(self, request: RebuildRequest, *,
+    def __init__(self, request: rebuild_request.RebuildRequest, *,
                  compute: operation.ComputeHost, runner: operation.Runner,
                  rebuild_impl: RebuildImpl, network_api: network_api_mod.API,
                  image_meta: ImageLookup):
