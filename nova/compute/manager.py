@@ -26,6 +26,7 @@ event, states) and re-raised; over RPC a cast only logs it.
 """
 
 import threading
+import typing
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -274,7 +275,11 @@ class ComputeManager(nova_manager.Manager):
 
     # -- rebuild and evacuate (workflow: rebuild.py) ------------------------
 
-    def rebuild_instance(self, context, instance, request=None, **legacy):
+    def rebuild_instance(
+            self, context: nova_context.RequestContext,
+            instance: objects.Instance,
+            request: rebuild_request.RebuildRequest | None = None,
+            **legacy: typing.Any) -> None:
         """Rebuild here as ``request`` (``rebuild_request.RebuildRequest``,
         RPC 1.2); ``recreate`` is an evacuation to this host.
 
@@ -305,9 +310,13 @@ class ComputeManager(nova_manager.Manager):
         return image_store.ImageStore.from_settings(self.settings).get(
             image_ref)
 
-    def _rebuild_default_impl(self, context, instance, image_meta, *,
-                              recreate, on_shared_storage, network_info,
-                              power_on, attempt):
+    def _rebuild_default_impl(
+            self, context: nova_context.RequestContext,
+            instance: objects.Instance,
+            image_meta: image_meta_mod.ImageMeta | None, *,
+            recreate: bool, on_shared_storage: bool | None,
+            network_info: network_model.NetworkInfo | None,
+            power_on: bool, attempt: journal.Attempt | None) -> None:
         """The driver sequence of a rebuild (Nova's).
 
         Task state ``rebuild_spawning`` first, by compare-and-swap that

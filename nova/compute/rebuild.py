@@ -64,9 +64,11 @@ from nova.compute import shared_storage
 from nova.compute import states
 from nova.model import task_states
 from nova.model import vm_states
+from nova import context as nova_context
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
+from nova.model import network as network_model
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -104,10 +106,24 @@ def _state_before(instance, vm_state=None):
     return vm_state
 
 
-# ComputeManager._rebuild_default_impl's signature.
-RebuildImpl = typing.Callable[..., None]
+class RebuildImpl(typing.Protocol):
+    """The driver sequence of a rebuild or evacuation
+    (``ComputeManager._rebuild_default_impl``): destroy the old guest
+    unless ``recreate``, then spawn as ``attempt``."""
+
+    def __call__(self, context: nova_context.RequestContext,
+                 instance: objects.Instance,
+                 image_meta: image_meta_mod.ImageMeta | None, *,
+                 recreate: bool, on_shared_storage: bool | None,
+                 network_info: network_model.NetworkInfo | None,
+                 power_on: bool,
+                 attempt: journal.Attempt | None) -> None:
+        ...
+
+
 # (context, image_ref) -> ImageMeta; ImageNotFound when there is none.
-ImageLookup = typing.Callable[[typing.Any, str], image_meta_mod.ImageMeta]
+ImageLookup = typing.Callable[[nova_context.RequestContext, str],
+                              image_meta_mod.ImageMeta]
 
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
 # The same, ending STOPPED (an evacuation requested at 2.95 or later).
@@ -140,10 +156,11 @@ class RebuildWorkflow:
         self.request = request
         self.migration = None
         # The attempt's token (``attempts.Claim``), once claimed.
-        self.token = None
+        self.token: attempts.Claim | None = None
         self.network_info = None
 
-    def run(self, context, instance):
+    def run(self, context: nova_context.RequestContext,
+            instance: objects.Instance) -> migration_obj.Migration | None:
         if self.request.recreate:
             self.runner.run(
                 context, instance, self._evacuate_operation(),
@@ -155,16 +172,17 @@ class RebuildWorkflow:
                         self._finish_evacuation(context, inst, original),
                     fail=self._evacuation_failed))
             return self.migration
-        self.token = attempts.Claim.new(context, instance, self.host,
-                                        journal.REBUILD)
+        token = self.token = attempts.Claim.new(context, instance, self.host,
+                                                journal.REBUILD)
         self.runner.run(
             context, instance, REBUILD,
             lambda: self._rebuild(context, instance),
             after_success=lambda: self.driver.complete_attempt(
-                instance, self.token.attempt),
+                instance, token.attempt),
             flow=operation.Flow(claim=self._claim_rebuild,
                                 fail=self._rebuild_failed),
-            token=self.token)
+            token=token)
+        return None
 
     @property
     def attempt(self):
