@@ -76,7 +76,7 @@ class LeakyDriver(fake.FakeDriver):
         self._define(instance)
         self._plug_vifs(instance, network_model.NetworkInfo(
             network_info or ()), None)
-        raise exception.InstanceDeployFailure(reason='leaky spawn')
+        raise exception.InstancePowerOnFailure(reason='leaky spawn')
 
 
 class RebuildTestCase(base.TestCase):
@@ -616,7 +616,7 @@ class TestManagerCleansUpAfterALeakyDriver(RebuildTestCase):
     def test_private_storage_everything_goes(self):
         self.setup_hosts(shared=False, target_driver=LeakyDriver)
         instance = self.boot_on_a()
-        with self.assertRaises(exception.InstanceDeployFailure):
+        with self.assertRaises(exception.InstancePowerOnFailure):
             self.evacuate(instance)
         self.assertNothingOn(self.b, instance)
         self.assertEqual(vm_states.ERROR, self.fresh(instance).vm_state)
@@ -625,7 +625,7 @@ class TestManagerCleansUpAfterALeakyDriver(RebuildTestCase):
         self.setup_hosts(shared=True, target_driver=LeakyDriver)
         instance = self.boot_on_a()
         before = sha256_tree(self.dir_on(self.a, instance))
-        with self.assertRaises(exception.InstanceDeployFailure):
+        with self.assertRaises(exception.InstancePowerOnFailure):
             self.evacuate(instance)
         self.assertIsNone(self.b.driver.domain(instance.uuid))
         self.assertEqual(frozenset(),
