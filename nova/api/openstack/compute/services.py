@@ -24,9 +24,10 @@ from nova.api.openstack.router import Route
 from nova.compute import disk_leases
 from nova.conf import CONF
 from nova import exception
+from nova.model import binaries
 from nova import objects
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = binaries.COMPUTE
 LIST_RULE = 'os_compute_api:os-services:list'
 UPDATE_RULE = 'os_compute_api:os-services:update'
 
