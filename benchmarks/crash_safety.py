@@ -111,7 +111,7 @@ def bench_spawns(tmp, ctx, count):
                                         image_ref=image.id)
             instance.uuid = '%08d-0000-4000-8000-000000000000' % n
             started = time.perf_counter()
-            host.driver.spawn(ctx, instance, image, [], None,
+            host.driver.spawn(ctx, instance, image,
                               network_info=[])
             spawn_times.append(time.perf_counter() - started)
     host.close()

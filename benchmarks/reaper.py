@@ -91,7 +91,7 @@ def main():
                 display_name='b%d' % n,
                 network_info=fixtures.make_network_info(
                     port_ids=[uuidutils.generate_uuid()]))
-            driver.spawn(ctx, instance, image, [], None,
+            driver.spawn(ctx, instance, image,
                          network_info=instance.network_info)
             instances.append(instance)
         print('setup: %d instances spawned on the libvirt test driver in '

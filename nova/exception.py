@@ -198,16 +198,6 @@ class ServiceTopicExists(Conflict):
     msg_fmt = 'Service with host %(host)s binary %(binary)s exists.'
 
 
-class EvacuationInProgress(Conflict):
-    msg_fmt = ('Instance %(instance_uuid)s is already being evacuated '
-               '(migration %(migration_id)s).')
-    safe_msg = 'The server is already being evacuated.'
-
-
-class ComputeServiceInUse(Conflict):
-    msg_fmt = 'Compute service of %(host)s is still in use.'
-
-
 class ComputeServiceUnavailable(Invalid):
     # NOTE: a client error, as in Nova: the request names a host whose
     # compute service is down (evacuate to HOST); asking again will not
@@ -297,16 +287,6 @@ class InternalError(NovaException):
     msg_fmt = '%(err)s'
 
 
-class InstanceDeployFailure(NovaException):
-    msg_fmt = 'Failed to deploy instance: %(reason)s'
-    safe_msg = 'The server could not be deployed.'
-
-
-class BuildAbortException(NovaException):
-    msg_fmt = 'Build of instance %(instance_uuid)s aborted: %(reason)s'
-    safe_msg = 'The build of the server was aborted.'
-
-
 class InstancePowerOnFailure(NovaException):
     msg_fmt = 'Failed to power on instance: %(reason)s'
     safe_msg = 'The server could not be powered on.'
@@ -332,11 +312,6 @@ class InstanceResumeFailure(NovaException):
     safe_msg = 'The server could not be resumed.'
 
 
-class InstanceTerminationFailure(NovaException):
-    msg_fmt = 'Failed to terminate instance: %(reason)s'
-    safe_msg = 'The server could not be deleted from its compute host.'
-
-
 class VirtualInterfaceCreateException(NovaException):
     msg_fmt = 'Virtual Interface creation failed'
     safe_msg = 'The network interfaces of the server could not be created.'
@@ -360,10 +335,6 @@ class DiskCreationFailed(NovaException):
 class InjectedFailure(NovaException):
     """Raised by the fake driver when a test told it to fail at a step."""
     msg_fmt = 'Injected failure at step %(step)s'
-
-
-class DBNotAllowed(NovaException):
-    msg_fmt = '%(binary)s attempted direct database access'
 
 
 class UnexpectedVMStateError(UnexpectedTaskStateError):

@@ -60,6 +60,7 @@ import time
 
 from nova.cli import client as client_mod
 from nova.cli import servers as servers_mod
+from nova.model import binaries
 
 DONE = 'done'
 FAILED = 'failed'
@@ -78,7 +79,7 @@ SKIP_AFTER_FAILURES = 2
 DEFAULT_MAX_CONCURRENT = 4
 DEFAULT_POLL_INTERVAL = 2.0
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = binaries.COMPUTE
 EVACUATION = 'evacuation'
 MIGRATION_DONE = ('done', 'completed')
 MIGRATION_FAILED = 'failed'

@@ -41,13 +41,14 @@ from nova.image import qemu_img
 from nova.image import store as image_store
 from nova.network import api as network_api_mod
 from nova.network import events as network_events
+from nova.model import binaries
 from nova import objects
 from nova import rpc
 from nova import service
 
 LOG = logging.getLogger(__name__)
 
-BINARY = 'nova-all'
+BINARY = binaries.ALL
 DEFAULT_TRANSPORT_URL = 'inproc://'
 DEFAULT_FLAVOR = dict(flavorid='1', name='m1.tiny', memory_mb=64, vcpus=1,
                       root_gb=1)

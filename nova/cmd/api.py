@@ -14,10 +14,11 @@ from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.network import api as network_api_mod
+from nova.model import binaries
 from nova import rpc
 from nova import service
 
-BINARY = 'nova-api'
+BINARY = binaries.API
 
 
 class APIServerService:

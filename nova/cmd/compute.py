@@ -22,11 +22,12 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova.network import agent as network_agent
+from nova.model import binaries
 from nova.network import events as network_events
 from nova import rpc
 from nova import service
 
-BINARY = 'nova-compute'
+BINARY = binaries.COMPUTE
 TOPIC = 'compute'
 
 

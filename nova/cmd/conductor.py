@@ -11,10 +11,11 @@ import sys
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import manager as conductor_manager
 from nova.conf import CONF
+from nova.model import binaries
 from nova import rpc
 from nova import service
 
-BINARY = 'nova-conductor'
+BINARY = binaries.CONDUCTOR
 TOPIC = 'conductor'
 
 

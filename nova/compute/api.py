@@ -23,6 +23,7 @@ from oslo_utils import excutils
 
 from nova.compute import evacuation_states
 from nova.compute import port_bindings
+from nova.compute import rebuild_request
 from nova.compute import shared_storage
 from nova.compute import states
 from nova.model import task_states
@@ -237,13 +238,9 @@ class API:
         image_meta = self._image_meta(image_ref or instance.image_ref)
         self._take_and_cast(context, instance, 'rebuild', lambda: (
             self.compute_rpcapi.rebuild_instance(
-                context, instance, host=instance.host,
-                orig_image_ref=instance.image_ref, image_ref=image_meta.id,
-                injected_files=[], new_pass=None,
-                orig_sys_metadata=dict(instance.system_metadata),
-                bdms=None, recreate=False, on_shared_storage=None,
-                preserve_ephemeral=False, migration=None,
-                scheduled_node=None)))
+                context, instance, request=rebuild_request.RebuildRequest(
+                    recreate=False, image_ref=image_meta.id),
+                host=instance.host)))
 
     def _host_is_up(self, context, host):
         try:

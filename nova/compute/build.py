@@ -69,15 +69,12 @@ def run(runner, compute, context, instance, token, network_info, body):
         compute.driver.complete_attempt(instance, token.attempt)
 
 
-def spawn(compute, context, instance, image_meta, injected_files,
-          admin_password, block_device_info, attempt=None):
+def spawn(compute, context, instance, image_meta, attempt=None):
     """The driver's spawn, as ``attempt`` (completed by the caller once
     the result is recorded); ``StorageUnavailable`` first when this host's
     instance storage is not there (``storage_report.StorageReporter``)."""
     compute.check_storage_writable()
     compute.driver.spawn(context, instance, image_meta,
-                         injected_files or [], admin_password,
                          network_info=instance.network_info,
-                         block_device_info=block_device_info,
                          attempt=attempt)
     crashpoint.reached('build.before_active')

@@ -116,7 +116,7 @@ def stop_stale_guest(context, driver, instance):
     """
     driver.stop_guest_now(instance)
     driver.destroy(context, instance, instance.network_info,
-                   block_device_info=None, destroy_disks=False)
+                   destroy_disks=False)
 
 
 def _clean_up_done(context, host, driver, instance, migration, report):

@@ -27,6 +27,7 @@ event, states) and re-raised; over RPC a cast only logs it.
 """
 
 import threading
+import typing
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -49,6 +50,7 @@ from nova.compute import reaper
 from nova.compute import reboot
 from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import rebuild
+from nova.compute import rebuild_request
 from nova.compute import recovery
 from nova.compute import resources
 from nova.compute import storage_report
@@ -215,9 +217,7 @@ class ComputeManager(nova_manager.Manager):
     # -- lifecycle --------------------------------------------------------
 
     def build_and_run_instance(self, context, instance, image_meta=None,
-                               network_info=None, injected_files=None,
-                               admin_password=None, block_device_info=None,
-                               image=None):
+                               network_info=None, image=None):
         """Create and start the guest; ERROR with a fault on failure.
 
         ``image`` is accepted as another name of ``image_meta`` (Nova's).
@@ -231,7 +231,6 @@ class ComputeManager(nova_manager.Manager):
             build.run(self.runner, self.compute, context, instance, token,
                       network_info, lambda: build.spawn(
                           self.compute, context, instance, image_meta,
-                          injected_files, admin_password, block_device_info,
                           token.attempt))
 
     def start_instance(self, context, instance):
@@ -263,23 +262,23 @@ class ComputeManager(nova_manager.Manager):
 
     # -- rebuild and evacuate (workflow: rebuild.py) ------------------------
 
-    def rebuild_instance(self, context, instance, orig_image_ref=None,
-                         image_ref=None, injected_files=None, new_pass=None,
-                         orig_sys_metadata=None, bdms=None, recreate=False,
-                         on_shared_storage=None, preserve_ephemeral=False,
-                         migration=None, scheduled_node=None,
-                         target_state=None):
-        """Rebuild here; ``recreate=True`` is an evacuation to this host,
-        ending in ``target_state`` (None: the vm_state it had; ``stopped``:
-        spawned powered off, RPC 1.1)."""
-        request = rebuild.RebuildRequest(
-            orig_image_ref=orig_image_ref, image_ref=image_ref,
-            injected_files=list(injected_files or ()), new_pass=new_pass,
-            orig_sys_metadata=orig_sys_metadata, bdms=bdms,
-            recreate=bool(recreate), on_shared_storage=on_shared_storage,
-            preserve_ephemeral=bool(preserve_ephemeral),
-            migration=migration, scheduled_node=scheduled_node,
-            target_state=target_state)
+    def rebuild_instance(
+            self, context: nova_context.RequestContext,
+            instance: objects.Instance,
+            request: rebuild_request.RebuildRequest | None = None,
+            **legacy: typing.Any) -> None:
+        """Rebuild here as ``request`` (``rebuild_request.RebuildRequest``,
+        RPC 1.2); ``recreate`` is an evacuation to this host.
+
+        A message of RPC 1.0/1.1 has no ``request`` but its keyword
+        arguments (``legacy``), read by ``rebuild_request.from_legacy``.
+        """
+        if request is None:
+            request = rebuild_request.from_legacy(**legacy)
+        elif legacy:
+            raise TypeError('rebuild_instance() takes a request or the '
+                            'RPC 1.1 arguments, not both: %s'
+                            % ', '.join(sorted(legacy)))
         # A rebuild spawns like a build: host-evacuate casts many at once
         # to a target, which builds at most max_concurrent_builds of them.
         with self._builds:
@@ -298,12 +297,13 @@ class ComputeManager(nova_manager.Manager):
         return image_store.ImageStore.from_settings(self.settings).get(
             image_ref)
 
-    def _rebuild_default_impl(self, context, instance, image_meta,
-                              injected_files, admin_password, bdms,
-                              recreate=False, on_shared_storage=None,
-                              network_info=None, block_device_info=None,
-                              preserve_ephemeral=False, power_on=True,
-                              attempt=None, migration=None):
+    def _rebuild_default_impl(
+            self, context: nova_context.RequestContext,
+            instance: objects.Instance,
+            image_meta: image_meta_mod.ImageMeta | None, *,
+            recreate: bool, on_shared_storage: bool | None,
+            network_info: network_model.NetworkInfo | None,
+            power_on: bool, attempt: journal.Attempt | None) -> None:
         """The driver sequence of a rebuild (Nova's).
 
         Task state ``rebuild_spawning`` first, by compare-and-swap that
@@ -332,12 +332,10 @@ class ComputeManager(nova_manager.Manager):
                 self.driver.power_off(instance,
                                       timeout=self.settings.shutdown_timeout)
             self.driver.destroy(context, instance, network_info,
-                                block_device_info=block_device_info,
                                 destroy_disks=True)
         try:
-            self.driver.spawn(context, instance, image_meta, injected_files,
-                              admin_password, network_info=network_info,
-                              block_device_info=block_device_info,
+            self.driver.spawn(context, instance, image_meta,
+                              network_info=network_info,
                               power_on=power_on, attempt=attempt)
         except Exception:
             with excutils.save_and_reraise_exception():
@@ -346,7 +344,6 @@ class ComputeManager(nova_manager.Manager):
                               'the guest here (destroy_disks=%s)',
                               not on_shared_storage, instance=instance)
                     self.driver.destroy(context, instance, network_info,
-                                        block_device_info,
                                         destroy_disks=not on_shared_storage)
 
     # -- events -------------------------------------------------------------

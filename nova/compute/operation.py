@@ -30,6 +30,7 @@ Each one reads the same way (Ironic's conductor shape)::
 
 import contextlib
 import dataclasses
+import typing
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -40,7 +41,9 @@ from nova.model import power_state
 from nova.compute import states
 from nova.compute import storage_report
 from nova.conf import host_settings
+from nova import context as nova_context
 from nova import exception
+from nova import objects
 from nova.virt import driver as virt_driver
 from nova.virt import virtapi as virtapi_mod
 
@@ -132,6 +135,19 @@ def _reload(instance):
         LOG.debug('Could not reload the instance', instance=instance)
 
 
+# The hooks of a Flow. ``original_vm_state``: the instance's vm_state
+# when the operation began.
+# claim(instance, transition)
+ClaimHook = typing.Callable[[objects.Instance, states.Transition], None]
+# succeed(instance, transition, original_vm_state)
+SucceedHook = typing.Callable[
+    [objects.Instance, states.Transition, str | None], None]
+# fail(context, instance, exc, transition, original_vm_state)
+FailHook = typing.Callable[
+    [nova_context.RequestContext, objects.Instance, Exception,
+     states.Transition, str | None], None]
+
+
 @dataclasses.dataclass(frozen=True)
 class Flow:
     """How an operation claims the instance and records its end, where
@@ -139,14 +155,10 @@ class Flow:
     host, and a migration goes along). Each hook left None is the
     default; ``fail``, when given, is called for every exception (the
     flow then decides about deleted and moved instances too).
-
-    ``claim(instance, transition)``;
-    ``succeed(instance, transition, original_vm_state)``;
-    ``fail(context, instance, exc, transition, original_vm_state)``.
     """
-    claim: object = None
-    succeed: object = None
-    fail: object = None
+    claim: ClaimHook | None = None
+    succeed: SucceedHook | None = None
+    fail: FailHook | None = None
 
 
 class Runner:
@@ -156,8 +168,12 @@ class Runner:
         self.compute = compute
         self.locks = locks
 
-    def run(self, context, instance, operation, body, after_success=None,
-            flow=Flow(), lock=True, token=None):
+    def run(self, context: nova_context.RequestContext,
+            instance: objects.Instance, operation: Operation,
+            body: typing.Callable[[], object],
+            after_success: typing.Callable[[], object] | None = None,
+            flow: Flow = Flow(), lock: bool = True,
+            token=None) -> None:
         """Run ``body()`` as ``operation`` on ``instance`` (see module doc).
 
         ``after_success()``, if given, runs under the lock once the
@@ -173,8 +189,11 @@ class Runner:
             self._run(context, instance, operation, body, after_success,
                       flow, token)
 
-    def _run(self, context, instance, operation, body, after_success, flow,
-             token=None):
+    def _run(self, context: nova_context.RequestContext,
+             instance: objects.Instance, operation: Operation,
+             body: typing.Callable[[], object],
+             after_success: typing.Callable[[], object] | None, flow: Flow,
+             token=None) -> None:
         host = self.compute.host
         with actions.event(context, instance, operation.action,
                            operation.event, host):

@@ -42,13 +42,13 @@ event and hands off here. Two workflows:
   ``rebuild`` attempt; a failure leaves ERROR with a fault and the new
   disks removed by spawn's own cleanup.
 
-The workflow is handed what it uses (``RebuildWorkflow``'s keyword
-arguments): the host (``operation.ComputeHost``), the manager's
-``Runner``, its ``_rebuild_default_impl``, the network backend's API and a
-lookup of image metadata.
+The workflow is handed the request (``rebuild_request.RebuildRequest``)
+and what it uses (``RebuildWorkflow``'s keyword arguments): the host
+(``operation.ComputeHost``), the manager's ``Runner``, its
+``_rebuild_default_impl``, the network backend's API and a lookup of image
+metadata.
 """
 
-import dataclasses
 import typing
 
 from oslo_log import log as logging
@@ -59,13 +59,16 @@ from nova.compute import disk_ownership
 from nova.compute import evacuation_states
 from nova.compute import operation
 from nova.compute import port_bindings
+from nova.compute import rebuild_request
 from nova.compute import shared_storage
 from nova.compute import states
 from nova.model import task_states
 from nova.model import vm_states
+from nova import context as nova_context
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
+from nova.model import network as network_model
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -74,26 +77,6 @@ from nova.virt import journal
 LOG = logging.getLogger(__name__)
 
 EVENT = 'compute_rebuild_instance'
-
-
-@dataclasses.dataclass(frozen=True)
-class RebuildRequest:
-    """The arguments of ``rebuild_instance`` after the instance."""
-    orig_image_ref: str | None = None
-    image_ref: str | None = None
-    injected_files: list = dataclasses.field(default_factory=list)
-    new_pass: str | None = None
-    orig_sys_metadata: dict | None = None
-    bdms: object = None
-    recreate: bool = False
-    on_shared_storage: bool | None = None
-    preserve_ephemeral: bool = False
-    migration: object = None
-    scheduled_node: str | None = None
-    # The vm_state an evacuation ends in: None keeps the one the instance
-    # had (before microversion 2.95), ``stopped`` spawns the guest powered
-    # off and ends STOPPED (2.95 and later).
-    target_state: str | None = None
 
 
 def _image_meta(image_meta, context, image_ref, required=True):
@@ -123,10 +106,24 @@ def _state_before(instance, vm_state=None):
     return vm_state
 
 
-# ComputeManager._rebuild_default_impl's signature.
-RebuildImpl = typing.Callable[..., None]
+class RebuildImpl(typing.Protocol):
+    """The driver sequence of a rebuild or evacuation
+    (``ComputeManager._rebuild_default_impl``): destroy the old guest
+    unless ``recreate``, then spawn as ``attempt``."""
+
+    def __call__(self, context: nova_context.RequestContext,
+                 instance: objects.Instance,
+                 image_meta: image_meta_mod.ImageMeta | None, *,
+                 recreate: bool, on_shared_storage: bool | None,
+                 network_info: network_model.NetworkInfo | None,
+                 power_on: bool,
+                 attempt: journal.Attempt | None) -> None:
+        ...
+
+
 # (context, image_ref) -> ImageMeta; ImageNotFound when there is none.
-ImageLookup = typing.Callable[[typing.Any, str], image_meta_mod.ImageMeta]
+ImageLookup = typing.Callable[[nova_context.RequestContext, str],
+                              image_meta_mod.ImageMeta]
 
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
 # The same, ending STOPPED (an evacuation requested at 2.95 or later).
@@ -145,7 +142,7 @@ class RebuildWorkflow:
     hooks where an evacuation differs: its claim is the migration's, its
     end the one-transaction move (``evacuation_states``)."""
 
-    def __init__(self, request: RebuildRequest, *,
+    def __init__(self, request: rebuild_request.RebuildRequest, *,
                  compute: operation.ComputeHost, runner: operation.Runner,
                  rebuild_impl: RebuildImpl, network_api: network_api_mod.API,
                  image_meta: ImageLookup):
@@ -159,10 +156,11 @@ class RebuildWorkflow:
         self.request = request
         self.migration = None
         # The attempt's token (``attempts.Claim``), once claimed.
-        self.token = None
+        self.token: attempts.Claim | None = None
         self.network_info = None
 
-    def run(self, context, instance):
+    def run(self, context: nova_context.RequestContext,
+            instance: objects.Instance) -> migration_obj.Migration | None:
         if self.request.recreate:
             self.runner.run(
                 context, instance, self._evacuate_operation(),
@@ -174,16 +172,17 @@ class RebuildWorkflow:
                         self._finish_evacuation(context, inst, original),
                     fail=self._evacuation_failed))
             return self.migration
-        self.token = attempts.Claim.new(context, instance, self.host,
-                                        journal.REBUILD)
+        token = self.token = attempts.Claim.new(context, instance, self.host,
+                                                journal.REBUILD)
         self.runner.run(
             context, instance, REBUILD,
             lambda: self._rebuild(context, instance),
             after_success=lambda: self.driver.complete_attempt(
-                instance, self.token.attempt),
+                instance, token.attempt),
             flow=operation.Flow(claim=self._claim_rebuild,
                                 fail=self._rebuild_failed),
-            token=self.token)
+            token=token)
+        return None
 
     @property
     def attempt(self):
@@ -330,7 +329,6 @@ class RebuildWorkflow:
     def _evacuate(self, context, instance):
         """The body: decide, clean leftovers, bind ports, spawn; each
         side effect only while this attempt holds the token."""
-        request = self.request
         crashpoint.reached('evacuate.after_claim')
         self.compute.check_storage_writable()
         # Not a side effect, but what it reads may be another attempt's
@@ -349,13 +347,9 @@ class RebuildWorkflow:
             self.network_api, self.host, context, instance)
         crashpoint.reached('evacuate.after_ports_bound')
         self.rebuild_impl(
-            context, instance, image_meta, request.injected_files,
-            request.new_pass, request.bdms, recreate=True,
+            context, instance, image_meta, recreate=True,
             on_shared_storage=shared, network_info=self.network_info,
-            block_device_info=None,
-            preserve_ephemeral=request.preserve_ephemeral,
-            power_on=self._power_on(instance),
-            attempt=self.token.attempt, migration=self.migration)
+            power_on=self._power_on(instance), attempt=self.token.attempt)
         crashpoint.reached('evacuate.before_instance_moves')
 
     def _evacuation_failed(self, context, instance, exc, transition,
@@ -466,8 +460,7 @@ class RebuildWorkflow:
         self.compute.check_storage_writable()
         image_meta = _image_meta(self.image_meta, context, image_ref)
         self.rebuild_impl(
-            context, instance, image_meta, request.injected_files,
-            request.new_pass, request.bdms, recreate=False,
+            context, instance, image_meta, recreate=False,
             on_shared_storage=False, network_info=instance.network_info,
             power_on=instance.vm_state != vm_states.STOPPED,
             attempt=self.token.attempt)

@@ -10,15 +10,22 @@ Version history:
 * 1.1: ``rebuild_instance`` takes ``target_state`` (the vm_state an
   evacuation ends in: ``stopped``, microversion 2.95); a message without
   it, or sent as 1.0, keeps the vm_state the instance had.
+* 1.2: ``rebuild_instance(instance, request)``: one
+  ``rebuild_request.RebuildRequest`` instead of the keyword arguments,
+  which carried five values nothing read. A compute serves the 1.0/1.1
+  form still, and a client capped below 1.2 sends it.
 """
 
 import oslo_messaging as messaging
 
+from nova.compute import rebuild_request
 from nova import exception
 from nova import rpc
 
 TOPIC = 'compute'
-RPC_API_VERSION = '1.1'
+RPC_API_VERSION = '1.2'
+# The version rebuild_instance takes a RebuildRequest in.
+REBUILD_REQUEST_VERSION = '1.2'
 
 
 def check_target_state(client, target_state, version='1.1') -> str:
@@ -85,27 +92,24 @@ class ComputeAPI:
         self._cctxt(instance.host).cast(ctxt, 'terminate_instance',
                                         instance=instance)
 
-    def rebuild_instance(self, ctxt, instance, host, orig_image_ref,
-                         image_ref, injected_files, new_pass,
-                         orig_sys_metadata, bdms, recreate,
-                         on_shared_storage, preserve_ephemeral, migration,
-                         scheduled_node, target_state=None):
-        """Cast to ``host`` (the evacuation target), else instance.host.
+    def rebuild_instance(self, ctxt, instance,
+                         request: rebuild_request.RebuildRequest,
+                         host=None):
+        """Cast ``request`` to ``host`` (the evacuation target), else
+        instance.host.
 
-        ``target_state`` (1.1): ``stopped`` makes the evacuation end
-        STOPPED; None (sent as 1.0, without it) keeps the vm_state.
+        As 1.2 when the cap allows it; else in the keyword arguments of
+        1.0 (no ``target_state``) or 1.1 (``target_state`` ``stopped``,
+        refused below 1.1: ``check_target_state``).
         """
-        version = check_target_state(self.client, target_state)
-        extra = {} if target_state is None else {
-            'target_state': target_state}
+        if self.client.can_send_version(REBUILD_REQUEST_VERSION):
+            version = REBUILD_REQUEST_VERSION
+            kwargs = {'request': request}
+        else:
+            version = check_target_state(self.client, request.target_state)
+            kwargs = rebuild_request.to_legacy(request)
         self._cctxt(host or instance.host, version=version).cast(
-            ctxt, 'rebuild_instance', instance=instance,
-            orig_image_ref=orig_image_ref, image_ref=image_ref,
-            injected_files=injected_files, new_pass=new_pass,
-            orig_sys_metadata=orig_sys_metadata, bdms=bdms,
-            recreate=recreate, on_shared_storage=on_shared_storage,
-            preserve_ephemeral=preserve_ephemeral, migration=migration,
-            scheduled_node=scheduled_node, **extra)
+            ctxt, 'rebuild_instance', instance=instance, **kwargs)
 
     def external_instance_event(self, ctxt, instances, events, host=None):
         """Cast events to one host: ``host`` or the first instance's host.

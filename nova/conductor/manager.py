@@ -21,6 +21,7 @@ from oslo_utils import excutils
 
 from nova.compute import api as compute_api
 from nova.compute import evacuation_states
+from nova.compute import rebuild_request
 from nova.model import task_states
 from nova.conductor import results
 from nova.conductor import rpcapi as conductor_rpcapi
@@ -83,16 +84,13 @@ class ConductorManager(nova_manager.Manager):
                     ctxt, instance, migration, host=host,
                     on_shared_storage=on_shared_storage)
                 self.compute_rpcapi.rebuild_instance(
-                    ctxt, instance, host=target,
-                    orig_image_ref=instance.image_ref,
-                    image_ref=instance.image_ref, injected_files=[],
-                    new_pass=None,
-                    orig_sys_metadata=dict(instance.system_metadata),
-                    bdms=None, recreate=True,
-                    on_shared_storage=on_shared_storage,
-                    preserve_ephemeral=False, migration=migration,
-                    scheduled_node=migration.dest_node,
-                    target_state=target_state)
+                    ctxt, instance, request=rebuild_request.RebuildRequest(
+                        recreate=True, image_ref=instance.image_ref,
+                        on_shared_storage=on_shared_storage,
+                        migration=migration,
+                        scheduled_node=migration.dest_node,
+                        target_state=target_state),
+                    host=target)
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation did not reach a target: %s',

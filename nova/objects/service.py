@@ -12,10 +12,11 @@ from oslo_utils import uuidutils
 
 from nova.db import models
 from nova import exception
+from nova.model import binaries
 from nova.objects import base
 from nova.objects import fields
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = binaries.COMPUTE
 
 
 def recorded_storage(context, host: str) -> tuple[str | None, bool]:

@@ -387,9 +387,8 @@ class ComputeDriver:
 
     def spawn(self, context, instance,
               image_meta: image_meta_mod.ImageMeta | None,
-              injected_files: list, admin_password: str | None,
               network_info: network_model.NetworkInfo | None = None,
-              block_device_info: dict | None = None, power_on: bool = True,
+              power_on: bool = True,
               attempt: journal.Attempt | None = None) -> None:
         """Create and start a guest for ``instance``.
 
@@ -418,7 +417,6 @@ class ComputeDriver:
 
     def destroy(self, context, instance,
                 network_info: network_model.NetworkInfo,
-                block_device_info: dict | None = None,
                 destroy_disks: bool = True) -> None:
         """Power off and remove the guest, then ``cleanup``.
 
@@ -433,7 +431,6 @@ class ComputeDriver:
 
     def cleanup(self, context, instance,
                 network_info: network_model.NetworkInfo,
-                block_device_info: dict | None = None,
                 destroy_disks: bool = True,
                 destroy_vifs: bool = True) -> None:
         """Remove what is left of a guest that no longer runs.
@@ -455,8 +452,7 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def power_on(self, context, instance,
-                 network_info: network_model.NetworkInfo,
-                 block_device_info: dict | None = None) -> None:
+                 network_info: network_model.NetworkInfo) -> None:
         """Start a stopped guest (a hard reboot of its definition).
 
         Success: running, VIFs plugged. Failure: the domain is stopped or
@@ -465,8 +461,7 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def reboot(self, context, instance, network_info, reboot_type,
-               block_device_info=None):
+    def reboot(self, context, instance, network_info, reboot_type):
         """Reboot the guest; ``reboot_type`` is ``'SOFT'`` or ``'HARD'``.
 
         A soft reboot that does not complete falls back to a hard one.
@@ -483,8 +478,7 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def resume(self, context, instance,
-               network_info: network_model.NetworkInfo,
-               block_device_info: dict | None = None) -> None:
+               network_info: network_model.NetworkInfo) -> None:
         """Start a suspended guest from its saved memory.
 
         Failure: directory and disks untouched; the instance can be resumed
@@ -494,8 +488,7 @@ class ComputeDriver:
 
     def resume_state_on_host_boot(
             self, context, instance,
-            network_info: network_model.NetworkInfo,
-            block_device_info: dict | None = None) -> None:
+            network_info: network_model.NetworkInfo) -> None:
         """Start a guest that was running before the host went down.
 
         Failure: directory and disks untouched.

@@ -218,8 +218,7 @@ class FakeDriver(driver.ComputeDriver):
 
     # -- lifecycle --
 
-    def spawn(self, context, instance, image_meta, injected_files,
-              admin_password, network_info=None, block_device_info=None,
+    def spawn(self, context, instance, image_meta, network_info=None,
               power_on=True, attempt=None):
         network_info = network_info or network_model.NetworkInfo()
         with self._lock:
@@ -235,19 +234,18 @@ class FakeDriver(driver.ComputeDriver):
                 power_on=power_on, attempt=spawn_journal.attempt)
         LOG.info('Spawned guest', instance=instance)
 
-    def destroy(self, context, instance, network_info, block_device_info=None,
-                destroy_disks=True):
+    def destroy(self, context, instance, network_info, destroy_disks=True):
         if destroy_disks:
             # Refuse a bad path before anything changes.
             self._instance_dir(instance).check_inside()
         self._maybe_fail('destroy', instance)
         self._set_state(instance.uuid, power_state.SHUTDOWN,
                         missing_ok=True)
-        self.cleanup(context, instance, network_info, block_device_info,
+        self.cleanup(context, instance, network_info,
                      destroy_disks=destroy_disks)
 
-    def cleanup(self, context, instance, network_info, block_device_info=None,
-                destroy_disks=True, destroy_vifs=True):
+    def cleanup(self, context, instance, network_info, destroy_disks=True,
+                destroy_vifs=True):
         # Validate the path first: a bad path must not leave half a cleanup.
         idir = self._instance_dir(instance) if destroy_disks else None
         if idir is not None:
@@ -265,13 +263,11 @@ class FakeDriver(driver.ComputeDriver):
         self._set_state(instance.uuid, power_state.SHUTDOWN,
                         saved_memory=False)
 
-    def power_on(self, context, instance, network_info,
-                 block_device_info=None):
+    def power_on(self, context, instance, network_info):
         self._hard_reboot(context, instance, network_info, 'power_on',
                           exception.InstancePowerOnFailure)
 
-    def reboot(self, context, instance, network_info, reboot_type,
-               block_device_info=None):
+    def reboot(self, context, instance, network_info, reboot_type):
         if reboot_type == 'SOFT' and self._soft_reboot(instance):
             return
         self._hard_reboot(context, instance, network_info, 'reboot',
@@ -286,7 +282,7 @@ class FakeDriver(driver.ComputeDriver):
         self._set_state(instance.uuid, power_state.SUSPENDED,
                         saved_memory=True)
 
-    def resume(self, context, instance, network_info, block_device_info=None):
+    def resume(self, context, instance, network_info):
         dom = self._require_domain(instance)
         if not dom.saved_memory:
             raise exception.InstanceResumeFailure(
@@ -305,8 +301,7 @@ class FakeDriver(driver.ComputeDriver):
         self._set_state(instance.uuid, power_state.RUNNING,
                         saved_memory=False)
 
-    def resume_state_on_host_boot(self, context, instance, network_info,
-                                  block_device_info=None):
+    def resume_state_on_host_boot(self, context, instance, network_info):
         with self._lock:
             dom = self._domains.get(instance.uuid)
             if dom is not None and dom.state == power_state.RUNNING:

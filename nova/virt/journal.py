@@ -580,9 +580,3 @@ def find(instances_path: str, host: str | None = None):
         if host is None or journal.host == host:
             journals.append(journal)
     return journals, unreadable
-
-
-def find_for(instances_path: str, host: str, instance_uuid: str):
-    """The open journals of ``host`` for one instance."""
-    journals, _ = find(instances_path, host)
-    return [j for j in journals if j.idir.uuid == instance_uuid]

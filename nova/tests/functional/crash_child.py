@@ -55,6 +55,7 @@ import os
 import sys
 
 from nova.compute import manager as compute_manager
+from nova.compute import rebuild_request
 from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
@@ -140,11 +141,9 @@ def run_operation(manager, context, spec):
         migration = objects.Migration.get_by_uuid(context,
                                                   spec['migration'])
         manager.rebuild_instance(
-            context, instance, orig_image_ref=instance.image_ref,
-            image_ref=instance.image_ref, injected_files=[], new_pass=None,
-            orig_sys_metadata={}, bdms=None, recreate=True,
-            on_shared_storage=None, preserve_ephemeral=False,
-            migration=migration, scheduled_node=None)
+            context, instance, request=rebuild_request.RebuildRequest(
+                recreate=True, image_ref=instance.image_ref,
+                migration=migration))
     elif operation == 'rebuild':
         instance = objects.Instance.get_by_uuid(context, spec['instance'])
         instance.task_state = task_states.REBUILDING
@@ -152,11 +151,8 @@ def run_operation(manager, context, spec):
         objects.InstanceAction.action_start(context, instance.uuid,
                                             'rebuild')
         manager.rebuild_instance(
-            context, instance, orig_image_ref=instance.image_ref,
-            image_ref=instance.image_ref, injected_files=[], new_pass=None,
-            orig_sys_metadata=dict(instance.system_metadata), bdms=None,
-            recreate=False, on_shared_storage=None,
-            preserve_ephemeral=False, migration=None, scheduled_node=None)
+            context, instance, request=rebuild_request.RebuildRequest(
+                recreate=False, image_ref=instance.image_ref))
     elif operation == 'reap':
         manager._reap_orphans(context)
 

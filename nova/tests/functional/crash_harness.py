@@ -515,7 +515,8 @@ class CrashTestCase(harness.EvacuateTestCase):
                               if v[0] == instance.uuid],
                          'VIF left on %s' % name)
         path = self.instances_path(name)
-        self.assertEqual([], journal.find_for(path, name, instance.uuid))
+        self.assertEqual([], [j for j in journal.find(path, name)[0]
+                              if j.idir.uuid == instance.uuid])
         idir = os.path.join(path, instance.uuid)
         self.assertEqual([], [p for p in self.part_files(name)
                               if p.startswith(idir + os.sep)])

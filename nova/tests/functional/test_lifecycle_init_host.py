@@ -26,15 +26,13 @@ class _EvacuationDuringInitHost(fake.FakeDriver):
 
     moves = None                # {uuid resumed: uuid whose row moves}
 
-    def resume_state_on_host_boot(self, context, instance, network_info,
-                                  block_device_info=None):
+    def resume_state_on_host_boot(self, context, instance, network_info):
         moved = (self.moves or {}).pop(instance.uuid, None)
         if moved is not None:
             row = objects.Instance.get_by_uuid(context, moved)
             row.host = row.node = 'compute2'
             row.save()
-        super().resume_state_on_host_boot(context, instance, network_info,
-                                          block_device_info)
+        super().resume_state_on_host_boot(context, instance, network_info)
 
 
 class TestInitHost(test_lifecycle.LifecycleTestCase):

@@ -33,7 +33,7 @@ class TestSafeMessageOf(base.TestCase):
         'OperationInterrupted', 'VirtualInterfaceCreateException',
         'VirtualInterfacePlugException', 'ImageNotFound',
         'InstancePowerOnFailure', 'InstancePowerOffFailure', 'DiskNotFound',
-        'InstanceDeployFailure', 'InstanceInvalidState', 'NoValidHost',
+        'InstanceInvalidState', 'NoValidHost',
         'HypervisorUnavailable', 'InvalidStorageIdentity', 'InvalidJournal',
         'UnknownDiskFormat', 'QuarantineUnusable', 'InstanceNotOnThisHost',
         'AttemptSuperseded', 'AttemptCheckFailed', 'InstanceEventsCancelled',

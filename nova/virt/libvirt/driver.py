@@ -155,8 +155,7 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- spawn -----------------------------------------------------------
 
-    def spawn(self, context, instance, image_meta, injected_files,
-              admin_password, network_info=None, block_device_info=None,
+    def spawn(self, context, instance, image_meta, network_info=None,
               power_on=True, attempt=None):
         """Boot a new guest; on failure remove what this attempt made.
 
@@ -180,8 +179,7 @@ class LibvirtDriver(driver.ComputeDriver):
 
         def destroy_guest():
             self._cleanup_failed_start(context, instance, network_info,
-                                       block_device_info, None,
-                                       destroy_disks=False)
+                                       None, destroy_disks=False)
 
         with self._spawn_journal(
                 instance, attempt, destroy_guest,
@@ -197,8 +195,8 @@ class LibvirtDriver(driver.ComputeDriver):
                     self.image_store, self.image_cache)
                 xml = self._get_guest_xml(instance, images, network_info)
                 guest = self._create_domain_and_network(
-                    context, xml, instance, network_info, block_device_info,
-                    power_on=power_on, destroy_disks_on_failures=True,
+                    context, xml, instance, network_info, power_on=power_on,
+                    destroy_disks_on_failures=True,
                     attempt=spawn_journal.attempt)
                 if power_on:
                     self._wait_for_running(instance, guest)
@@ -246,8 +244,8 @@ class LibvirtDriver(driver.ComputeDriver):
             raise exception.VirtualInterfaceCreateException()
 
     def _create_domain_and_network(self, context, xml, instance,
-                                   network_info, block_device_info=None,
-                                   power_on=True, vifs_already_plugged=False,
+                                   network_info, power_on=True,
+                                   vifs_already_plugged=False,
                                    destroy_disks_on_failures=False,
                                    attempt=None):
         """Plug VIFs, define, start (paused until the VIFs are bound).
@@ -300,8 +298,8 @@ class LibvirtDriver(driver.ComputeDriver):
             LOG.error('Failed to start the guest: %s', e, instance=instance)
             try:
                 self._cleanup_failed_start(
-                    context, instance, network_info, block_device_info,
-                    guest, destroy_disks_on_failures)
+                    context, instance, network_info, guest,
+                    destroy_disks_on_failures)
             except Exception:
                 LOG.exception('Cleanup of the failed start failed',
                               instance=instance)
@@ -334,8 +332,8 @@ class LibvirtDriver(driver.ComputeDriver):
                 continue
         return None
 
-    def _cleanup_failed_start(self, context, instance, network_info,
-                              block_device_info, guest, destroy_disks):
+    def _cleanup_failed_start(self, context, instance, network_info, guest,
+                              destroy_disks):
         """Power off, undefine, unplug; disks only if ``destroy_disks``.
 
         ``destroy_disks`` removes what the spawn attempt in progress
@@ -367,8 +365,7 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- destroy ---------------------------------------------------------
 
-    def destroy(self, context, instance, network_info, block_device_info=None,
-                destroy_disks=True):
+    def destroy(self, context, instance, network_info, destroy_disks=True):
         idir = self._instance_dir(instance)  # InvalidUUID before anything
         if destroy_disks and os.path.lexists(idir.path):
             idir.check_inside()
@@ -377,11 +374,11 @@ class LibvirtDriver(driver.ComputeDriver):
             with contextlib.suppress(exception.InstanceNotFound):
                 if guest.is_active():
                     self._stop(instance, guest, self.settings.shutdown_timeout)
-        self.cleanup(context, instance, network_info, block_device_info,
+        self.cleanup(context, instance, network_info,
                      destroy_disks=destroy_disks)
 
-    def cleanup(self, context, instance, network_info, block_device_info=None,
-                destroy_disks=True, destroy_vifs=True):
+    def cleanup(self, context, instance, network_info, destroy_disks=True,
+                destroy_vifs=True):
         idir = self._instance_dir(instance)
         if destroy_disks and os.path.lexists(idir.path):
             idir.check_inside()  # refuse before changing anything
@@ -435,12 +432,10 @@ class LibvirtDriver(driver.ComputeDriver):
         if guest.is_active():
             self._stop(instance, guest, timeout, retry_interval)
 
-    def power_on(self, context, instance, network_info,
-                 block_device_info=None):
-        self._hard_reboot(context, instance, network_info, block_device_info)
+    def power_on(self, context, instance, network_info):
+        self._hard_reboot(context, instance, network_info)
 
-    def reboot(self, context, instance, network_info, reboot_type,
-               block_device_info=None):
+    def reboot(self, context, instance, network_info, reboot_type):
         if reboot_type == 'SOFT':
             try:
                 if self._soft_reboot(instance):
@@ -448,7 +443,7 @@ class LibvirtDriver(driver.ComputeDriver):
             except exception.NovaException as e:
                 LOG.warning('Soft reboot failed (%s); rebooting hard', e,
                             instance=instance)
-        self._hard_reboot(context, instance, network_info, block_device_info)
+        self._hard_reboot(context, instance, network_info)
 
     def _soft_reboot(self, instance) -> bool:
         """Shut down and start the same definition; False: go hard."""
@@ -479,8 +474,7 @@ class LibvirtDriver(driver.ComputeDriver):
             self.image_cache)
         return images, self._get_guest_xml(instance, images, network_info)
 
-    def _hard_reboot(self, context, instance, network_info,
-                     block_device_info=None):
+    def _hard_reboot(self, context, instance, network_info):
         """Redefine from the disks and start. Never creates or removes a
         disk; a missing one is ``DiskNotFound`` before anything changed."""
         images, xml = self._xml_from_disks(instance, network_info)
@@ -490,7 +484,7 @@ class LibvirtDriver(driver.ComputeDriver):
                 guest.poweroff()
             guest.undefine()
         guest = self._create_domain_and_network(
-            context, xml, instance, network_info, block_device_info,
+            context, xml, instance, network_info,
             vifs_already_plugged=False, destroy_disks_on_failures=False)
         self._wait_for_running(instance, guest)
         # Only after success, so a failed start leaves the directory as
@@ -510,7 +504,7 @@ class LibvirtDriver(driver.ComputeDriver):
         guest.managed_save()
         LOG.info('Suspended the guest', instance=instance)
 
-    def resume(self, context, instance, network_info, block_device_info=None):
+    def resume(self, context, instance, network_info):
         guest = self.host.find_guest(instance.uuid)
         if guest is not None:
             # The existing definition: starting it restores saved memory.
@@ -518,18 +512,17 @@ class LibvirtDriver(driver.ComputeDriver):
         else:
             _images, xml = self._xml_from_disks(instance, network_info)
         guest = self._create_domain_and_network(
-            context, xml, instance, network_info, block_device_info,
+            context, xml, instance, network_info,
             vifs_already_plugged=True, destroy_disks_on_failures=False)
         self._wait_for_running(instance, guest)
         LOG.info('Resumed the guest', instance=instance)
 
-    def resume_state_on_host_boot(self, context, instance, network_info,
-                                  block_device_info=None):
+    def resume_state_on_host_boot(self, context, instance, network_info):
         guest = self.host.find_guest(instance.uuid)
         if guest is not None and guest.get_power_state() in (
                 _LEAVE_ON_HOST_BOOT):
             return
-        self._hard_reboot(context, instance, network_info, block_device_info)
+        self._hard_reboot(context, instance, network_info)
 
     # -- networking ------------------------------------------------------
 

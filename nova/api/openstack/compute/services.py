@@ -23,9 +23,10 @@ from nova.api.openstack import validation
 from nova.api.openstack.router import Route
 from nova.conf import CONF
 from nova import exception
+from nova.model import binaries
 from nova import objects
 
-COMPUTE_BINARY = 'nova-compute'
+COMPUTE_BINARY = binaries.COMPUTE
 LIST_RULE = 'os_compute_api:os-services:list'
 UPDATE_RULE = 'os_compute_api:os-services:update'
 

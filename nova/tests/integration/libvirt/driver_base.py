@@ -181,8 +181,8 @@ class DriverTestCase(base.RealHostTestCase):
         return network_model.NetworkInfo([vif])
 
     def spawn(self, instance, network_info, image=None):
-        self.driver.spawn(self.context, instance, image or self.image, [],
-                          None, network_info=network_info)
+        self.driver.spawn(self.context, instance, image or self.image,
+                          network_info=network_info)
 
     def booted(self, image=None, bridge=None, **flavor):
         instance = self.make_instance(image=image, **flavor)

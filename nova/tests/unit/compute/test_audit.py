@@ -85,7 +85,7 @@ class AuditTestCase(base.TestCase):
         instance.network_info = network_info
         if in_database:
             instance.create()
-        self.driver.spawn(self.ctx, instance, self.image, [], None,
+        self.driver.spawn(self.ctx, instance, self.image,
                           network_info=network_info)
         if in_database:
             instance.host = db_host

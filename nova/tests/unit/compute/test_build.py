@@ -16,8 +16,7 @@ class TestBuild(fixtures.ComputeTestCase):
                                    journal.BUILD)
         self.runner.run(self.context, instance, build.BUILD,
                         lambda: build.spawn(self.compute, self.context,
-                                            instance, {}, None, None, None,
-                                            token.attempt),
+                                            instance, {}, token.attempt),
                         token=token)
         return token
 

@@ -48,7 +48,7 @@ class EvacuationCleanupTestCase(base.TestCase):
         """An instance with a guest on a; optionally evacuated to
         ``new_host`` with a migration in ``status``."""
         instance = dbf.make_instance(self.ctx, 'a')
-        self.driver.spawn(self.ctx, instance, {'id': None}, [], None)
+        self.driver.spawn(self.ctx, instance, {'id': None})
         migration = None
         if status is not None:
             migration = objects.Migration(
@@ -293,7 +293,7 @@ class TestOrphans(EvacuationCleanupTestCase):
 
     def test_domain_unknown_to_the_database_is_reported_not_deleted(self):
         stranger = objects.Instance(self.ctx)       # never created
-        self.driver.spawn(self.ctx, stranger, {'id': None}, [], None)
+        self.driver.spawn(self.ctx, stranger, {'id': None})
         report = self.cleanup()
         self.assertEqual([stranger.uuid], report.orphans)
         self.assertIsNotNone(self.driver.domain(stranger.uuid))

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
 from nova.model import power_state
+from nova.compute import rebuild_request
 from nova.compute import rpcapi
 from nova.db import api as db_api
 from nova.model import vm_states
@@ -73,7 +74,8 @@ def _messages_of_the_compute_rpc_client(context):
     parameter (one instance, on host HOST, where it wants instances)."""
     instance = objects.Instance(context, host=fixtures.HOST)
     special = {'instance': instance, 'instances': [instance],
-               'host': fixtures.HOST}
+               'host': fixtures.HOST,
+               'request': rebuild_request.RebuildRequest(recreate=True)}
     messages = {}
     for method_name, method in inspect.getmembers(rpcapi.ComputeAPI,
                                                   inspect.isfunction):

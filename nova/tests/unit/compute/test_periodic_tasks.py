@@ -173,7 +173,7 @@ class TestSyncOnLibvirt(base.TestCase):
             flavor=objects.Flavor('1', 'm1.tiny', 64, 1, 1),
             network_info=libvirt_fixtures.make_network_info(
                 port_ids=[uuidutils.generate_uuid()])).create()
-        self.host.driver.spawn(self.context, instance, self.image, [], None,
+        self.host.driver.spawn(self.context, instance, self.image,
                                network_info=instance.network_info)
         return instance
 

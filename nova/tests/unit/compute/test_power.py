@@ -50,7 +50,7 @@ class TestPower(fixtures.ComputeTestCase):
             host=fixtures.HOST, settings=self.settings, driver=driver,
             virtapi=self.virtapi)
         instance = self.new_instance()
-        driver.spawn(self.context, instance, {}, [], None)
+        driver.spawn(self.context, instance, {})
         power.stop(compute, instance)
         self.assertEqual((self.settings.shutdown_timeout,
                           power.SHUTDOWN_RETRY_INTERVAL),

@@ -8,6 +8,7 @@ from oslo_utils import uuidutils
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
+from nova.compute import rebuild_request
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
@@ -64,8 +65,7 @@ class LeakyDriver(fake.FakeDriver):
     libvirt driver of the evacuation-leftovers bug did. The manager must
     clean up."""
 
-    def spawn(self, context, instance, image_meta, injected_files,
-              admin_password, network_info=None, block_device_info=None,
+    def spawn(self, context, instance, image_meta, network_info=None,
               power_on=True, attempt=None):
         idir = self._instance_dir(instance)
         idir.create()
@@ -76,7 +76,7 @@ class LeakyDriver(fake.FakeDriver):
         self._define(instance)
         self._plug_vifs(instance, network_model.NetworkInfo(
             network_info or ()), None)
-        raise exception.InstanceDeployFailure(reason='leaky spawn')
+        raise exception.InstancePowerOnFailure(reason='leaky spawn')
 
 
 class RebuildTestCase(base.TestCase):
@@ -157,11 +157,10 @@ class RebuildTestCase(base.TestCase):
         ctx, migration = self.request_evacuation(instance)
         target = target or self.b
         target.rebuild_instance(
-            ctx, instance, orig_image_ref=instance.image_ref,
-            image_ref=instance.image_ref, injected_files=[], new_pass=None,
-            orig_sys_metadata={}, bdms=None, recreate=True,
-            on_shared_storage=on_shared_storage, preserve_ephemeral=False,
-            migration=migration, scheduled_node=None, **extra)
+            ctx, instance, request=rebuild_request.RebuildRequest(
+                recreate=True, image_ref=instance.image_ref,
+                on_shared_storage=on_shared_storage, migration=migration,
+                **extra))
         return ctx, migration
 
     def fresh(self, obj):
@@ -392,6 +391,39 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
                 self.assertEqual(power_state.SHUTDOWN,
                                  self.b.driver.domain(instance.uuid).state)
 
+    def test_a_message_of_rpc_1_1_still_evacuates(self):
+        # A conductor not upgraded yet (or capped below 1.2) sends the
+        # keyword arguments of 1.1, the unread ones included.
+        instance = self.boot_on_a()
+        ctx, migration = self.request_evacuation(instance)
+        self.b.rebuild_instance(
+            ctx, instance, orig_image_ref=instance.image_ref,
+            image_ref=instance.image_ref, injected_files=[], new_pass=None,
+            orig_sys_metadata=dict(instance.system_metadata), bdms=None,
+            recreate=True, on_shared_storage=None, preserve_ephemeral=False,
+            migration=migration, scheduled_node=None,
+            target_state=vm_states.STOPPED)
+        row = self.fresh(instance)
+        self.assertEqual(('b', vm_states.STOPPED, None),
+                         (row.host, row.vm_state, row.task_state))
+        self.assertEqual(migration_obj.DONE, self.fresh(migration).status)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.b.driver.domain(instance.uuid).state)
+
+    def test_a_message_of_neither_form_is_refused_untouched(self):
+        instance = self.boot_on_a()
+        ctx, migration = self.request_evacuation(instance)
+        request = rebuild_request.RebuildRequest(recreate=True,
+                                                 migration=migration)
+        self.assertRaises(TypeError, self.b.rebuild_instance, ctx, instance,
+                          request=request, recreate=True)
+        self.assertRaises(TypeError, self.b.rebuild_instance, ctx, instance,
+                          recreate=True, migration=migration, colour='red')
+        self.assertNothingOn(self.b, instance)
+        self.assertEqual((migration_obj.ACCEPTED, task_states.REBUILDING),
+                         (self.fresh(migration).status,
+                          self.fresh(instance).task_state))
+
     def test_a_taken_migration_is_refused_without_touching_anything(self):
         instance = self.boot_on_a()
         ctx, migration = self.request_evacuation(instance)
@@ -400,8 +432,9 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         migration.status = migration_obj.FAILED
         migration.save()
         with self.assertRaises(exception.UnexpectedMigrationStatusError):
-            self.b.rebuild_instance(ctx, instance, recreate=True,
-                                    migration=migration)
+            self.b.rebuild_instance(
+                ctx, instance, request=rebuild_request.RebuildRequest(
+                    recreate=True, migration=migration))
         self.assertNothingOn(self.b, instance)
         self.assertEqual(task_states.REBUILDING,
                          self.fresh(instance).task_state)
@@ -412,8 +445,9 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         instance = self.boot_on_a()
         ctx, migration = self.request_evacuation(instance)
         with self.assertRaises(exception.InvalidInput):
-            self.a.rebuild_instance(ctx, instance, recreate=True,
-                                    migration=migration)
+            self.a.rebuild_instance(
+                ctx, instance, request=rebuild_request.RebuildRequest(
+                    recreate=True, migration=migration))
         self.assertIsNotNone(self.a.driver.domain(instance.uuid))
         # Not stuck: the migration failed, the task is gone, the vm_state
         # is kept (nothing happened to the guest), and both say why.
@@ -435,8 +469,9 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         instance.task_state = task_states.POWERING_OFF
         instance.save()
         with self.assertRaises(exception.InstanceInvalidState):
-            self.b.rebuild_instance(ctx, instance, recreate=True,
-                                    migration=migration)
+            self.b.rebuild_instance(
+                ctx, instance, request=rebuild_request.RebuildRequest(
+                    recreate=True, migration=migration))
         self.assertNothingOn(self.b, instance)
         self.assertEqual(migration_obj.FAILED, self.fresh(migration).status)
         row = self.fresh(instance)
@@ -456,7 +491,7 @@ class TestEvacuatePrivateStorage(RebuildTestCase):
         migration.save()
         instance.task_state = task_states.REBUILD_SPAWNING
         instance.save()
-        self.b.driver.spawn(ctx, instance, self.image, [], None,
+        self.b.driver.spawn(ctx, instance, self.image,
                             network_info=self.network_info,
                             attempt=journal.Attempt.new(
                                 journal.EVACUATION, migration.uuid))
@@ -581,7 +616,7 @@ class TestManagerCleansUpAfterALeakyDriver(RebuildTestCase):
     def test_private_storage_everything_goes(self):
         self.setup_hosts(shared=False, target_driver=LeakyDriver)
         instance = self.boot_on_a()
-        with self.assertRaises(exception.InstanceDeployFailure):
+        with self.assertRaises(exception.InstancePowerOnFailure):
             self.evacuate(instance)
         self.assertNothingOn(self.b, instance)
         self.assertEqual(vm_states.ERROR, self.fresh(instance).vm_state)
@@ -590,7 +625,7 @@ class TestManagerCleansUpAfterALeakyDriver(RebuildTestCase):
         self.setup_hosts(shared=True, target_driver=LeakyDriver)
         instance = self.boot_on_a()
         before = sha256_tree(self.dir_on(self.a, instance))
-        with self.assertRaises(exception.InstanceDeployFailure):
+        with self.assertRaises(exception.InstancePowerOnFailure):
             self.evacuate(instance)
         self.assertIsNone(self.b.driver.domain(instance.uuid))
         self.assertEqual(frozenset(),
@@ -610,8 +645,9 @@ class TestRebuildSameHost(RebuildTestCase):
         instance.task_state = task_states.REBUILDING
         instance.save(expected_task_state=[None])
         objects.InstanceAction.action_start(ctx, instance.uuid, 'rebuild')
-        self.a.rebuild_instance(ctx, instance, image_ref=self.image.id,
-                                recreate=False)
+        self.a.rebuild_instance(
+            ctx, instance, request=rebuild_request.RebuildRequest(
+                image_ref=self.image.id, recreate=False))
         return ctx
 
     def test_success_replaces_the_guest(self):
@@ -645,7 +681,8 @@ class TestRebuildSameHost(RebuildTestCase):
         objects.InstanceAction.action_start(self.ctx, instance.uuid,
                                             'rebuild')
         with self.assertRaises(exception.InvalidInput):
-            self.a.rebuild_instance(self.ctx, instance, recreate=False,
-                                    preserve_ephemeral=True)
+            self.a.rebuild_instance(
+                self.ctx, instance, request=rebuild_request.RebuildRequest(
+                    recreate=False, preserve_ephemeral=True))
         self.assertEqual(power_state.RUNNING,
                          self.a.driver.domain(instance.uuid).state)

@@ -27,7 +27,7 @@ class TestRecovery(fixtures.ComputeTestCase):
     def spawn_and_die(self, instance, attempt):
         """Spawn as ``attempt`` and never complete it: the process dies
         right after."""
-        self.driver.spawn(self.context, instance, {}, [], None,
+        self.driver.spawn(self.context, instance, {},
                           network_info=instance.network_info,
                           attempt=attempt)
 
@@ -261,12 +261,10 @@ class _StopRecordingDriver(fake.FakeDriver):
         self.stops.append(('power_off', timeout))
         super().power_off(instance, timeout, retry_interval)
 
-    def destroy(self, context, instance, network_info,
-                block_device_info=None, destroy_disks=True):
+    def destroy(self, context, instance, network_info, destroy_disks=True):
         running = self.domain(instance.uuid)
         self.stops.append(('destroy', running.state if running else None))
-        super().destroy(context, instance, network_info,
-                        block_device_info, destroy_disks)
+        super().destroy(context, instance, network_info, destroy_disks)
 
 
 class TestADeadAttemptsGuestIsPoweredOffAtOnce(TestRecovery):

@@ -8,6 +8,7 @@ import queue
 
 import oslo_messaging as messaging
 
+from nova.compute import rebuild_request
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context as nova_context
 from nova import exception
@@ -19,14 +20,20 @@ from nova.model import external_event
 
 
 class RecordingEndpoint:
-    """Has every method the compute manager serves; records calls."""
+    """Has every method the compute manager serves; records calls.
+
+    Serves the versions a compute of ``version`` serves (the dispatcher
+    refuses newer messages).
+    """
 
     METHODS = ('build_and_run_instance', 'start_instance', 'stop_instance',
                'reboot_instance', 'suspend_instance', 'resume_instance',
                'terminate_instance', 'rebuild_instance',
                'external_instance_event')
 
-    def __init__(self, host, received):
+    def __init__(self, host, received,
+                 version=compute_rpcapi.RPC_API_VERSION):
+        self.target = messaging.Target(version=version)
         self.host = host
         for name in self.METHODS:
             setattr(self, name, self._recorder(name))
@@ -48,10 +55,13 @@ class TestComputeAPI(base.TestCase):
         rpc.init(url='inproc://')
         cls.received = queue.Queue()
         cls.servers = []
-        for host in ('compute1', 'compute2'):
+        # compute-old: a compute not upgraded yet, serving up to 1.1.
+        for host, version in (('compute1', compute_rpcapi.RPC_API_VERSION),
+                              ('compute2', compute_rpcapi.RPC_API_VERSION),
+                              ('compute-old', '1.1')):
             server = rpc.get_server(
                 messaging.Target(topic='compute', server=host),
-                [RecordingEndpoint(host, cls.received)])
+                [RecordingEndpoint(host, cls.received, version)])
             server.start()
             cls.servers.append(server)
 
@@ -110,16 +120,18 @@ class TestComputeAPI(base.TestCase):
                                       migration_type='evacuation',
                                       status='accepted')
         self.api.rebuild_instance(
-            self.ctxt, self.instance, host='compute2', orig_image_ref='a',
-            image_ref='a', injected_files=[], new_pass=None,
-            orig_sys_metadata={}, bdms=None, recreate=True,
-            on_shared_storage=False, preserve_ephemeral=False,
-            migration=migration, scheduled_node=None)
+            self.ctxt, self.instance, rebuild_request.RebuildRequest(
+                recreate=True, image_ref='a', on_shared_storage=False,
+                migration=migration),
+            host='compute2')
         host, name, kwargs = self._next()
         self.assertEqual(('compute2', 'rebuild_instance'), (host, name))
-        self.assertIs(True, kwargs['recreate'])
-        self.assertIs(False, kwargs['on_shared_storage'])
-        self.assertEqual(migration.uuid, kwargs['migration'].uuid)
+        self.assertEqual({'instance', 'request'}, set(kwargs))
+        request = kwargs['request']
+        self.assertIsInstance(request, rebuild_request.RebuildRequest)
+        self.assertIs(True, request.recreate)
+        self.assertIs(False, request.on_shared_storage)
+        self.assertEqual(migration.uuid, request.migration.uuid)
 
     def test_external_events_go_to_the_named_host(self):
         event = external_event.InstanceExternalEvent(
@@ -139,28 +151,60 @@ class TestComputeAPI(base.TestCase):
                           self.instance)
 
     def test_version_cap(self):
-        self.assertEqual('1.1', compute_rpcapi.RPC_API_VERSION)
+        self.assertEqual('1.2', compute_rpcapi.RPC_API_VERSION)
         capped = compute_rpcapi.ComputeAPI(version_cap='0.9')
         self.assertRaises(messaging.RPCVersionCapError,
                           capped.stop_instance, self.ctxt, self.instance)
 
-    def _rebuild(self, api, **kwargs):
+    def _rebuild(self, api, host='compute2', **kwargs):
         api.rebuild_instance(
-            self.ctxt, self.instance, host='compute2', orig_image_ref='i',
-            image_ref='i', injected_files=[], new_pass=None,
-            orig_sys_metadata={}, bdms=None, recreate=True,
-            on_shared_storage=None, preserve_ephemeral=False,
-            migration=None, scheduled_node='compute2', **kwargs)
+            self.ctxt, self.instance, rebuild_request.RebuildRequest(
+                recreate=True, image_ref='i', scheduled_node='compute2',
+                **kwargs),
+            host=host)
 
-    def test_target_state_needs_1_1_and_is_refused_below(self):
-        # Without a target state the message is 1.0 and does not carry
-        # it (a 1.0 service serves it); with one, a client capped at 1.0
-        # refuses instead of letting the evacuation end in another state.
-        self._rebuild(self.api)
+    # What every 1.0/1.1 sender sent besides the instance.
+    OLD_FORM = {'orig_image_ref': 'i', 'image_ref': 'i', 'injected_files': [],
+                'new_pass': None, 'orig_sys_metadata': {}, 'bdms': None,
+                'recreate': True, 'on_shared_storage': None,
+                'preserve_ephemeral': False, 'migration': None,
+                'scheduled_node': 'compute2'}
+
+    def test_a_1_2_compute_gets_the_request_whole(self):
+        self._rebuild(self.api, target_state='stopped')
         _host, name, kwargs = self._next()
         self.assertEqual('rebuild_instance', name)
-        self.assertNotIn('target_state', kwargs)
+        kwargs.pop('instance')
+        self.assertEqual({'request': rebuild_request.RebuildRequest(
+            recreate=True, image_ref='i', scheduled_node='compute2',
+            target_state='stopped')}, kwargs)
+
+    def test_a_client_capped_at_1_1_sends_the_old_form(self):
+        # Served by a compute that knows no 1.2 (the dispatcher would
+        # refuse a 1.2 message): the old keyword arguments, target_state
+        # only when there is one.
+        capped = compute_rpcapi.ComputeAPI(version_cap='1.1')
+        self._rebuild(capped, host='compute-old', target_state='stopped')
+        host, name, kwargs = self._next()
+        self.assertEqual(('compute-old', 'rebuild_instance'), (host, name))
+        kwargs.pop('instance')
+        self.assertEqual(dict(self.OLD_FORM, target_state='stopped'),
+                         kwargs)
+        self._rebuild(capped, host='compute-old')
+        _host, _name, kwargs = self._next()
+        kwargs.pop('instance')
+        self.assertEqual(self.OLD_FORM, kwargs)
+
+    def test_target_state_needs_1_1_and_is_refused_below(self):
+        # Without a target state a client capped at 1.0 sends 1.0 (no
+        # target_state); with one it refuses instead of letting the
+        # evacuation end in another state.
         capped = compute_rpcapi.ComputeAPI(version_cap='1.0')
+        self._rebuild(capped, host='compute-old')
+        _host, name, kwargs = self._next()
+        self.assertEqual('rebuild_instance', name)
+        kwargs.pop('instance')
+        self.assertEqual(self.OLD_FORM, kwargs)
         self.assertRaises(exception.EvacuationTargetStateUnsupported,
                           self._rebuild, capped, target_state='stopped')
         self.assertTrue(self.received.empty())

@@ -79,10 +79,11 @@ class TestEvacuateInstance(ConductorTestCase):
             self.ctx, migration.id).dest_compute)
         name, args, kwargs = self.compute.calls[0]
         self.assertEqual('rebuild_instance', name)
+        request = kwargs['request']
         self.assertEqual(('b', True, None, migration.id),
-                         (kwargs['host'], kwargs['recreate'],
-                          kwargs['on_shared_storage'],
-                          kwargs['migration'].id))
+                         (kwargs['host'], request.recreate,
+                          request.on_shared_storage,
+                          request.migration.id))
         event = self.event(instance)
         self.assertEqual(('conductor_rebuild_server', 'Success'),
                          (event.event, event.result))
@@ -93,13 +94,13 @@ class TestEvacuateInstance(ConductorTestCase):
         self.conductor.evacuate_instance(self.ctx, instance, migration,
                                          target_state=vm_states.STOPPED)
         _name, _args, kwargs = self.compute.calls[0]
-        self.assertEqual(vm_states.STOPPED, kwargs['target_state'])
+        self.assertEqual(vm_states.STOPPED, kwargs['request'].target_state)
         # Without one (microversion 2.94 and below): None, the old end.
         instance = dbf.make_instance(self.ctx, 'a')
         self.conductor.evacuate_instance(self.ctx, instance,
                                          self.requested(instance))
         _name, _args, kwargs = self.compute.calls[1]
-        self.assertIsNone(kwargs['target_state'])
+        self.assertIsNone(kwargs['request'].target_state)
 
     def test_no_target_ends_the_evacuation_with_vm_state_kept(self):
         dbf.set_down(self.target)

@@ -26,15 +26,15 @@ class InstanceFaultTestCase(base.TestCase):
             self.ctx, self.instance.uuid)
 
     def test_records_code_message_traceback_and_host(self):
-        exc = _raised(exception.InstanceDeployFailure(reason='disk full'))
+        exc = _raised(exception.InstancePowerOnFailure(reason='disk full'))
         fault = objects.InstanceFault.create(self.ctx, self.instance.uuid,
                                              exc, 'h1')
         stored = self.stored()
         self.assertEqual(fault.to_dict(), stored.to_dict())
         self.assertEqual(500, stored.code)
-        self.assertEqual('Failed to deploy instance: disk full',
+        self.assertEqual('Failed to power on instance: disk full',
                          stored.message)
-        self.assertEqual('The server could not be deployed.',
+        self.assertEqual('The server could not be powered on.',
                          stored.user_message)
         self.assertIn('Traceback', stored.details)
         self.assertIn('_raised', stored.details)

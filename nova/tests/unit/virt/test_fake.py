@@ -269,7 +269,7 @@ class TestFakeDriverEvents(FakeDriverHooks, base.TestCase):
         from nova import objects
         ctx = nova_context.get_admin_context()
         instance = objects.Instance(ctx, display_name='e')
-        self.driver.spawn(ctx, instance, {}, [], None,
+        self.driver.spawn(ctx, instance, {},
                           network_info=network_model.NetworkInfo())
         self.driver.power_off(instance)
         self.driver.simulate_shutdown(instance.uuid)   # no change, no event

@@ -22,6 +22,7 @@ import ipaddress
 
 from nova.api.openstack import common
 from nova.api.openstack import policy
+from nova.model import binaries
 from nova.model import vm_states
 from nova.conf import CONF
 from nova import exception
@@ -210,4 +211,4 @@ def detail(req, instance, services=None, show=False) -> dict:
 def compute_services_by_host(context) -> dict:
     return {service.host: service
             for service in objects.Service.get_all(context,
-                                                   binary='nova-compute')}
+                                                   binary=binaries.COMPUTE)}

@@ -87,8 +87,8 @@ class LibvirtTestCase(base.TestCase):
             # A port of its own, so two instances never share a VIF.
             network_info = fixtures.make_network_info(
                 port_ids=[uuidutils.generate_uuid()])
-        host.driver.spawn(self.context, instance, image or self.image, [],
-                          None, network_info=network_info)
+        host.driver.spawn(self.context, instance, image or self.image,
+                          network_info=network_info)
         return network_info
 
     def booted(self, **kwargs):
@@ -161,7 +161,7 @@ class TestSpawn(LibvirtTestCase):
 
     def test_spawn_powered_off_defines_without_starting(self):
         instance = self.make_instance()
-        self.driver.spawn(self.context, instance, self.image, [], None,
+        self.driver.spawn(self.context, instance, self.image,
                           network_info=fixtures.make_network_info(),
                           power_on=False)
         self.assertEqual(power_state.SHUTDOWN,
@@ -238,7 +238,7 @@ class TestSpawn(LibvirtTestCase):
         instance, network_info, other = self._left_on_shared_storage()
         files = self.disk_files(instance)
         self.assertIn('disk.info', files)
-        other.driver.spawn(self.context, instance, None, [], None,
+        other.driver.spawn(self.context, instance, None,
                            network_info=network_info)
         self.assertTrue(other.is_running(instance.uuid))
         after = self.disk_files(instance, other)
@@ -249,7 +249,7 @@ class TestSpawn(LibvirtTestCase):
         uec = fixtures.add_uec_image(self.store, self.tmp)
         instance, network_info, other = self._left_on_shared_storage(uec)
         files = self.disk_files(instance)
-        other.driver.spawn(self.context, instance, None, [], None,
+        other.driver.spawn(self.context, instance, None,
                            network_info=network_info)
         idir = other.instance_dir(instance.uuid)
         xml = other.driver.host.get_guest(instance.uuid).get_xml()
@@ -269,7 +269,7 @@ class TestSpawn(LibvirtTestCase):
         before = host_state(self.host)
         for instance in (fresh, kept):
             self.assertRaises(exception.ImageNotFound, self.driver.spawn,
-                              self.context, instance, None, [], None,
+                              self.context, instance, None,
                               network_info=fixtures.make_network_info())
         self.assertLeftAsBefore(before)
         self.assertFalse(os.path.exists(self.host.instance_dir(fresh.uuid)))

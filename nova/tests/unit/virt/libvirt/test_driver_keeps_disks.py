@@ -260,7 +260,7 @@ class TestDiskInUseElsewhere(test_driver.LibvirtTestCase):
         before = self.disk_files(instance)
         with self.refuse_launch(instance, other):
             self.assertRaises(exception.DiskLeaseHeld, other.driver.spawn,
-                              self.context, instance, None, [], None,
+                              self.context, instance, None,
                               network_info=network_info)
         self.assertEqual(before, self.disk_files(instance, other))
         self.assertEqual(set(), other.domain_uuids())

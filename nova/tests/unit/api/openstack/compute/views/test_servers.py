@@ -71,14 +71,15 @@ class ServerViewTest(fakes.APITestCase):
 
     def test_fault_of_an_error_server(self):
         instance = self.make_instance(vm_state=vm_states.ERROR)
-        admin, owner = self.fault_of(instance, exception.InstanceDeployFailure(
-            reason='disk full on compute-17'))
-        self.assertEqual((500, 'Failed to deploy instance: disk full on '
+        admin, owner = self.fault_of(
+            instance, exception.InstancePowerOnFailure(
+                reason='disk full on compute-17'))
+        self.assertEqual((500, 'Failed to power on instance: disk full on '
                                'compute-17'),
                          (admin['code'], admin['message']))
         self.assertIn('Traceback', admin['details'])
         self.assertEqual({'code': 500, 'created': admin['created'],
-                          'message': 'The server could not be deployed.'},
+                          'message': 'The server could not be powered on.'},
                          owner)
 
     def test_a_refusal_shows_the_owner_no_host_path_or_traceback(self):
