@@ -64,6 +64,7 @@ from nova.model import network as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir
+from nova.model import actions
 
 LOG = logging.getLogger(__name__)
 
@@ -82,8 +83,8 @@ ENTRY = 'entry'
 QUARANTINED = 'quarantined'
 JOURNAL = 'journal'
 
-REMOVE = 'remove'
-KEEP = 'keep'
+REMOVE = actions.REMOVE
+KEEP = actions.KEEP
 
 # Layout entries of instances_path that are expected and never reported.
 _LAYOUT = instancedir.LAYOUT

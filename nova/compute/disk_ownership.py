@@ -90,6 +90,7 @@ from nova.compute import storage_report
 from nova import exception
 from nova import objects
 from nova.virt import ownership
+from nova.model import actions
 
 LOG = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ REUSE = 'reuse'             # boot from the disks there
 BUILD = 'build'             # make new disks (there are none)
 QUARANTINE = 'quarantine'   # move the directory aside, then BUILD
 REFUSE = 'refuse'           # touch nothing; the reason says why
-KEEP = 'keep'
+KEEP = actions.KEEP
 REMOVE = 'remove'           # (orphans) move it to quarantine
 
 # What the database says about the attempt that wrote a stamp.

@@ -43,6 +43,7 @@ import dataclasses
 from oslo_log import log as logging
 
 from nova import exception
+from nova.model import actions
 from nova import objects
 from nova.objects import migration as migration_obj
 
@@ -50,10 +51,10 @@ LOG = logging.getLogger(__name__)
 
 
 # What became of one pending delete (the reaper's report uses the same
-# words).
+# words, nova.model.actions).
 DELETE = 'delete'
-KEEP = 'keep'
-ERROR = 'error'
+KEEP = actions.KEEP
+ERROR = actions.ERROR
 
 
 @dataclasses.dataclass(frozen=True)

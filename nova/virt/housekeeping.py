@@ -16,6 +16,7 @@ Example::
 import dataclasses
 import os
 import time
+from nova.model import actions
 
 # Kinds of file.
 PART = 'part'                   # <name>.part-<attempt> in an instance dir
@@ -24,9 +25,9 @@ BASE_PART = 'base-part'         # _base/<hash>.part-<uuid> of a fetch
 BASE = 'base'                   # _base/<hash>, a base image
 
 # What was done with it (with ``dry_run``: what would be).
-REMOVE = 'remove'
-KEEP = 'keep'
-ERROR = 'error'
+REMOVE = actions.REMOVE
+KEEP = actions.KEEP
+ERROR = actions.ERROR
 
 
 @dataclasses.dataclass(frozen=True)
