@@ -50,6 +50,7 @@ from oslo_utils import fileutils
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova import fileio
 from nova.virt import instancedir
 from nova.virt import mounts
 
@@ -230,7 +231,7 @@ def create(instances_path: str, mount_point: bool = False) -> str:
             pass  # another host or thread created it first
         finally:
             fileutils.delete_if_exists(tmp)
-        instancedir.fsync_dir(instances_path)
+        fileio.fsync_dir(instances_path)
     identity, _flagged, why = _read_marker(instances_path)
     if identity is None:
         raise exception.InvalidStorageIdentity(reason=why)
@@ -250,9 +251,9 @@ def mark_mount_point(instances_path: str) -> str:
     if identity is None:
         raise exception.InvalidStorageIdentity(reason=why)
     if not flagged:
-        instancedir.write_atomically(marker_path(instances_path),
-                                     _marker_text(identity, True),
-                                     purpose='part', sync_dir=True)
+        fileio.write_atomically(marker_path(instances_path),
+                                _marker_text(identity, True),
+                                purpose='part', sync_dir=True)
     return identity
 
 

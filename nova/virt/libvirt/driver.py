@@ -25,6 +25,7 @@ from nova.model import network as network_model
 from nova.model import power_state
 from nova import crashpoint
 from nova import exception
+from nova import fileio
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
 from nova.virt import driver
@@ -480,7 +481,7 @@ class LibvirtDriver(driver.ComputeDriver):
         # Only after success, so a failed start leaves the directory as
         # it was, byte for byte.
         idir = self._instance_dir(instance)
-        instancedir.write_atomically(idir.file(instancedir.LIBVIRT_XML), xml)
+        fileio.write_atomically(idir.file(instancedir.LIBVIRT_XML), xml)
         if images.disk_info_legacy:
             imagebackend.write_disk_info(idir.file(instancedir.DISK_INFO),
                                          images.formats)
