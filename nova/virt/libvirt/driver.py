@@ -30,6 +30,7 @@ from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
 from nova.virt import driver
 from nova.model import hardware
+from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import disks
 from nova.virt.libvirt import host as libvirt_host
@@ -168,9 +169,11 @@ class LibvirtDriver(driver.ComputeDriver):
                                        block_device_info, None,
                                        destroy_disks=False)
 
+        # One layout for the files the journal expects and the disks made.
+        layout = blockinfo.disks_for(instance.flavor)
         with self._spawn_journal(
                 instance, attempt, destroy_guest,
-                new_files=disks.planned_files(instance, image_meta),
+                new_files=disks.planned_files(layout, image_meta),
                 small_files=(instancedir.DISK_INFO,
                              instancedir.LIBVIRT_XML),
                 vifs=network_info) as spawn_journal:
@@ -178,8 +181,8 @@ class LibvirtDriver(driver.ComputeDriver):
                 self._spawn_journals[instance.uuid] = spawn_journal
             try:
                 images = disks.create_for_spawn(
-                    spawn_journal, instance, image_meta, self.settings,
-                    self.image_store, self.image_cache)
+                    spawn_journal, instance, layout, image_meta,
+                    self.settings, self.image_store, self.image_cache)
                 xml = self._get_guest_xml(instance, images, network_info)
                 guest = self._create_domain_and_network(
                     context, xml, instance, network_info, block_device_info,
