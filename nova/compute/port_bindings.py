@@ -86,19 +86,9 @@ def bind_to_owner(network_api, context, instance):
     places the instance on, if any of them is bound elsewhere (an
     evacuation given up on had bound them to its target). Ports of an
     instance on no host stay as they are. Never raises."""
-    try:
-        owner = objects.Instance.get_by_uuid(context, instance.uuid).host
-        if owner:
-            ports = network_api.get_ports(context, instance)
-            if not ports.all_bound_to(owner):
-                network_api.bind(context, instance, owner, ports=ports)
-                LOG.info('Bound the ports back to %s', owner,
-                         instance=instance)
-    except exception.InstanceNotFound:
-        pass        # deleted meanwhile: its delete freed the ports
-    except Exception:
-        LOG.exception('Could not bind the ports to the instance\'s host',
-                      instance=instance)
+    _give_back(network_api, context, instance,
+               lambda owner, ports: not ports.all_bound_to(owner),
+               'Could not bind the ports to the instance\'s host')
 
 
 def rebind_to_owner(network_api, host, context, instance,
@@ -113,17 +103,31 @@ def rebind_to_owner(network_api, host, context, instance,
     binding, or a restarted host ends one a crash cut short) they are
     read, once.
     """
+    ports = binding.ports if binding is not None and \
+        binding.host == host else None
+    _give_back(network_api, context, instance,
+               lambda owner, ports: owner != host and ports.any_bound_to(
+                   host),
+               'Could not bind the ports back to the instance\'s host',
+               ports=ports)
+
+
+def _give_back(network_api, context, instance, misplaced, failure,
+               ports=None):
+    """Bind the ports to the instance's host as the database records it,
+    when it has one and ``misplaced(owner, ports)``; ``ports`` as this
+    operation read them, else read now. Logs ``failure`` instead of
+    raising."""
     try:
         owner = objects.Instance.get_by_uuid(context, instance.uuid).host
-        if binding is not None and binding.host == host:
-            ports = binding.ports
-        else:
+        if not owner:
+            return
+        if ports is None:
             ports = network_api.get_ports(context, instance)
-        if ports.any_bound_to(host) and owner and owner != host:
+        if misplaced(owner, ports):
             network_api.bind(context, instance, owner, ports=ports)
             LOG.info('Bound the ports back to %s', owner, instance=instance)
     except exception.InstanceNotFound:
         pass        # deleted meanwhile: its delete freed the ports
     except Exception:
-        LOG.exception('Could not bind the ports back to the instance\'s '
-                      'host', instance=instance)
+        LOG.exception(failure, instance=instance)
