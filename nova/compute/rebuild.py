@@ -157,7 +157,8 @@ class RebuildWorkflow:
         self.migration = None
         # The attempt's token (``attempts.Claim``), once claimed.
         self.token: attempts.Claim | None = None
-        self.network_info = None
+        # The ports an evacuation bound here (``port_bindings.Binding``).
+        self.binding = None
 
     def run(self, context: nova_context.RequestContext,
             instance: objects.Instance) -> migration_obj.Migration | None:
@@ -343,12 +344,12 @@ class RebuildWorkflow:
         # Port bindings: only once no leftover VIF of the instance is
         # plugged here, so that this host's agent reports spawn's plug.
         self.token.check('ports')
-        self.network_info = port_bindings.bind_here(
+        self.binding = port_bindings.bind_here(
             self.network_api, self.host, context, instance)
         crashpoint.reached('evacuate.after_ports_bound')
         self.rebuild_impl(
             context, instance, image_meta, recreate=True,
-            on_shared_storage=shared, network_info=self.network_info,
+            on_shared_storage=shared, network_info=self.binding.network_info,
             power_on=self._power_on(instance), attempt=self.token.attempt)
         crashpoint.reached('evacuate.before_instance_moves')
 
@@ -389,7 +390,7 @@ class RebuildWorkflow:
         if original_vm_state != vm_states.ERROR:
             instance.system_metadata[OLD_VM_STATE] = original_vm_state
         port_bindings.rebind_to_owner(self.network_api, self.host, context,
-                                      instance)
+                                      instance, self.binding)
         evacuation_states.end_evacuation(
             context, instance, self.migration, exc, self.host,
             evacuation_states.TARGET, vm_state=vm_states.ERROR,
@@ -416,7 +417,7 @@ class RebuildWorkflow:
         instance.system_metadata.pop(OLD_VM_STATE, None)
         instance.task_state = None
         instance.network_info = port_bindings.after_spawn(
-            self.network_api, context, instance, self.network_info)
+            self.network_api, context, instance, self.binding)
         try:
             instance.save(expected_task_state=[task_states.REBUILD_SPAWNING],
                           expected_host=[source],

@@ -28,6 +28,7 @@ from oslo_utils import fileutils
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova import fileio
 from nova.image import meta as image_meta
 from nova.image import qemu_img
 
@@ -61,18 +62,6 @@ def _copy_with_checksum(source: str, dest: str) -> str:
         dst.flush()
         os.fsync(dst.fileno())
     return digest.hexdigest()
-
-
-def _write_atomically(path: str, text: str) -> None:
-    tmp = '%s.part-%s' % (path, uuidutils.generate_uuid())
-    try:
-        with open(tmp, 'x') as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        fileutils.delete_if_exists(tmp)
 
 
 class ImageStore:
@@ -179,9 +168,9 @@ class ImageStore:
             os_command_line=os_command_line,
             created_at=image_meta.ImageMeta.timestamp(
                 datetime.datetime.now(datetime.timezone.utc)))
-        _write_atomically(self._meta_path(image_id),
-                          json.dumps(meta.to_dict(), indent=2,
-                                     sort_keys=True))
+        fileio.write_atomically(self._meta_path(image_id),
+                                json.dumps(meta.to_dict(), indent=2,
+                                           sort_keys=True))
         LOG.info('Added image %(id)s (%(name)s, %(fmt)s) to %(store)s',
                  {'id': image_id, 'name': name, 'fmt': disk_format,
                   'store': self.path})

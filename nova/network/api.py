@@ -28,8 +28,11 @@ Example::
     network_api.deallocate_for_instance(ctx, instance)    # addresses freed
 """
 
+import dataclasses
 import ipaddress
 import random
+import types
+from typing import Mapping
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -104,6 +107,27 @@ def vif_from_port(port, network):
                                       bridge=network.bridge),
         active=port.status == network_obj.ACTIVE,
         ips=(port.ip_address,) if port.ip_address else ())
+
+
+@dataclasses.dataclass(frozen=True)
+class InstancePorts:
+    """The ports of one instance as one read found them, with their
+    networks by UUID: an operation reads them once and hands this along
+    (to bind them, to decide whether they moved, to make VIFs)."""
+    ports: tuple[objects.Port, ...] = ()
+    networks: Mapping[str, objects.Network] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
+
+    def network_info(self) -> network_model.NetworkInfo:
+        return network_model.NetworkInfo(
+            vif_from_port(port, self.networks[port.network_uuid])
+            for port in self.ports)
+
+    def any_bound_to(self, host) -> bool:
+        return any(port.binding_host == host for port in self.ports)
+
+    def all_bound_to(self, host) -> bool:
+        return all(port.binding_host == host for port in self.ports)
 
 
 class API:
@@ -274,44 +298,51 @@ class API:
         return network_model.NetworkInfo(
             vif_from_port(p, n) for p, n in zip(ports, networks))
 
-    def bind_ports(self, context, instance, host):
+    def get_ports(self, context, instance,
+                  networks: Mapping[str, objects.Network] | None = None
+                  ) -> InstancePorts:
+        """The ports of ``instance`` as they are now, with their networks
+        (each read once; ``networks`` already read are not read again)."""
+        known = dict(networks or {})
+        ports = tuple(objects.Port.get_by_instance_uuid(context,
+                                                        instance.uuid))
+        for port in ports:
+            if port.network_uuid not in known:
+                known[port.network_uuid] = objects.Network.get_by_uuid(
+                    context, port.network_uuid)
+        return InstancePorts(ports, types.MappingProxyType(known))
+
+    def bind(self, context, instance, host,
+             ports: InstancePorts | None = None) -> InstancePorts:
         """Bind every port of ``instance`` to ``host`` and set it ``DOWN``,
         so that host's agent reports it once its VIF is plugged there.
 
-        Returns the ``NetworkInfo`` (every VIF ``active=False``).
+        ``ports``: as this operation read them (``get_ports``), so they
+        are not read again; by default they are read now. Returns the
+        ports as bound.
         """
-        vifs = []
-        networks = {}
-        for port in objects.Port.get_by_instance_uuid(context,
-                                                      instance.uuid):
+        if ports is None:
+            ports = self.get_ports(context, instance)
+        for port in ports.ports:
+            # NOTE: both fields are written even when they look unchanged,
+            # so ports read earlier in the operation bind like fresh ones.
             port.binding_host = host
             port.status = network_obj.DOWN
             port.save()
-            network = networks.get(port.network_uuid)
-            if network is None:
-                network = objects.Network.get_by_uuid(context,
-                                                      port.network_uuid)
-                networks[port.network_uuid] = network
-            vifs.append(vif_from_port(port, network))
         LOG.info('Bound ports %(ports)s to %(host)s',
-                 {'ports': [v.id for v in vifs], 'host': host},
+                 {'ports': [p.uuid for p in ports.ports], 'host': host},
                  instance=instance)
-        return network_model.NetworkInfo(vifs)
+        return ports
+
+    def bind_ports(self, context, instance, host):
+        """``bind``, as the ``NetworkInfo`` the host plugs (every VIF
+        ``active=False``)."""
+        return self.bind(context, instance, host).network_info()
 
     def get_instance_nw_info(self, context, instance):
         """The ``NetworkInfo`` as the ports are now (``ACTIVE`` ->
         ``active=True``)."""
-        networks = {}
-        vifs = []
-        for port in objects.Port.get_by_instance_uuid(context,
-                                                      instance.uuid):
-            network = networks.get(port.network_uuid)
-            if network is None:
-                network = objects.Network.get_by_uuid(context,
-                                                      port.network_uuid)
-                networks[port.network_uuid] = network
-            vifs.append(vif_from_port(port, network))
-        return network_model.NetworkInfo(vifs)
+        return self.get_ports(context, instance).network_info()
 
     def deallocate_for_instance(self, context, instance):
         """Delete every port of ``instance``. Idempotent."""

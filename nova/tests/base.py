@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from nova.conf import CONF
@@ -67,3 +68,15 @@ class TestCase(unittest.TestCase):
         self.addCleanup(popen.wait, 30)
         self.addCleanup(procs.terminate, record, 30)
         return popen
+
+
+def wait_until(predicate, timeout=30, interval=0.02):
+    """Poll ``predicate`` until it is true or ``timeout`` seconds passed;
+    its last value. A test waits for a condition, never for a time:
+    ``timeout`` only bounds a wait that failed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)

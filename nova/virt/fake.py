@@ -43,7 +43,7 @@ from nova.model import power_state
 from nova import exception
 from nova.virt import driver
 from nova.virt import event as virtevent
-from nova.virt import journal
+from nova.virt import guest_start
 from nova.model import hardware
 
 LOG = logging.getLogger(__name__)
@@ -229,9 +229,12 @@ class FakeDriver(driver.ComputeDriver):
                                  new_files=(DISK,), small_files=(DISK_INFO,),
                                  vifs=network_info) as spawn_journal:
             self._create_image(instance, image_meta, spawn_journal)
-            self._create_domain_and_network(
-                context, instance, network_info, 'spawn', spawning=True,
-                power_on=power_on, attempt=spawn_journal.attempt)
+            # The journal removes what the attempt made, disks included,
+            # once the failure leaves it; the start forgets the guest.
+            self._start(instance, network_info, 'spawn',
+                        lambda: self._forget_guest(instance), spawning=True,
+                        power_on=power_on, destroy_disks_on_failures=True,
+                        attempt=spawn_journal.attempt)
         LOG.info('Spawned guest', instance=instance)
 
     def destroy(self, context, instance, network_info, destroy_disks=True):
@@ -288,18 +291,13 @@ class FakeDriver(driver.ComputeDriver):
             raise exception.InstanceResumeFailure(
                 reason='guest has no saved memory to resume from')
         plugged_before = self._plugged(instance.uuid)
-        try:
-            # Resume re-plugs (idempotent) but does not wait for events: the
-            # ports stayed bound while the guest was suspended.
-            self._plug_vifs(instance, network_info, 'resume.plug_vifs')
-            self._maybe_fail('resume', instance)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                # The saved memory and the definition stay, so a later
-                # resume can succeed; VIFs go back to how they were.
-                self._restore_vifs(instance, plugged_before)
-        self._set_state(instance.uuid, power_state.RUNNING,
-                        saved_memory=False)
+        # Resume re-plugs (idempotent) but does not wait for events: the
+        # ports stayed bound while the guest was suspended. On failure the
+        # saved memory and the definition stay, so a later resume can
+        # succeed; VIFs go back to how they were.
+        self._start(instance, network_info, 'resume',
+                    lambda: self._restore_vifs(instance, plugged_before),
+                    vifs_already_plugged=True)
 
     def resume_state_on_host_boot(self, context, instance, network_info):
         with self._lock:
@@ -410,61 +408,14 @@ class FakeDriver(driver.ComputeDriver):
                         self._vifs.pop(instance.uuid, None)
         self._vifs_changed()
 
-    def _vif_events(self, network_info, vifs_already_plugged):
-        if vifs_already_plugged or self.settings.vif_plugging_timeout <= 0:
-            return []
-        return [('network-vif-plugged', vif.id)
-                for vif in network_info.inactive()]
-
-    def _vif_failed_callback(self, event_name, instance):
-        LOG.error('Neutron reported failure on event %s', event_name,
-                  instance=instance)
-        if self.settings.vif_plugging_is_fatal:
-            raise exception.VirtualInterfaceCreateException()
-
-    def _create_domain_and_network(self, context, instance, network_info,
-                                   op, spawning=False, power_on=True,
-                                   attempt=None):
-        """Plug VIFs, define (spawn only) and start the guest.
-
-        The guest starts paused while the network-vif-plugged events of
-        inactive VIFs are awaited, then runs. A spawn's ``attempt`` has
-        its token checked before each step and once the guest runs, as
-        the libvirt driver does. The caller cleans up.
-        """
-        def check(step):
-            if attempt is not None:
-                attempt.check(step)
-
-        events = self._vif_events(network_info, False) if power_on else []
-        try:
-            with self.virtapi.wait_for_instance_event(
-                    instance, events,
-                    deadline=self.settings.vif_plugging_timeout,
-                    error_callback=self._vif_failed_callback):
-                check(journal.CHECK_PLUG)
-                self._plug_vifs(instance, network_info, op + '.plug_vifs')
-                if spawning:
-                    self._maybe_fail('spawn.define', instance)
-                    check(journal.CHECK_DEFINE)
-                    self._define(instance)
-                if not power_on:
-                    return
-                self._maybe_fail('spawn.start' if spawning else op,
-                                 instance)
-                check(journal.CHECK_START)
-                self._set_state(instance.uuid,
-                                power_state.PAUSED if events
-                                else power_state.RUNNING)
-        except TimeoutError:
-            LOG.warning('Timeout waiting for VIF plugging events',
-                        instance=instance)
-            if self.settings.vif_plugging_is_fatal:
-                raise exception.VirtualInterfaceCreateException()
-        if events:
-            check(journal.CHECK_RESUME)
-        self._set_state(instance.uuid, power_state.RUNNING)
-        check(journal.CHECK_RUNNING)
+    def _start(self, instance, network_info, op, undo, spawning=False,
+               **request):
+        """``guest_start.start`` with this driver's steps (``_FakeStart``);
+        ``request``: the rest of its ``StartRequest``."""
+        guest_start.start(
+            self.virtapi, self.settings,
+            _FakeStart(self, instance, network_info, op, undo, spawning),
+            guest_start.StartRequest(instance, network_info, **request))
 
     def _define(self, instance):
         with self._lock:
@@ -526,16 +477,60 @@ class FakeDriver(driver.ComputeDriver):
                         saved_memory=False, missing_ok=True)
         self._unplug_all(instance)
         self._define(instance)
-        try:
-            self._create_domain_and_network(context, instance, network_info,
-                                            op)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                LOG.error('Could not start the guest; it stays defined and '
-                          'stopped with its disks', instance=instance)
-                self._set_state(instance.uuid, power_state.SHUTDOWN,
-                                missing_ok=True)
-                self._unplug_all(instance)
+
+        def undo():
+            LOG.error('Could not start the guest; it stays defined and '
+                      'stopped with its disks', instance=instance)
+            self._set_state(instance.uuid, power_state.SHUTDOWN,
+                            missing_ok=True)
+            self._unplug_all(instance)
+        self._start(instance, network_info, op, undo)
+
+
+class _FakeStart:
+    """The fake driver's steps of one ``guest_start.start``.
+
+    ``op`` names the steps ``fail_at`` may fail: ``<op>.plug_vifs``, then
+    ``<op>`` where the vCPUs start (a spawn's are ``spawn.define`` and
+    ``spawn.start``); a spawn alone defines the guest here (the others
+    start the definition they have). ``undo`` is what a failed start of
+    that operation puts back.
+    """
+
+    def __init__(self, driver, instance, network_info, op, undo, spawning):
+        self.driver = driver
+        self.instance = instance
+        self.network_info = network_info
+        self.op = op
+        self._undo = undo
+        self.spawning = spawning
+
+    def plug_vifs(self):
+        self.driver._plug_vifs(self.instance, self.network_info,
+                               self.op + '.plug_vifs')
+
+    def define(self):
+        if self.spawning:
+            self.driver._maybe_fail('spawn.define', self.instance)
+            self.driver._define(self.instance)
+
+    def launch(self, pause):
+        self.driver._maybe_fail('spawn.start' if self.spawning else self.op,
+                                self.instance)
+        # A guest that starts has no saved memory any more (resume).
+        self.driver._set_state(
+            self.instance.uuid,
+            power_state.PAUSED if pause else power_state.RUNNING,
+            saved_memory=False)
+
+    def resume(self):
+        self.driver._set_state(self.instance.uuid, power_state.RUNNING)
+
+    def undo(self, destroy_disks):
+        self._undo()
+
+    def failure(self, exc):
+        return exc
 
 
 def _image_id(image_meta):

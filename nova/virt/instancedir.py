@@ -48,9 +48,9 @@ import uuid as uuid_lib
 from oslo_log import log as logging
 from oslo_utils import fileutils
 from oslo_utils import timeutils
-from oslo_utils import uuidutils
 
 from nova import exception
+from nova import fileio
 
 LOG = logging.getLogger(__name__)
 
@@ -195,13 +195,13 @@ class InstanceDir:
             raise exception.QuarantineUnusable(
                 path=root, reason='cannot move %s there: %s'
                                   % (self.path, e.strerror or e))
-        fsync_dir(root)
-        fsync_dir(self.instances_path)
+        fileio.fsync_dir(root)
+        fileio.fsync_dir(self.instances_path)
         try:
-            write_atomically(os.path.join(dest, QUARANTINE_REASON),
-                             json.dumps({'reason': reason,
-                                         'from': self.path,
-                                         'at': now.isoformat()}))
+            fileio.write_atomically(os.path.join(dest, QUARANTINE_REASON),
+                                    json.dumps({'reason': reason,
+                                                'from': self.path,
+                                                'at': now.isoformat()}))
         except OSError:
             LOG.exception('Could not record why %s was quarantined', dest)
         LOG.warning('Moved instance directory %(path)s (%(size)d bytes) to '
@@ -210,44 +210,6 @@ class InstanceDir:
                     {'path': self.path, 'size': size, 'dest': dest,
                      'reason': reason}, instance_uuid=self.uuid)
         return dest
-
-
-def fsync_dir(path: str) -> None:
-    """Flush a directory, so a rename or creation in it survives a crash."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(path: str, content: str | bytes,
-                     purpose: str = 'part', tmp_path: str | None = None,
-                     sync_dir: bool = False) -> None:
-    """Replace ``path`` with ``content`` so a reader sees the old file or
-    the whole new one, never a part (disk.info, libvirt.xml, stamps,
-    journals).
-
-    Written under a name of its own first (``tmp_path``, by default
-    ``<path>.<purpose>-<uuid>``, so a file that is there is never
-    truncated, and a leftover says what wrote it), flushed to disk, then
-    renamed over ``path``; with ``sync_dir`` the rename is flushed too.
-    """
-    tmp = tmp_path or '%s.%s-%s' % (path, purpose,
-                                    uuidutils.generate_uuid())
-    mode = 'wb' if isinstance(content, bytes) else 'w'
-    if tmp_path is None:
-        mode = mode.replace('w', 'x')
-    try:
-        with open(tmp, mode) as f:
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        if sync_dir:
-            fsync_dir(os.path.dirname(path) or '.')
-    finally:
-        fileutils.delete_if_exists(tmp)
 
 
 def base_dir(instances_path: str) -> str:

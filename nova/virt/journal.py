@@ -60,6 +60,7 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova import fileio
 from nova.model import network as network_model
 from nova.virt import instancedir
 from nova.virt import ownership
@@ -219,8 +220,8 @@ class SpawnJournal:
             'operation': self.attempt.operation,
             'migration': self.attempt.migration,
             'state': self.state, 'entries': self.entries}, indent=1)
-        instancedir.write_atomically(self.path, content, purpose='journal',
-                                     sync_dir=True)
+        fileio.write_atomically(self.path, content, purpose='journal',
+                                sync_dir=True)
 
     def _record(self, kind, **values):
         self.entries.append(dict(kind=kind, **values))
@@ -328,8 +329,8 @@ class SpawnJournal:
             self.rewriting(name)
         else:
             self.creating(name)
-        instancedir.write_atomically(self.idir.file(name), content,
-                                     tmp_path=self.part_path(name))
+        fileio.write_atomically(self.idir.file(name), content,
+                                tmp_path=self.part_path(name))
 
     def starting_guest(self) -> None:
         if not any(e['kind'] == GUEST for e in self.entries):
@@ -358,7 +359,7 @@ class SpawnJournal:
         if self.state == COMPLETE:
             return
         if self.idir.exists():
-            instancedir.fsync_dir(self.idir.path)
+            fileio.fsync_dir(self.idir.path)
         self.state = COMPLETE
         self._forget()
 
@@ -490,7 +491,7 @@ class SpawnJournal:
                         return
             except FileNotFoundError:
                 pass
-            instancedir.write_atomically(
+            fileio.write_atomically(
                 path, content, tmp_path=self.part_path(entry['name']))
             LOG.info('Put back %s as it was before attempt %s',
                      entry['name'], self.attempt.id,

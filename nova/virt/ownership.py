@@ -36,6 +36,7 @@ import stat
 from oslo_utils import timeutils
 
 from nova import exception
+from nova import fileio
 from nova.virt import instancedir
 
 STAMP = instancedir.OWNER_STAMP
@@ -128,5 +129,5 @@ def write(idir: instancedir.InstanceDir, stamp: OwnerStamp) -> None:
         raise _invalid(idir, 'refusing to write a stamp of instance %s'
                        % stamp.instance_uuid)
     idir.check_inside()
-    instancedir.write_atomically(idir.file(STAMP), stamp.to_json(),
-                                 purpose='stamp')
+    fileio.write_atomically(idir.file(STAMP), stamp.to_json(),
+                            purpose='stamp')

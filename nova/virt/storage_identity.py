@@ -50,6 +50,7 @@ from oslo_utils import fileutils
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova import fileio
 from nova.virt import instancedir
 from nova.virt import mounts
 
@@ -219,18 +220,16 @@ def create(instances_path: str, mount_point: bool = False) -> str:
     fileutils.ensure_tree(instances_path)
     marker = marker_path(instances_path)
     if not os.path.lexists(marker):
-        tmp = '%s.part-%s' % (marker, uuidutils.generate_uuid())
-        try:
+        with fileio.temporary_beside(marker) as tmp:
             with open(tmp, 'x') as f:
                 f.write(_marker_text(uuidutils.generate_uuid(), mount_point))
                 f.flush()
                 os.fsync(f.fileno())
-            os.link(tmp, marker)
-        except FileExistsError:
-            pass  # another host or thread created it first
-        finally:
-            fileutils.delete_if_exists(tmp)
-        instancedir.fsync_dir(instances_path)
+            try:
+                os.link(tmp, marker)
+            except FileExistsError:
+                pass  # another host or thread created it first
+        fileio.fsync_dir(instances_path)
     identity, _flagged, why = _read_marker(instances_path)
     if identity is None:
         raise exception.InvalidStorageIdentity(reason=why)
@@ -250,9 +249,9 @@ def mark_mount_point(instances_path: str) -> str:
     if identity is None:
         raise exception.InvalidStorageIdentity(reason=why)
     if not flagged:
-        instancedir.write_atomically(marker_path(instances_path),
-                                     _marker_text(identity, True),
-                                     purpose='part', sync_dir=True)
+        fileio.write_atomically(marker_path(instances_path),
+                                _marker_text(identity, True),
+                                purpose='part', sync_dir=True)
     return identity
 
 

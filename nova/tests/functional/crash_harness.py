@@ -58,6 +58,7 @@ from oslo_concurrency import processutils
 
 from nova.model import power_state
 from nova.model import task_states
+from nova.compute import rpcapi as compute_rpcapi
 from nova import context as nova_context
 from nova.image import qemu_img
 from nova.network import api as network_api
@@ -313,6 +314,23 @@ class CrashTestCase(harness.EvacuateTestCase):
         objects.InstanceAction.action_start(ctx, instance.uuid, 'create')
         network_info = self.ports_on(host)(ctx, instance)
         return instance, network_info
+
+    def never_built(self, host='a'):
+        """An instance whose first build on ``host`` failed (the host
+        lacked the bridge), so that failure removed what it made: on
+        shared storage the only kind whose evacuation writes a root
+        disk."""
+        node = self.hosts[host]
+        node.sim.remove_bridge(harness.BRIDGE)
+        instance, network_info = self.new_instance(host)
+        compute_rpcapi.ComputeAPI().build_and_run_instance(
+            self.ctx, instance, host=host, image_meta=self.image,
+            network_info=network_info)
+        self.wait_for(lambda: self.fresh(instance).vm_state == 'error',
+                      'the failed build')
+        self.assertFalse(os.path.exists(node.instance_dir(instance)))
+        self.assertFalse(self.fresh(instance).disks_exist)
+        return instance
 
     def requested_evacuation(self, instance, target):
         """What the API and the conductor write before casting an

@@ -156,13 +156,13 @@ class HoldingNetworkAPI(network_api_mod.API):
         self.host = host
         self.hold = hold
 
-    def bind_ports(self, context, instance, host):
+    def bind(self, context, instance, host, ports=None):
         hold = self.hold
         if hold is not None and host == self.host:
             self.hold = None            # the next binding here only
             hold.reached.set()
             hold.wait_released()
-        return super().bind_ports(context, instance, host)
+        return super().bind(context, instance, host, ports=ports)
 
 
 def node_with_domains(node_path, domains, running):

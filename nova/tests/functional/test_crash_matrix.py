@@ -27,7 +27,6 @@ import os
 
 from nova.model import power_state
 from nova.model import task_states
-from nova.compute import rpcapi as compute_rpcapi
 from nova import objects
 from nova.objects import attempt as attempt_obj
 from nova.objects import migration as migration_obj
@@ -357,15 +356,7 @@ class TestEvacuationCrashesSharedStorage(EvacuationCrashes):
         # and b dies writing its root disk. That half-written disk must
         # never be booted: not by b's restart, not by the retry, which
         # reports ACTIVE only on a complete disk.
-        a = self.hosts['a']
-        a.sim.remove_bridge(harness.BRIDGE)
-        instance, network_info = self.new_instance()
-        compute_rpcapi.ComputeAPI().build_and_run_instance(
-            self.ctx, instance, host='a', image_meta=self.image,
-            network_info=network_info)
-        self.wait_for(lambda: self.fresh(instance).vm_state == 'error',
-                      'the failed build')
-        self.assertFalse(os.path.exists(a.instance_dir(instance)))
+        instance = self.never_built('a')
         self.kill('a')
         migration = self.requested_evacuation(instance, 'b')
         dumped = self.crash('b', 'evacuate', 'spawn.writing_root_disk',

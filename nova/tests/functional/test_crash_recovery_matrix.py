@@ -75,12 +75,10 @@ import os
 from nova import context as nova_context
 from nova import exception
 from nova import objects
-from nova.compute import rpcapi as compute_rpcapi
 from nova.objects import attempt as attempt_obj
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import crash_harness
-from nova.tests.functional import evacuate_harness as harness
 from nova.virt import instancedir
 
 # Every crash point an evacuation passes on its target before the row
@@ -140,19 +138,6 @@ class RecoveryMatrix(crash_harness.CrashTestCase):
         instance = self.boot('a')
         return instance, self.keep_disk(os.path.join(
             self.hosts['a'].instance_dir(instance), instancedir.DISK))
-
-    def never_built(self):
-        a = self.hosts['a']
-        a.sim.remove_bridge(harness.BRIDGE)
-        instance, network_info = self.new_instance()
-        compute_rpcapi.ComputeAPI().build_and_run_instance(
-            self.ctx, instance, host='a', image_meta=self.image,
-            network_info=network_info)
-        self.wait_for(lambda: self.fresh(instance).vm_state == 'error',
-                      'the failed build')
-        self.assertFalse(os.path.exists(a.instance_dir(instance)))
-        self.assertFalse(self.fresh(instance).disks_exist)
-        return instance
 
     def files_of(self, instance, name):
         """sha256 of each file of the instance's directory on ``name``,

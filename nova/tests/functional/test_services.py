@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import threading
-import time
 import urllib.request
 
 from nova.cmd import all as all_cmd
@@ -32,15 +31,6 @@ from nova import service
 from nova.tests import base
 
 HOSTS = ('compute1', 'compute2')
-
-
-def wait_until(predicate, timeout=30, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 class AllInOneTestCase(base.TestCase):
@@ -80,7 +70,7 @@ class AllInOneTestCase(base.TestCase):
     def _boot(self, name):
         instance = self.deployment.compute_api.create(
             self.ctxt, name, self.image.id, flavor_id='1')
-        self.assertTrue(wait_until(lambda: objects.Instance.get_by_uuid(
+        self.assertTrue(base.wait_until(lambda: objects.Instance.get_by_uuid(
             self.ctxt, instance.uuid).vm_state in (vm_states.ACTIVE,
                                                    vm_states.ERROR)))
         return objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
@@ -128,7 +118,7 @@ class TestAllInOne(AllInOneTestCase):
 
     def test_heartbeats_down_after_service_down_time_and_forced_down(self):
         first = self._row('compute1').report_count
-        self.assertTrue(wait_until(
+        self.assertTrue(base.wait_until(
             lambda: self._row('compute1').report_count >= first + 3))
         for host in HOSTS:
             self.assertTrue(service.service_is_up(self._row(host), 60))
@@ -138,7 +128,7 @@ class TestAllInOne(AllInOneTestCase):
 
         # compute2 stops: once service_down_time passed it reads as down.
         self.deployment.computes['compute2'].stop()
-        self.assertTrue(wait_until(
+        self.assertTrue(base.wait_until(
             lambda: not service.service_is_up(self._row('compute2'), 0.3)))
         self.assertTrue(service.service_is_up(self._row('compute1'), 60))
 
@@ -148,7 +138,7 @@ class TestAllInOne(AllInOneTestCase):
         row.forced_down = True
         row.save()
         count = row.report_count
-        self.assertTrue(wait_until(
+        self.assertTrue(base.wait_until(
             lambda: self._row('compute1').report_count > count + 2))
         self.assertFalse(service.service_is_up(self._row('compute1'), 60))
 
@@ -180,7 +170,7 @@ class TestStopDuringABoot(AllInOneTestCase):
         driver = compute1.manager.driver
         inst_dir = os.path.join(self.settings[0].instances_path,
                                 instance.uuid)
-        self.assertTrue(wait_until(lambda: os.path.isdir(inst_dir)))
+        self.assertTrue(base.wait_until(lambda: os.path.isdir(inst_dir)))
 
         stopper = threading.Thread(target=compute1.stop)
         stopper.start()
@@ -216,7 +206,7 @@ class TestNovaAllProcess(base.TestCase):
         popen = self.start_nova_process('nova.cmd.all', conf, self.log_path)
 
         listening = re.compile(r'listening on (http://\S+)')
-        self.assertTrue(wait_until(lambda: listening.search(self._log())),
+        self.assertTrue(base.wait_until(lambda: listening.search(self._log())),
                         self._log())
         endpoint = listening.search(self._log()).group(1) + '/v2.1'
         db_api.configure('sqlite:///' + os.path.join(state, 'nova.sqlite'))
@@ -234,7 +224,7 @@ class TestNovaAllProcess(base.TestCase):
         server = self._request(endpoint, '/servers', {'server': {
             'name': 'vm1', 'imageRef': image.id, 'flavorRef': '1'}})
         uuid = server['server']['id']
-        self.assertTrue(wait_until(lambda: self._request(
+        self.assertTrue(base.wait_until(lambda: self._request(
             endpoint, '/servers/' + uuid)['server']['status'] in (
                 'ACTIVE', 'ERROR')))
         self.assertEqual('ACTIVE', self._request(

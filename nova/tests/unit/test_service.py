@@ -10,7 +10,6 @@ import shutil
 import signal
 import tempfile
 import threading
-import time
 
 import oslo_messaging as messaging
 import sqlalchemy as sa
@@ -33,16 +32,6 @@ from nova.virt import fake
 from nova.virt.libvirt import driver as libvirt_driver
 from nova.virt import storage_identity
 from nova import manager as nova_manager
-
-
-def wait_until(predicate, timeout=10, interval=0.01):
-    """Poll ``predicate`` until true; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 class Manager(nova_manager.Manager):
@@ -175,18 +164,19 @@ class TestRunningService(_DatabaseAndRPC, base.TestCase):
         with open(marker + '.new', 'w') as f:
             f.write(new + '\n')
         os.rename(marker + '.new', marker)
-        self.assertTrue(wait_until(
+        self.assertTrue(base.wait_until(
             lambda: self._row('compute1').storage_identity == new))
 
     def _put_back(self, marker, original, identity):
         with open(marker + '.old', 'w') as f:
             f.write(original)
         os.rename(marker + '.old', marker)
-        wait_until(lambda: self._row('compute1').storage_identity == identity)
+        base.wait_until(
+            lambda: self._row('compute1').storage_identity == identity)
 
     def test_heartbeats_keep_coming(self):
         first = self._row('compute1').report_count
-        self.assertTrue(wait_until(
+        self.assertTrue(base.wait_until(
             lambda: self._row('compute1').report_count >= first + 3))
 
     def test_manager_and_ping_are_served_over_rpc(self):
@@ -213,7 +203,7 @@ class TestRunningService(_DatabaseAndRPC, base.TestCase):
         row.save()
         self.addCleanup(self._unforce)
         count = row.report_count
-        wait_until(lambda: self._row('compute1').report_count > count + 2)
+        base.wait_until(lambda: self._row('compute1').report_count > count + 2)
         row = self._row('compute1')
         self.assertTrue(row.forced_down)
         self.assertGreater(row.report_count, count)
@@ -243,7 +233,7 @@ class TestServiceLifecycle(_DatabaseAndRPC, base.TestCase):
         # No heartbeat after stop: the service falls down once
         # service_down_time has passed.
         count = self._row('compute2').report_count
-        self.assertTrue(wait_until(
+        self.assertTrue(base.wait_until(
             lambda: not service.service_is_up(self._row('compute2'), 0.05)))
         self.assertEqual(count, self._row('compute2').report_count)
         # A restart finds its row again (no second row) and comes back up.
@@ -353,7 +343,7 @@ class TestHypervisorUnavailable(_DatabaseAndRPC, base.TestCase):
         svc = self._service('down3', **self.retry)
         svc.manager.driver.fail_at('init_host', times=None)
         thread, result = self._start_in_thread(svc)
-        self.assertTrue(wait_until(lambda: self._attempts(svc) >= 3))
+        self.assertTrue(base.wait_until(lambda: self._attempts(svc) >= 3))
         svc.stop()
         thread.join(timeout=10)
         self.assertFalse(thread.is_alive())
@@ -370,7 +360,7 @@ class TestHypervisorUnavailable(_DatabaseAndRPC, base.TestCase):
         svc.manager.driver.fail_at('init_host', times=None)
 
         def send_sigterm_after_attempts():
-            wait_until(lambda: self._attempts(svc) >= 3)
+            base.wait_until(lambda: self._attempts(svc) >= 3)
             os.kill(os.getpid(), signal.SIGTERM)
 
         threading.Thread(target=send_sigterm_after_attempts).start()
@@ -385,7 +375,7 @@ class TestHypervisorUnavailable(_DatabaseAndRPC, base.TestCase):
         svc = self._service('down5', driver=driver, **self.retry)
         self.addCleanup(svc.stop)
         thread, result = self._start_in_thread(svc)
-        self.assertTrue(wait_until(lambda: self._attempts(svc) >= 2))
+        self.assertTrue(base.wait_until(lambda: self._attempts(svc) >= 2))
         self.assertIsNone(self._row('down5').last_seen_up)
         fixtures.write_node_xml(node_path)      # libvirt answers now
         thread.join(timeout=10)

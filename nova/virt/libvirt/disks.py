@@ -19,6 +19,7 @@ an existing disk it does not list is ``UnknownDiskFormat``, never probed.
 import dataclasses
 import os
 import shutil
+from typing import Sequence
 
 from oslo_log import log as logging
 
@@ -51,10 +52,12 @@ def _cmdline(image_meta) -> str:
     return designer.DEFAULT_CMDLINE
 
 
-def planned_files(instance, image_meta) -> tuple[str, ...]:
+def planned_files(layout: Sequence[blockinfo.DiskSpec],
+                  image_meta) -> tuple[str, ...]:
     """The files a spawn makes when they are missing: the disks of the
-    flavor, the kernel and ramdisk of the image, the console log."""
-    names = [spec.name for spec in blockinfo.disks_for(instance.flavor)]
+    ``layout`` (``blockinfo.disks_for`` the flavor), the kernel and
+    ramdisk of the image, the console log."""
+    names = [spec.name for spec in layout]
     if image_meta is not None and image_meta.kernel_id:
         names.append(instancedir.KERNEL)
         if image_meta.ramdisk_id:
@@ -63,10 +66,11 @@ def planned_files(instance, image_meta) -> tuple[str, ...]:
     return tuple(names)
 
 
-def create_for_spawn(journal, instance, image_meta, settings, store,
-                     cache) -> InstanceImages:
+def create_for_spawn(journal, instance, layout: Sequence[blockinfo.DiskSpec],
+                     image_meta, settings, store, cache) -> InstanceImages:
     """Make the missing disks of ``instance`` in the directory the
-    ``journal``'s attempt made or adopted."""
+    ``journal``'s attempt made or adopted: those of ``layout``, the one
+    the spawn planned its files from (``planned_files``)."""
     idir = journal.idir
     console = idir.file(instancedir.CONSOLE_LOG)
     if not os.path.lexists(console):
@@ -76,7 +80,7 @@ def create_for_spawn(journal, instance, image_meta, settings, store,
         idir.file(instancedir.DISK_INFO))
     known = dict(disk_info.formats)
     disks = []
-    for spec in blockinfo.disks_for(instance.flavor):
+    for spec in layout:
         path = idir.file(spec.name)
         if os.path.lexists(path):
             fmt = imagebackend.existing_format(path, disk_info)

@@ -24,12 +24,14 @@ from oslo_utils import fileutils
 
 from nova.model import network as network_model
 from nova.model import power_state
-from nova import crashpoint
 from nova import exception
+from nova import fileio
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
 from nova.virt import driver
+from nova.virt import guest_start
 from nova.model import hardware
+from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import cache_cleanup
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import disks
@@ -38,13 +40,11 @@ from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
 from nova.virt.libvirt import lock_config
 from nova.virt import instancedir
-from nova.virt import journal
 from nova.virt.libvirt import vif as libvirt_vif
 
 LOG = logging.getLogger(__name__)
 
 GiB = 1024 ** 3
-VIF_PLUGGED_EVENT = 'network-vif-plugged'
 # NOVA_STATES a guest may be in for resume_state_on_host_boot to leave it.
 _LEAVE_ON_HOST_BOOT = (power_state.RUNNING, power_state.SUSPENDED,
                        power_state.NOSTATE, power_state.PAUSED)
@@ -181,9 +181,11 @@ class LibvirtDriver(driver.ComputeDriver):
             self._cleanup_failed_start(context, instance, network_info,
                                        None, destroy_disks=False)
 
+        # One layout for the files the journal expects and the disks made.
+        layout = blockinfo.disks_for(instance.flavor)
         with self._spawn_journal(
                 instance, attempt, destroy_guest,
-                new_files=disks.planned_files(instance, image_meta),
+                new_files=disks.planned_files(layout, image_meta),
                 small_files=(instancedir.DISK_INFO,
                              instancedir.LIBVIRT_XML),
                 vifs=network_info) as spawn_journal:
@@ -191,8 +193,8 @@ class LibvirtDriver(driver.ComputeDriver):
                 self._spawn_journals[instance.uuid] = spawn_journal
             try:
                 images = disks.create_for_spawn(
-                    spawn_journal, instance, image_meta, self.settings,
-                    self.image_store, self.image_cache)
+                    spawn_journal, instance, layout, image_meta,
+                    self.settings, self.image_store, self.image_cache)
                 xml = self._get_guest_xml(instance, images, network_info)
                 guest = self._create_domain_and_network(
                     context, xml, instance, network_info, power_on=power_on,
@@ -230,88 +232,28 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- starting a domain, and undoing a failed start ----------------------
 
-    def _vif_events(self, network_info, power_on, vifs_already_plugged):
-        if (vifs_already_plugged or not power_on
-                or not self.settings.vif_plugging_timeout):
-            return []
-        return [(VIF_PLUGGED_EVENT, vif.id)
-                for vif in network_info.inactive()]
-
-    def _neutron_failed_callback(self, event_name, instance):
-        LOG.error('Network reported %s as failed', event_name,
-                  instance=instance)
-        if self.settings.vif_plugging_is_fatal:
-            raise exception.VirtualInterfaceCreateException()
-
     def _create_domain_and_network(self, context, xml, instance,
                                    network_info, power_on=True,
                                    vifs_already_plugged=False,
                                    destroy_disks_on_failures=False,
                                    attempt=None):
-        """Plug VIFs, define, start (paused until the VIFs are bound).
+        """Plug VIFs, define, start (paused until the VIFs are bound):
+        ``guest_start.start`` with this driver's steps; the guest.
 
         On any failure, a failed or late network-vif-plugged event
         included, ``_cleanup_failed_start`` undoes the start; disks go only
-        when ``destroy_disks_on_failures`` (spawn alone).
-
-        ``attempt`` (a spawn's ``journal.Attempt``): its token is checked
-        right before plugging, defining, starting and resuming, and once
-        more right after the vCPUs run; a token lost at any of these
-        stops the spawn (and powers a running guest off at once, through
-        the same cleanup).
+        when ``destroy_disks_on_failures`` (spawn alone). ``attempt`` (a
+        spawn's ``journal.Attempt``) has its token checked at each step.
         """
-        check = attempt.check if attempt is not None else _no_check
-        events = self._vif_events(network_info, power_on,
-                                  vifs_already_plugged)
-        pause = bool(events)
-        guest = None
-        try:
-            try:
-                with self.virtapi.wait_for_instance_event(
-                        instance, events,
-                        deadline=self.settings.vif_plugging_timeout,
-                        error_callback=self._neutron_failed_callback):
-                    check(journal.CHECK_PLUG)
-                    self.plug_vifs(instance, network_info)
-                    crashpoint.reached('start.after_plug_vifs')
-                    check(journal.CHECK_DEFINE)
-                    guest = self.host.define_guest(xml)
-                    crashpoint.reached('start.after_define')
-                    if power_on:
-                        check(journal.CHECK_START)
-                        guest.launch(pause=pause)
-                        crashpoint.reached('start.waiting_for_vif_events')
-                        if not pause:
-                            check(journal.CHECK_RUNNING)
-            except TimeoutError:
-                if self.settings.vif_plugging_is_fatal or guest is None:
-                    raise exception.VirtualInterfaceCreateException()
-                LOG.warning('Timed out waiting for network-vif-plugged; '
-                            'starting the guest anyway', instance=instance)
-            if pause:
-                check(journal.CHECK_RESUME)
-                guest.resume()
-                check(journal.CHECK_RUNNING)
-            if power_on:
-                crashpoint.reached('start.after_resume')
-        except Exception as e:
-            LOG.error('Failed to start the guest: %s', e, instance=instance)
-            try:
-                self._cleanup_failed_start(
-                    context, instance, network_info, guest,
-                    destroy_disks_on_failures)
-            except Exception:
-                LOG.exception('Cleanup of the failed start failed',
-                              instance=instance)
-            if isinstance(e, exception.DiskLeaseHeld) and \
-                    not e.holder_known:
-                local = self._local_domain_using(instance, e.disk)
-                if local is not None:
-                    raise exception.DiskLeaseHeld(
-                        disk=e.disk, local_domain=local,
-                        reason=e.reason) from e
-            raise
-        return guest
+        steps = _LibvirtStart(self, context, instance, network_info, xml)
+        guest_start.start(self.virtapi, self.settings, steps,
+                          guest_start.StartRequest(
+                              instance, network_info, power_on=power_on,
+                              vifs_already_plugged=vifs_already_plugged,
+                              destroy_disks_on_failures=(
+                                  destroy_disks_on_failures),
+                              attempt=attempt))
+        return steps.guest
 
     def _local_domain_using(self, instance, disk):
         """The name of another running domain of this host whose disks
@@ -490,7 +432,7 @@ class LibvirtDriver(driver.ComputeDriver):
         # Only after success, so a failed start leaves the directory as
         # it was, byte for byte.
         idir = self._instance_dir(instance)
-        instancedir.write_atomically(idir.file(instancedir.LIBVIRT_XML), xml)
+        fileio.write_atomically(idir.file(instancedir.LIBVIRT_XML), xml)
         if images.disk_info_legacy:
             imagebackend.write_disk_info(idir.file(instancedir.DISK_INFO),
                                          images.formats)
@@ -550,9 +492,45 @@ class LibvirtDriver(driver.ComputeDriver):
         self._vifs_changed()
 
 
-def _no_check(step):
-    """The token check of a start that is no spawn attempt (power on,
-    resume, hard reboot): none."""
+class _LibvirtStart:
+    """The libvirt steps of one ``guest_start.start``: the domain is
+    defined from ``xml`` and kept as ``guest``."""
+
+    def __init__(self, driver, context, instance, network_info, xml):
+        self.driver = driver
+        self.context = context
+        self.instance = instance
+        self.network_info = network_info
+        self.xml = xml
+        self.guest = None
+
+    def plug_vifs(self):
+        self.driver.plug_vifs(self.instance, self.network_info)
+
+    def define(self):
+        self.guest = self.driver.host.define_guest(self.xml)
+
+    def launch(self, pause):
+        self.guest.launch(pause=pause)
+
+    def resume(self):
+        self.guest.resume()
+
+    def undo(self, destroy_disks):
+        self.driver._cleanup_failed_start(
+            self.context, self.instance, self.network_info, self.guest,
+            destroy_disks)
+
+    def failure(self, exc):
+        # A lease libvirt says is held by an unknown holder: when a
+        # running domain of this host uses the disk, say which.
+        if isinstance(exc, exception.DiskLeaseHeld) and \
+                not exc.holder_known:
+            local = self.driver._local_domain_using(self.instance, exc.disk)
+            if local is not None:
+                return exception.DiskLeaseHeld(
+                    disk=exc.disk, local_domain=local, reason=exc.reason)
+        return exc
 
 
 def _same_file(a, b):

@@ -31,8 +31,8 @@ import os
 from oslo_log import log as logging
 
 from nova import exception
+from nova import fileio
 from nova.image import qemu_img
-from nova.virt import instancedir
 from nova.virt.libvirt import imagecache
 
 LOG = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ def write_disk_info(path: str, formats: dict[str, str],
     if journal is not None:
         journal.write_file(os.path.basename(path), content)
     else:
-        instancedir.write_atomically(path, content)
+        fileio.write_atomically(path, content)
 
 
 def existing_format(path: str, disk_info: DiskInfo) -> str:

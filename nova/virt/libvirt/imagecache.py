@@ -37,9 +37,9 @@ import re
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 from oslo_utils import fileutils
-from oslo_utils import uuidutils
 
 from nova import exception
+from nova import fileio
 from nova.image import meta as image_meta_mod
 from nova.image import qemu_img
 from nova.virt import instancedir
@@ -121,8 +121,7 @@ class ImageCache:
 
     def _fetch_locked(self, store, meta, path):
         fileutils.ensure_tree(self.base_dir)
-        tmp = '%s.part-%s' % (path, uuidutils.generate_uuid())
-        try:
+        with fileio.temporary_beside(path) as tmp:
             store.copy_data(meta.id, tmp)
             if meta.checksum and _sha256(tmp) != meta.checksum:
                 raise exception.ImageUnacceptable(
@@ -130,8 +129,6 @@ class ImageCache:
             self._check_format(meta, tmp)
             os.chmod(tmp, 0o644)
             os.rename(tmp, path)
-        finally:
-            fileutils.delete_if_exists(tmp)
         LOG.info('Cached image %(id)s as %(path)s',
                  {'id': meta.id, 'path': path})
 

@@ -21,6 +21,7 @@ from nova import rpc
 from nova import service
 from nova.tests.integration.libvirt import base
 from nova.tests.integration.libvirt import driver_base
+from nova.tests import base as tests_base
 from nova.tests.unit import test_service
 from nova.virt.libvirt import driver as libvirt_driver
 
@@ -83,7 +84,7 @@ class TestDriverReconnects(_KeepHostRunning, driver_base.DriverTestCase):
         [mine] = set(self.host.client_ids()) - before
         driver.cleanup_host(self.host.name)
         # libvirtd drops a closed client from its list asynchronously.
-        self.assertTrue(test_service.wait_until(
+        self.assertTrue(tests_base.wait_until(
             lambda: mine not in self.host.client_ids(), timeout=10))
 
 
@@ -128,7 +129,7 @@ class TestComputeServiceWithLibvirtDown(_KeepHostRunning,
             target=lambda: result.setdefault('started', self.svc.start()))
         starter.start()
         self.addCleanup(starter.join)
-        self.assertTrue(test_service.wait_until(
+        self.assertTrue(tests_base.wait_until(
             lambda: self.attempts() >= 3, timeout=30))
         self.assertIsNone(self.row().last_seen_up)
         self.assertTrue(starter.is_alive())

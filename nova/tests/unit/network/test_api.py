@@ -99,6 +99,36 @@ class TestNetworkAPI(base.TestCase):
         [vif] = self.api.get_instance_nw_info(self.ctxt, self.instance)
         self.assertTrue(vif.active)
 
+    def test_ports_read_earlier_bind_like_fresh_ones(self):
+        # The agent marks the port ACTIVE after the operation read it:
+        # binding what was read still writes DOWN and the new host.
+        self.api.allocate_for_instance(self.ctxt, self.instance, ['public'],
+                                       host='compute1')
+        read = self.api.get_ports(self.ctxt, self.instance)
+        [port] = self._ports()
+        port.status = network_obj.ACTIVE
+        port.save()
+        bound = self.api.bind(self.ctxt, self.instance, 'compute2',
+                              ports=read)
+        [port] = self._ports()
+        self.assertEqual(('compute2', network_obj.DOWN),
+                         (port.binding_host, port.status))
+        self.assertTrue(bound.all_bound_to('compute2'))
+        self.assertEqual([port.uuid],
+                         [v.id for v in bound.network_info().inactive()])
+
+    def test_get_ports_reads_the_networks_it_is_not_given(self):
+        private = self.api.create_network(self.ctxt, 'private', 'br-priv')
+        self.api.allocate_for_instance(self.ctxt, self.instance,
+                                       ['public', 'private'])
+        read = self.api.get_ports(self.ctxt, self.instance,
+                                  networks={self.public.uuid: self.public})
+        self.assertIs(self.public, read.networks[self.public.uuid])
+        self.assertEqual(private.uuid, read.networks[private.uuid].uuid)
+        self.assertEqual({'br-public', 'br-priv'},
+                         {v.network.bridge for v in read.network_info()})
+        self.assertFalse(read.any_bound_to('compute1'))
+
     def test_deallocate_removes_only_this_instances_ports(self):
         other = objects.Instance(self.ctxt, display_name='vm2').create()
         self.api.allocate_for_instance(self.ctxt, self.instance, ['public'])

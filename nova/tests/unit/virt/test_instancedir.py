@@ -220,32 +220,3 @@ class TestQuarantine(base.TestCase):
     def test_a_missing_directory_is_nothing_to_do(self):
         self.idir.remove()
         self.assertIsNone(self.idir.quarantine('x'))
-
-
-class TestWriteAtomically(base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.dir = os.path.join(self.tmp, 'instance')
-        os.makedirs(self.dir)
-
-    def test_replaces_the_file_with_text_or_bytes(self):
-        path = os.path.join(self.dir, 'disk.info')
-        instancedir.write_atomically(path, '{"a": "raw"}')
-        with open(path) as f:
-            self.assertEqual('{"a": "raw"}', f.read())
-        instancedir.write_atomically(path, b'<domain/>')
-        with open(path, 'rb') as f:
-            self.assertEqual(b'<domain/>', f.read())
-        self.assertEqual(['disk.info'], os.listdir(self.dir))
-
-    def test_a_failed_write_keeps_the_old_file_and_leaves_no_part(self):
-        path = os.path.join(self.dir, 'disk.info')
-        instancedir.write_atomically(path, 'old')
-        # Neither text nor bytes: the write itself fails, after the
-        # temporary file was opened.
-        self.assertRaises(TypeError, instancedir.write_atomically, path,
-                          ['not', 'text'])
-        with open(path) as f:
-            self.assertEqual('old', f.read())
-        self.assertEqual(['disk.info'], os.listdir(self.dir))
