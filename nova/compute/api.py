@@ -22,6 +22,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova.compute import evacuation_states
+from nova.compute import hostnames
 from nova.compute import port_bindings
 from nova.compute import rebuild_request
 from nova.compute import shared_storage
@@ -122,7 +123,8 @@ class API:
 
     def create(self, context, display_name, image_ref, flavor_id,
                networks=None, requested_host=None,
-               requested_node=None) -> objects.Instance:
+               requested_node=None, hostname=None, access_ip_v4=None,
+               access_ip_v6=None) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
         ``networks``: as ``network.api.API.validate_networks`` takes them
@@ -142,6 +144,11 @@ class API:
         considered: ``ComputeHostNotFound`` when there is none, and
         ``NoValidHost`` when it is down, disabled or full, or the two
         name different hosts.
+
+        ``hostname`` (microversion 2.90): the guest's hostname; when None,
+        the one derived from ``display_name`` (``compute.hostnames``).
+        ``access_ip_v4`` / ``access_ip_v6``: stored as given (validated
+        addresses, in canonical form) for the API to show.
         """
         destination = self._requested_destination(
             context, requested_host, requested_node)
@@ -156,7 +163,11 @@ class API:
             context, display_name=display_name, user_id=context.user_id,
             project_id=context.project_id, flavor=flavor,
             image_ref=image_meta.id, vm_state=vm_states.BUILDING,
-            task_state=task_states.SCHEDULING)
+            task_state=task_states.SCHEDULING, access_ip_v4=access_ip_v4,
+            access_ip_v6=access_ip_v6)
+        instance.hostname = (hostname if hostname is not None else
+                             hostnames.from_display_name(display_name,
+                                                         instance.uuid))
         # Ports may exist before their instance (they do not reference
         # the row, as with Neutron): allocating them first makes a full
         # subnet refuse the request instead of leaving an ERROR instance.

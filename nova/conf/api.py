@@ -70,6 +70,18 @@ Largest request body, in bytes, the API reads; a larger one is refused with
 Most items a list request (``GET /servers``, ``/os-migrations`` ...)
 returns; a larger ``limit`` query parameter is lowered to it.
 """),
+    cfg.BoolOpt('enable_instance_password',
+                default=True,
+                help="""
+Return ``adminPass`` in the response of ``POST /servers``: the password the
+request gave, or a generated one when it gave none, as the Compute API
+does.
+
+Nothing here sets it in the guest (there is no guest agent, metadata
+service or config drive) and it is never stored: the value only tells a
+client written for the Compute API what it expects to read. Set to False
+to leave ``adminPass`` out of the response.
+"""),
     cfg.StrOpt('compute_link_prefix',
                help="""
 Base URL used in the ``links`` of responses instead of the request's own

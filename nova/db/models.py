@@ -80,6 +80,11 @@ class Instance(TimestampMixin, Base):
     # the last same-host rebuild replaced them).
     disks_exist: orm.Mapped[bool] = orm.mapped_column(
         default=False, server_default=sa.false())
+    # The guest's hostname as the API shows it (0011).
+    hostname: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # Where the owner says the server is reached (0011); never routed.
+    access_ip_v4: orm.Mapped[str | None] = orm.mapped_column(_str(39))
+    access_ip_v6: orm.Mapped[str | None] = orm.mapped_column(_str(39))
 
 
 class InstanceAttempt(TimestampMixin, Base):

@@ -64,6 +64,13 @@ class Instance(base.NovaObject):
         # The instance has disks that hold its data (a durable fact, set
         # when an attempt lands; never read from the vm_state).
         'disks_exist': fields.Boolean(default=False, nullable=False),
+        # The guest's hostname as the API shows it; None for a row
+        # written before it was stored (the API derives it then).
+        'hostname': fields.String(),
+        # Where the owner says the server is reached (``accessIPv4``,
+        # ``accessIPv6``), in canonical form; nothing here routes them.
+        'access_ip_v4': fields.String(),
+        'access_ip_v6': fields.String(),
     }
 
     # The fields as attributes, for readers and type checkers (their
@@ -90,6 +97,9 @@ class Instance(base.NovaObject):
     system_metadata: dict
     attempt_id: str | None
     disks_exist: bool
+    hostname: str | None
+    access_ip_v4: str | None
+    access_ip_v6: str | None
 
     def create(self) -> 'Instance':
         if self.id is not None:

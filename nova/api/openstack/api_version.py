@@ -51,7 +51,9 @@ not listed change nothing this API serves):
 * 2.83  servers list: ``user_id``, ``vm_state``, ``task_state``,
         ``power_state`` filters for non-admins too
 * 2.84  action events: ``details``
-* 2.90  ``OS-EXT-SRV-ATTR:hostname`` shown to non-admins
+* 2.90  ``OS-EXT-SRV-ATTR:hostname`` shown to non-admins; server create:
+        ``hostname`` (one DNS label)
+* 2.94  server create: ``hostname`` may be a fully qualified domain name
 * 2.95  evacuate: the server ends STOPPED on its new host
 * No-ops (about what this API does not have: keypairs, cold and live
   migration, personality files, volumes, server groups, cells, ports
@@ -60,8 +62,10 @@ not listed change nothing this API serves):
   2.65, 2.67, 2.69, 2.70, 2.72, 2.77-2.79, 2.81, 2.85-2.89, 2.91-2.93
 * Not taken here (a request using them is a 400, as below them): 2.76
   ``power-update`` and 2.82 ``accelerator-request-bound`` external
-  events (bare metal, accelerators), 2.90 / 2.94 ``hostname`` in server
-  create (no metadata service or config drive takes it to the guest)
+  events (bare metal, accelerators); 2.90 / 2.94 ``hostname`` in server
+  update and rebuild (neither exists here). The create's ``hostname`` is
+  stored and shown, but no metadata service or config drive takes it to
+  the guest.
 """
 
 import dataclasses

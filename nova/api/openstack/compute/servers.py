@@ -13,6 +13,13 @@ ignored for others there), for everyone from 2.5.
 Create takes ``host`` and ``hypervisor_hostname`` from 2.74
 (administrators): the server is placed there if that host is up, enabled
 and has room, else the request is refused (400) and nothing is created.
+
+Create takes ``accessIPv4`` and ``accessIPv6`` (stored, shown on the
+server; nothing here routes them) and ``adminPass`` at every version, and
+``hostname`` from 2.90 (one DNS label; from 2.94 a fully qualified domain
+name). The response carries ``adminPass`` when ``[api]
+enable_instance_password`` is set: the one given or a generated one. No
+guest agent sets it in the guest, and it is stored nowhere.
 """
 
 import ipaddress
@@ -21,11 +28,13 @@ import re
 from oslo_utils import strutils
 
 from nova.api.openstack import common
+from nova.api.openstack.compute import admin_password
 from nova.api.openstack.compute.schemas import servers as schemas
 from nova.api.openstack.compute.views import servers as views
 from nova.api.openstack import policy
 from nova.api.openstack import wsgi
 from nova.api.openstack.router import Route
+from nova.conf import CONF
 from nova import exception
 from nova import objects
 
@@ -54,6 +63,12 @@ def _check_known_query(req) -> None:
                    'properties are not allowed (this API filters servers '
                    'by %s).' % (', '.join(n[:100] for n in unknown[:10]),
                                 ', '.join(sorted(_KNOWN_QUERY))))
+
+
+def _canonical_ip(text: str | None) -> str | None:
+    """An address the schema accepted, written as the API shows it
+    (``2001:DB8:0::1`` is ``2001:db8::1``)."""
+    return None if text is None else str(ipaddress.ip_address(text))
 
 
 def _last_segment(ref) -> str:
@@ -296,7 +311,10 @@ class ServersController:
                 objects.Network.get_by_uuid(context, network['uuid'])
             instance = self.compute_api.create(
                 context, server['name'], image_ref, flavor_id,
-                networks=networks, **destination)
+                networks=networks, hostname=server.get('hostname'),
+                access_ip_v4=_canonical_ip(server.get('accessIPv4')),
+                access_ip_v6=_canonical_ip(server.get('accessIPv6')),
+                **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
                 exception.NetworkNotFound,
                 exception.ComputeHostNotFound) as e:
@@ -307,6 +325,10 @@ class ServersController:
                 'links': common.links(req, 'servers', instance.uuid),
                 'OS-DCF:diskConfig': 'MANUAL',
                 'security_groups': [{'name': 'default'}]}
+        if CONF.api.enable_instance_password:
+            # The one given, even empty (as the reference answers it).
+            view['adminPass'] = (server['adminPass'] if 'adminPass' in server
+                                 else admin_password.generate())
         return wsgi.Result({'server': view}, status=202,
                            headers={'Location': view['links'][0]['href']})
 

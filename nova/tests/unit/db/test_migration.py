@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0010'
+HEAD = '0011'
 
 
 class MigrationTestCase(base.TestCase):
@@ -127,6 +127,21 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual(('fence compute-17 first', 'Traceback ...', None),
                          tuple(fault))
         self.assertEqual(('fence compute-17 first', None), tuple(event))
+
+    def test_0011_leaves_old_instances_without_hostname_or_access_ips(self):
+        # NULL: the API derives the hostname from the display name, as it
+        # showed it before, and shows empty access addresses.
+        migration.db_sync('0010')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, display_name, power_state, "
+                "deleted, disks_exist) VALUES ('i1', 'web 1', 0, 0, 0)"))
+        self.assertEqual('0011', migration.db_sync('0011'))
+        with db_api.get_engine().connect() as conn:
+            row = conn.execute(sa.text(
+                'SELECT display_name, hostname, access_ip_v4, access_ip_v6 '
+                'FROM instances')).one()
+        self.assertEqual(('web 1', None, None, None), tuple(row))
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))

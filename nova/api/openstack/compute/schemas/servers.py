@@ -13,6 +13,8 @@ from nova.api.openstack import validation
 V219 = api_version.v('2.19')
 V237 = api_version.v('2.37')
 V274 = api_version.v('2.74')
+V290 = api_version.v('2.90')
+V294 = api_version.v('2.94')
 
 _network = {
     'type': 'object',
@@ -55,6 +57,10 @@ _server = {
         'metadata': {'type': 'object', 'maxProperties': 0},
         'availability_zone': {'type': 'string', 'enum': ['nova']},
         'OS-DCF:diskConfig': {'type': 'string', 'enum': ['MANUAL']},
+        # Returned in the response, never stored (admin_password.py).
+        'adminPass': validation.admin_password,
+        'accessIPv4': {'type': 'string', 'format': 'ipv4'},
+        'accessIPv6': {'type': 'string', 'format': 'ipv6'},
     },
     'required': ['name', 'imageRef', 'flavorRef'],
     'additionalProperties': False,
@@ -90,8 +96,35 @@ create_v274 = copy.deepcopy(create)
 create_v274['properties']['server'] = _server_v274
 
 
+def _with_hostname(server: dict, hostname: dict) -> tuple[dict, dict]:
+    """``server`` taking ``hostname``, and the create body around it."""
+    server = copy.deepcopy(server)
+    server['properties']['hostname'] = hostname
+    body = copy.deepcopy(create)
+    body['properties']['server'] = server
+    return server, body
+
+
+# 2.90: the guest's hostname, one DNS label: letters, digits and dashes,
+# neither starting nor ending with a dash, 2 to 63 characters, as the
+# reference validates it.
+_server_v290, create_v290 = _with_hostname(_server_v274, {
+    'type': 'string', 'minLength': 2, 'maxLength': 63,
+    'pattern': r'^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$'})
+
+# 2.94: the hostname may be a fully qualified domain name: letters,
+# digits, dashes, dots and underscores, up to 255 characters.
+_server_v294, create_v294 = _with_hostname(_server_v290, {
+    'type': 'string', 'minLength': 1, 'maxLength': 255,
+    'pattern': r'^[a-zA-Z0-9-._]*$'})
+
+
 def create_for(version) -> dict:
     """The ``POST /servers`` body at ``version``."""
+    if version.matches(V294):
+        return create_v294
+    if version.matches(V290):
+        return create_v290
     if version.matches(V274):
         return create_v274
     if version.matches(V237):

@@ -14,7 +14,9 @@ the embedded flavor 2.47, ``trusted_image_certificates`` 2.63 (null: no
 image is signature-checked here), ``server_groups`` 2.71 (show only;
 empty: there are no server groups), ``locked_reason`` 2.73 (null: nothing
 locks a server here), and from 2.90 ``OS-EXT-SRV-ATTR:hostname`` for
-every user who may see the server.
+every user who may see the server. ``accessIPv4`` and ``accessIPv6`` are
+what the create gave, empty strings when it gave none; ``adminPass`` is
+never shown (it is not stored).
 """
 
 import hashlib
@@ -22,6 +24,7 @@ import ipaddress
 
 from nova.api.openstack import common
 from nova.api.openstack import policy
+from nova.compute import hostnames
 from nova.model import binaries
 from nova.model import vm_states
 from nova.conf import CONF
@@ -133,9 +136,14 @@ def basic(req, instance) -> dict:
             'links': common.links(req, 'servers', instance.uuid)}
 
 
-def hostname(instance) -> str | None:
-    """The guest's hostname as the API shows it (the display name)."""
-    return instance.display_name
+def hostname(instance) -> str:
+    """The guest's hostname as the API shows it: the one stored at
+    create, or for a row written before it was stored, the one derived
+    from the display name."""
+    if instance.hostname is not None:
+        return instance.hostname
+    return hostnames.from_display_name(instance.display_name,
+                                       instance.uuid)
 
 
 def detail(req, instance, services=None, show=False) -> dict:
@@ -155,8 +163,9 @@ def detail(req, instance, services=None, show=False) -> dict:
         'created': common.isotime(instance.created_at),
         'updated': common.isotime(instance.updated_at),
         'addresses': addresses(instance.network_info),
-        'accessIPv4': '',
-        'accessIPv6': '',
+        # Empty when not given, as the reference shows them.
+        'accessIPv4': instance.access_ip_v4 or '',
+        'accessIPv6': instance.access_ip_v6 or '',
         'key_name': None,
         'config_drive': '',
         'OS-DCF:diskConfig': 'MANUAL',

@@ -182,7 +182,6 @@ class CreateTest(fakes.APITestCase):
                           instance.vm_state))
         self.assertEqual(response.headers['Location'],
                          server['links'][0]['href'])
-        self.assertNotIn('adminPass', server)
         self.assertEqual(['build_and_run_instance'],
                          self.compute_rpc.methods())
 
@@ -291,6 +290,235 @@ class CreateTest(fakes.APITestCase):
                          'badRequest')
         response = self.create(self.body(description='d'), version='2.19')
         self.assertEqual(202, response.status_int, response.text)
+
+
+def _row_values(uuid) -> list:
+    """Every column of the server's database row, as stored."""
+    with db_api.session(read_only=True) as session:
+        row = session.execute(sa.select(models.Instance.__table__).where(
+            models.Instance.uuid == uuid)).one()
+    return list(row)
+
+
+class CreateFieldsTest(fakes.APITestCase):
+    """``adminPass``, ``accessIPv4``/``accessIPv6`` (every version) and
+    ``hostname`` (2.90, FQDN from 2.94) in server create."""
+
+    def create(self, version=None, token=fakes.USER_TOKEN, **changes):
+        server = {'name': 'Web Server_1', 'imageRef': fakes.IMAGE.id,
+                  'flavorRef': '1'}
+        if version is not None and version != '2.1':
+            server['networks'] = 'none'
+        server.update(changes)
+        return self.request('POST', '/v2.1/servers', {'server': server},
+                            token=token, version=version)
+
+    def created(self, response):
+        self.assertEqual(202, response.status_int, response.text)
+        return self.reload(objects.Instance(
+            self.ctx, uuid=response.json['server']['id']))
+
+    def show(self, instance, version=None, token=fakes.USER_TOKEN):
+        response = self.request('GET', '/v2.1/servers/%s' % instance.uuid,
+                                token=token, version=version)
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json['server']
+
+    def listed(self, version=None, token=fakes.USER_TOKEN):
+        response = self.request('GET', '/v2.1/servers/detail', token=token,
+                                version=version)
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json['servers']
+
+    def assertNothingCreated(self):
+        self.assertEqual([], objects.Instance.get_all(
+            self.ctx, include_deleted=True))
+        self.assertEqual([], self.compute_rpc.casts)
+
+    # -- adminPass -----------------------------------------------------------
+
+    def test_create_response_keys(self):
+        for version in ('2.1', '2.90', 'latest'):
+            with self.subTest(version=version):
+                response = self.create(version=version)
+                self.assertEqual(202, response.status_int, response.text)
+                self.assertEqual(
+                    {'id', 'links', 'OS-DCF:diskConfig', 'security_groups',
+                     'adminPass'}, set(response.json['server']))
+
+    def test_given_admin_pass_is_returned_and_stored_nowhere(self):
+        secret = 'Zq7-given-pass'
+        response = self.create(adminPass=secret)
+        instance = self.created(response)
+        self.assertEqual(secret, response.json['server']['adminPass'])
+        self.assertFalse([v for v in _row_values(instance.uuid)
+                          if secret in str(v)])
+        self.assertNotIn(secret, repr(self.compute_rpc.casts))
+        for token in (fakes.USER_TOKEN, fakes.ADMIN_TOKEN):
+            for version in ('2.1', 'latest'):
+                self.assertNotIn(secret, repr(self.show(
+                    instance, version=version, token=token)))
+
+    def test_a_password_is_generated_when_none_is_given(self):
+        first = self.create().json['server']['adminPass']
+        second = self.create().json['server']['adminPass']
+        self.assertEqual((12, 12), (len(first), len(second)))
+        self.assertNotEqual(first, second)
+        for instance in objects.Instance.get_all(self.ctx):
+            self.assertFalse([v for v in _row_values(instance.uuid)
+                              if first in str(v) or second in str(v)])
+        # Given empty, it is answered empty, as the reference does.
+        self.assertEqual('', self.create(
+            adminPass='').json['server']['adminPass'])
+
+    def test_no_admin_pass_when_instance_passwords_are_disabled(self):
+        self.flags(group='api', enable_instance_password=False)
+        for changes in ({}, {'adminPass': 'Zq7-given-pass'}):
+            with self.subTest(changes=changes):
+                response = self.create(**changes)
+                self.assertEqual(202, response.status_int, response.text)
+                self.assertNotIn('adminPass', response.json['server'])
+
+    def test_bad_admin_pass_is_400_and_creates_nothing(self):
+        for value in (12, None, 'x' * 256):
+            with self.subTest(value=value):
+                self.assertFault(self.create(adminPass=value), 400,
+                                 'badRequest', 'adminPass')
+        self.assertNothingCreated()
+
+    # -- accessIPv4 / accessIPv6 ---------------------------------------------
+
+    def test_access_ips_are_stored_and_shown(self):
+        instance = self.created(self.create(
+            accessIPv4='192.0.2.10', accessIPv6='2001:DB8:0::1'))
+        self.assertEqual(('192.0.2.10', '2001:db8::1'),
+                         (instance.access_ip_v4, instance.access_ip_v6))
+        for server in (self.show(instance), self.show(instance, 'latest'),
+                       self.show(instance, token=fakes.ADMIN_TOKEN),
+                       self.listed()[0], self.listed('latest')[0]):
+            self.assertEqual(('192.0.2.10', '2001:db8::1'),
+                             (server['accessIPv4'], server['accessIPv6']))
+
+    def test_access_ips_not_given_are_empty_strings(self):
+        instance = self.created(self.create(accessIPv6='::1'))
+        self.assertEqual((None, '::1'),
+                         (instance.access_ip_v4, instance.access_ip_v6))
+        server = self.show(instance)
+        self.assertEqual(('', '::1'),
+                         (server['accessIPv4'], server['accessIPv6']))
+
+    def test_bad_access_ips_are_400_and_create_nothing(self):
+        for field, value in (('accessIPv4', '192.0.2'),
+                             ('accessIPv4', '256.0.0.1'),
+                             ('accessIPv4', '2001:db8::1'),
+                             ('accessIPv4', ''),
+                             ('accessIPv4', 3232235777),
+                             ('accessIPv6', '192.0.2.1'),
+                             ('accessIPv6', '2001:db8::g'),
+                             ('accessIPv6', 'fe80::1%eth0'),
+                             ('accessIPv6', '')):
+            with self.subTest(field=field, value=value):
+                self.assertFault(self.create(**{field: value}), 400,
+                                 'badRequest', field)
+        self.assertNothingCreated()
+
+    # -- hostname ------------------------------------------------------------
+
+    def test_hostname_is_refused_below_290(self):
+        self.assertFault(self.create(version='2.89', hostname='web'), 400,
+                         'badRequest', "'hostname' was unexpected")
+        self.assertNothingCreated()
+
+    def test_given_hostname_is_stored_and_shown(self):
+        instance = self.created(self.create(version='2.90',
+                                            hostname='Web-01'))
+        self.assertEqual('Web-01', instance.hostname)
+        self.assertEqual('Web-01', self.show(
+            instance, '2.90')['OS-EXT-SRV-ATTR:hostname'])
+        self.assertEqual('Web-01', self.show(
+            instance, '2.3', token=fakes.ADMIN_TOKEN)[
+                'OS-EXT-SRV-ATTR:hostname'])
+        self.assertEqual('db1.example.org', self.created(self.create(
+            version='2.94', hostname='db1.example.org')).hostname)
+
+    def test_hostname_defaults_to_the_sanitized_display_name(self):
+        instance = self.created(self.create(version='2.90'))
+        self.assertEqual('web-server-1', instance.hostname)
+        self.assertEqual('web-server-1', self.show(
+            instance, '2.90')['OS-EXT-SRV-ATTR:hostname'])
+        nothing_left = self.created(self.create(name='日本'))
+        self.assertEqual('Server-%s' % nothing_left.uuid,
+                         nothing_left.hostname)
+
+    def test_a_row_without_hostname_shows_the_derived_one(self):
+        # Written before hostnames were stored (0011).
+        instance = self.make_instance(name='web 1.old')
+        self.assertIsNone(instance.hostname)
+        self.assertEqual('web-1-old', self.show(
+            instance, '2.90')['OS-EXT-SRV-ATTR:hostname'])
+
+    def test_bad_hostnames_are_400_and_create_nothing(self):
+        for version, hostname in (
+                ('2.90', 'a'), ('2.90', '-web'), ('2.90', 'web-'),
+                ('2.90', 'web.example.org'), ('2.90', 'web_1'),
+                ('2.90', 'x' * 64), ('2.90', ''), ('2.90', 7),
+                ('2.94', ''), ('2.94', 'web 1'), ('2.94', 'web/1'),
+                ('2.94', 'x' * 256), ('latest', 'caf\u00e9')):
+            with self.subTest(version=version, hostname=hostname):
+                self.assertFault(self.create(version=version,
+                                             hostname=hostname), 400,
+                                 'badRequest', 'hostname')
+        self.assertNothingCreated()
+
+    def test_longest_hostnames(self):
+        self.assertEqual('x' * 63, self.created(self.create(
+            version='2.90', hostname='x' * 63)).hostname)
+        self.assertEqual('x' * 255, self.created(self.create(
+            version='2.94', hostname='x' * 255)).hostname)
+
+    # -- what the server shows, by microversion ------------------------------
+
+    BASE_KEYS = frozenset((
+        'id', 'name', 'links', 'status', 'tenant_id', 'user_id',
+        'metadata', 'hostId', 'image', 'flavor', 'created', 'updated',
+        'addresses', 'accessIPv4', 'accessIPv6', 'key_name', 'config_drive',
+        'progress', 'OS-DCF:diskConfig', 'OS-EXT-AZ:availability_zone',
+        'OS-EXT-STS:vm_state', 'OS-EXT-STS:task_state',
+        'OS-EXT-STS:power_state', 'OS-SRV-USG:launched_at',
+        'OS-SRV-USG:terminated_at', 'os-extended-volumes:volumes_attached'))
+    ADMIN_KEYS = frozenset((
+        'OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname',
+        'OS-EXT-SRV-ATTR:instance_name'))
+    ADMIN_KEYS_23 = frozenset((
+        'OS-EXT-SRV-ATTR:hostname', 'OS-EXT-SRV-ATTR:reservation_id',
+        'OS-EXT-SRV-ATTR:launch_index', 'OS-EXT-SRV-ATTR:kernel_id',
+        'OS-EXT-SRV-ATTR:ramdisk_id', 'OS-EXT-SRV-ATTR:root_device_name',
+        'OS-EXT-SRV-ATTR:user_data'))
+    KEYS_289 = frozenset((
+        'locked', 'description', 'tags', 'trusted_image_certificates',
+        'server_groups', 'locked_reason'))
+
+    def test_shown_keys_by_microversion(self):
+        instance = self.created(self.create(
+            version='2.90', hostname='web', adminPass='Zq7-given-pass',
+            accessIPv4='192.0.2.10'))
+        user, admin = fakes.USER_TOKEN, fakes.ADMIN_TOKEN
+        expected = {
+            ('2.1', user): self.BASE_KEYS,
+            ('2.1', admin): self.BASE_KEYS | self.ADMIN_KEYS,
+            ('2.3', admin): (self.BASE_KEYS | self.ADMIN_KEYS
+                             | self.ADMIN_KEYS_23),
+            ('2.89', user): self.BASE_KEYS | self.KEYS_289,
+            ('2.90', user): (self.BASE_KEYS | self.KEYS_289
+                             | {'OS-EXT-SRV-ATTR:hostname'}),
+            ('2.94', admin): (self.BASE_KEYS | self.KEYS_289
+                              | self.ADMIN_KEYS | self.ADMIN_KEYS_23
+                              | {'host_status'}),
+        }
+        for (version, token), keys in expected.items():
+            with self.subTest(version=version, admin=token == admin):
+                self.assertEqual(set(keys), set(self.show(
+                    instance, version, token=token)))
 
 
 class CreateOnAHostTest(fakes.APITestCase):
