@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0010'
+HEAD = '0011'
 
 
 class MigrationTestCase(base.TestCase):
@@ -127,6 +127,28 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual(('fence compute-17 first', 'Traceback ...', None),
                          tuple(fault))
         self.assertEqual(('fence compute-17 first', None), tuple(event))
+
+    def test_0011_adds_key_pairs_and_keeps_servers_without_a_key(self):
+        migration.db_sync('0010')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, power_state, deleted, "
+                "disks_exist) VALUES ('i1', 'h1', 0, 0, 0)"))
+        self.assertEqual('0011', migration.db_sync('0011'))
+        insert = sa.text(
+            "INSERT INTO key_pairs (name, user_id, fingerprint, "
+            "public_key, type) VALUES ('k', :user, 'f', 'ssh-rsa A', "
+            "'ssh')")
+        with db_api.get_engine().begin() as conn:
+            key_name = conn.execute(sa.text(
+                'SELECT key_name FROM instances')).scalar_one()
+            conn.execute(insert, {'user': 'alice'})
+            # The same name for another user is another key pair.
+            conn.execute(insert, {'user': 'bob'})
+        self.assertIsNone(key_name)
+        with db_api.get_engine().begin() as conn:
+            self.assertRaises(sa.exc.IntegrityError, conn.execute, insert,
+                              {'user': 'alice'})
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))
