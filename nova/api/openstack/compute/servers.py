@@ -296,9 +296,10 @@ class ServersController:
                 objects.Network.get_by_uuid(context, network['uuid'])
             instance = self.compute_api.create(
                 context, server['name'], image_ref, flavor_id,
-                networks=networks, **destination)
+                networks=networks, key_name=server.get('key_name'),
+                **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
-                exception.NetworkNotFound,
+                exception.NetworkNotFound, exception.KeypairNotFound,
                 exception.ComputeHostNotFound) as e:
             # What the body refers to is missing: the request is wrong,
             # not the URL (the reference answers 400).

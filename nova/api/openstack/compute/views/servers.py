@@ -156,7 +156,7 @@ def detail(req, instance, services=None, show=False) -> dict:
         'addresses': addresses(instance.network_info),
         'accessIPv4': '',
         'accessIPv6': '',
-        'key_name': None,
+        'key_name': instance.key_name,
         'config_drive': '',
         'OS-DCF:diskConfig': 'MANUAL',
         'OS-EXT-AZ:availability_zone': 'nova',
