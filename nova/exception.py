@@ -117,6 +117,10 @@ class InvalidSharedStorage(Invalid):
                 "that the new host may use the server's disks safely.")
 
 
+class InvalidKeypair(Invalid):
+    msg_fmt = 'Keypair data is invalid: %(reason)s'
+
+
 class NotFound(NovaException):
     msg_fmt = 'Resource could not be found.'
     code = 404
@@ -167,6 +171,11 @@ class PortNotFound(NotFound):
     safe_msg = 'A port of the server could not be found.'
 
 
+class KeypairNotFound(NotFound):
+    msg_fmt = 'Keypair %(name)s not found for user %(user_id)s'
+    safe_msg = 'The key pair could not be found.'
+
+
 class Conflict(NovaException):
     msg_fmt = 'Conflict: %(reason)s'
     code = 409
@@ -192,6 +201,10 @@ class UnexpectedDeletingTaskStateError(UnexpectedTaskStateError):
 class InstanceExists(Conflict):
     msg_fmt = 'Instance %(name)s already exists.'
     safe_msg = 'A guest of the server already exists on its compute host.'
+
+
+class KeyPairExists(Conflict):
+    msg_fmt = "Key pair '%(key_name)s' already exists."
 
 
 class ServiceTopicExists(Conflict):

@@ -199,6 +199,8 @@ def do_boot(client, args, out) -> int:
     networks = _nics(client, args.nic)
     if networks is not None:
         server['networks'] = networks
+    if args.key_name:
+        server['key_name'] = args.key_name
     created = client.post('/servers', {'server': server})['server']
     if args.poll:
         shown = _poll(client, created['id'], out, args.poll_interval,

@@ -26,6 +26,7 @@ from nova.cli import admin
 from nova.cli import client as client_mod
 from nova.cli import host_evacuate
 from nova.cli import host_evacuate_view
+from nova.cli import keypairs
 from nova.cli import keystone_auth
 from nova.cli import servers
 
@@ -119,6 +120,8 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
                       metavar='net-id=NETWORK_UUID',
                       help='attach a port on a network (repeatable); '
                            '"none" or "auto" from microversion 2.37')
+    boot.add_argument('--key-name', dest='key_name', metavar='KEY_NAME',
+                      help='the key pair to boot with (keypair-add)')
     boot.add_argument('--poll', action='store_true',
                       help='wait until the server is ACTIVE (or ERROR)')
     boot.add_argument('--poll-interval', type=float, default=1.0,
@@ -240,6 +243,32 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
                             help='clear the forced_down flag')
     force_down.add_argument('host', metavar='HOST')
     force_down.add_argument('binary', metavar='BINARY')
+
+    keypair_add = command('keypair-add', keypairs.do_keypair_add,
+                          'Create a key pair (printing its private key) '
+                          'or, with --pub-key, import a public key.')
+    keypair_add.add_argument('--pub-key', dest='pub_key', metavar='FILE',
+                             help='the public key to import')
+    keypair_add.add_argument('--key-type', dest='key_type',
+                             choices=('ssh', 'x509'),
+                             help='ssh (default) or x509 (microversion '
+                                  '2.2 or later)')
+    keypair_add.add_argument('name', metavar='NAME',
+                             help='name of the key pair')
+    command('keypair-list', keypairs.do_keypair_list, 'List key pairs.')
+    for name, func, text in (
+            ('keypair-show', keypairs.do_keypair_show, 'Show a key pair.'),
+            ('keypair-delete', keypairs.do_keypair_delete,
+             'Delete a key pair.')):
+        sub = command(name, func, text)
+        sub.add_argument('keypair', metavar='KEYPAIR',
+                         help='name of the key pair')
+    for sub_name in ('keypair-add', 'keypair-list', 'keypair-show',
+                     'keypair-delete'):
+        commands.choices[sub_name].add_argument(
+            '--user', metavar='USER_ID',
+            help="another user's key pairs (administrators; microversion "
+                 "2.10 or later)")
 
     migrations = command('migration-list', admin.do_migration_list,
                          'List migrations (evacuations).')

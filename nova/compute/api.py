@@ -124,7 +124,7 @@ class API:
     def create(self, context, display_name, image_ref, flavor_id,
                networks=None, requested_host=None,
                requested_node=None, hostname=None, access_ip_v4=None,
-               access_ip_v6=None) -> objects.Instance:
+               access_ip_v6=None, key_name=None) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
         ``networks``: as ``network.api.API.validate_networks`` takes them
@@ -138,6 +138,9 @@ class API:
         instance and no port behind. Only a failure after that (binding
         the ports to the host, the cast) leaves the instance in ERROR with
         a fault, its ports kept for its delete to free.
+
+        ``key_name``: a key pair of the caller (``KeypairNotFound``
+        otherwise), recorded on the instance.
 
         ``requested_host`` / ``requested_node`` (microversion 2.74): only
         that compute host (a node is named as its host here) is
@@ -153,6 +156,8 @@ class API:
         destination = self._requested_destination(
             context, requested_host, requested_node)
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
+        if key_name is not None:
+            objects.KeyPair.get_by_name(context, context.user_id, key_name)
         image_meta = self._image_meta(image_ref)
         if not image_meta.is_bootable_disk:
             raise exception.ImageUnacceptable(
@@ -162,7 +167,8 @@ class API:
         instance = objects.Instance(
             context, display_name=display_name, user_id=context.user_id,
             project_id=context.project_id, flavor=flavor,
-            image_ref=image_meta.id, vm_state=vm_states.BUILDING,
+            image_ref=image_meta.id, key_name=key_name,
+            vm_state=vm_states.BUILDING,
             task_state=task_states.SCHEDULING, access_ip_v4=access_ip_v4,
             access_ip_v6=access_ip_v6)
         instance.hostname = (hostname if hostname is not None else

@@ -67,6 +67,8 @@ class Instance(TimestampMixin, Base):
     flavor_memory_mb: orm.Mapped[int | None]
     flavor_disk_gb: orm.Mapped[int | None]
     image_ref: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # The key pair the server was created with, by name (0011).
+    key_name: orm.Mapped[str | None] = orm.mapped_column(_str())
     launched_at: orm.Mapped[Timestamp | None]
     terminated_at: orm.Mapped[Timestamp | None]
     network_info: orm.Mapped[list | None]
@@ -258,6 +260,20 @@ class Flavor(TimestampMixin, Base):
     root_gb: orm.Mapped[int]
     ephemeral_gb: orm.Mapped[int] = orm.mapped_column(default=0)
     swap: orm.Mapped[int] = orm.mapped_column(default=0)
+
+
+class KeyPair(TimestampMixin, Base):
+    """A user's public key (os-keypairs); never a private key."""
+    __tablename__ = 'key_pairs'
+    __table_args__ = (sa.UniqueConstraint('user_id', 'name'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    name: orm.Mapped[str] = orm.mapped_column(_str())
+    user_id: orm.Mapped[str] = orm.mapped_column(_str())
+    fingerprint: orm.Mapped[str] = orm.mapped_column(_str())
+    public_key: orm.Mapped[str] = orm.mapped_column(sa.Text)
+    # 'ssh' or 'x509'.
+    type: orm.Mapped[str] = orm.mapped_column(sa.String(16))
 
 
 class Network(TimestampMixin, Base):

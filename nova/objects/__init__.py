@@ -12,6 +12,7 @@ from nova.objects.compute_node import ComputeNode  # noqa: F401
 from nova.objects.fault import InstanceFault  # noqa: F401
 from nova.objects.flavor import Flavor  # noqa: F401
 from nova.objects.instance import Instance  # noqa: F401
+from nova.objects.keypair import KeyPair  # noqa: F401
 from nova.objects.migration import Migration  # noqa: F401
 from nova.objects.network import Network  # noqa: F401
 from nova.objects.network import Port  # noqa: F401

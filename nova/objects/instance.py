@@ -50,6 +50,8 @@ class Instance(base.NovaObject):
         'power_state': fields.Integer(default=0, nullable=False),
         'flavor': fields.Object(flavor_obj.Flavor),
         'image_ref': fields.String(),
+        # The key pair the server was created with, by name.
+        'key_name': fields.String(),
         'launched_at': fields.DateTime(),
         'terminated_at': fields.DateTime(),
         'created_at': fields.DateTime(),
@@ -87,6 +89,7 @@ class Instance(base.NovaObject):
     power_state: int
     flavor: 'flavor_obj.Flavor | None'
     image_ref: str | None
+    key_name: str | None
     launched_at: datetime.datetime | None
     terminated_at: datetime.datetime | None
     created_at: datetime.datetime | None

@@ -14,9 +14,12 @@ History of what this API implements (the reference's numbering; versions
 not listed change nothing this API serves):
 
 * 2.1   the base API
+* 2.2   os-keypairs: ``type`` (ssh, x509); create answers 201, delete
+        204
 * 2.3   more ``OS-EXT-SRV-ATTR`` attributes in server details (admin)
 * 2.5   servers list: the ``ip6`` filter for non-admins too
 * 2.9   ``locked`` in server details
+* 2.10  os-keypairs: ``user_id`` (administrators)
 * 2.11  ``PUT /os-services/force-down``; ``forced_down`` in services
 * 2.14  evacuate: no ``onSharedStorage`` (decided by the hosts), no
         ``adminPass`` in the response
@@ -26,6 +29,7 @@ not listed change nothing this API serves):
 * 2.23  ``migration_type`` and ``links`` in os-migrations
 * 2.26  ``tags`` in server details (always empty here)
 * 2.29  evacuate: ``force`` (skip the target host's checks)
+* 2.35  os-keypairs list: ``limit``, ``marker``
 * 2.36  image proxy API (``/images``) removed: 404
 * 2.37  server create: ``networks`` required, ``auto`` / ``none``
 * 2.38  servers list: an unknown ``status`` filter is a 400
@@ -45,21 +49,23 @@ not listed change nothing this API serves):
 * 2.71  ``server_groups`` in server show (always empty here)
 * 2.73  ``locked_reason`` in server details, the ``locked`` filter
 * 2.74  server create: ``host``, ``hypervisor_hostname`` (admin)
-* 2.75  servers list: an unknown query parameter is a 400; flavors:
-        ``swap`` 0, not ""
+* 2.75  servers and os-keypairs lists: an unknown query parameter is a
+        400; flavors: ``swap`` 0, not ""
 * 2.80  os-migrations: ``user_id``, ``project_id`` and their filters
 * 2.83  servers list: ``user_id``, ``vm_state``, ``task_state``,
         ``power_state`` filters for non-admins too
 * 2.84  action events: ``details``
 * 2.90  ``OS-EXT-SRV-ATTR:hostname`` shown to non-admins; server create:
         ``hostname`` (one DNS label)
+* 2.92  os-keypairs: no generation (``public_key`` required); ``@``
+        and ``.`` in names
 * 2.94  server create: ``hostname`` may be a fully qualified domain name
 * 2.95  evacuate: the server ends STOPPED on its new host
-* No-ops (about what this API does not have: keypairs, cold and live
+* No-ops (about what this API does not have: cold and live
   migration, personality files, volumes, server groups, cells, ports
   with resource requests, shelve, NUMA topology, image cache, rescue,
   hypervisors, rebuild, server update): 2.54, 2.56, 2.57, 2.60, 2.64,
-  2.65, 2.67, 2.69, 2.70, 2.72, 2.77-2.79, 2.81, 2.85-2.89, 2.91-2.93
+  2.65, 2.67, 2.69, 2.70, 2.72, 2.77-2.79, 2.81, 2.85-2.89, 2.91, 2.93
 * Not taken here (a request using them is a 400, as below them): 2.76
   ``power-update`` and 2.82 ``accelerator-request-bound`` external
   events (bare metal, accelerators); 2.90 / 2.94 ``hostname`` in server

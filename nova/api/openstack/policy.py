@@ -1,13 +1,15 @@
 """Who may do what: the API's policy rules, by Nova's rule names, through
 oslo.policy.
 
-Two kinds of default: ``ADMIN`` (``rule:context_is_admin``: the ``admin``
-role) and ``OWNER`` (``rule:admin_or_owner``: an administrator, or a member
-of the project that owns the target). The defaults are registered in code
-(``RULES``); an operator overrides any of them in the policy file
-(``[oslo_policy] policy_file``, ``policy.yaml`` in the configuration
-directory; ``tox -e genpolicy`` writes ``etc/nova/policy.yaml.sample``
-with every rule and its default), read again when it changes.
+Three kinds of default: ``ADMIN`` (``rule:context_is_admin``: the ``admin``
+role), ``OWNER`` (``rule:admin_or_owner``: an administrator, or a member of
+the project that owns the target) and ``USER`` (``rule:admin_or_user``: an
+administrator, or the user who owns the target: key pairs belong to users,
+not projects). The defaults are registered in code (``RULES``); an operator
+overrides any of them in the policy file (``[oslo_policy] policy_file``,
+``policy.yaml`` in the configuration directory; ``tox -e genpolicy`` writes
+``etc/nova/policy.yaml.sample`` with every rule and its default), read
+again when it changes.
 
 Example::
 
@@ -25,6 +27,7 @@ from nova import exception
 
 ADMIN = 'admin'
 OWNER = 'admin_or_owner'
+USER = 'admin_or_user'
 
 RULES = {
     'os_compute_api:servers:index': OWNER,
@@ -54,6 +57,10 @@ RULES = {
     'os_compute_api:os-flavors': OWNER,
     'os_compute_api:images': OWNER,
     'os_compute_api:os-networks:view': OWNER,
+    'os_compute_api:os-keypairs:index': USER,
+    'os_compute_api:os-keypairs:show': USER,
+    'os_compute_api:os-keypairs:create': USER,
+    'os_compute_api:os-keypairs:delete': USER,
     # Below 2.51 only administrators see the events of an action; from
     # 2.51 the owner sees them too (without tracebacks).
     'os_compute_api:os-instance-actions:events:2.51': OWNER,
@@ -110,11 +117,20 @@ DESCRIPTIONS = {
                              'and /image, the Image service view).',
     'os_compute_api:os-networks:view':
         'List and show networks (os-networks, before microversion 2.36).',
+    'os_compute_api:os-keypairs:index':
+        'List the key pairs of a user (another user\'s: user_id, '
+        'microversion 2.10).',
+    'os_compute_api:os-keypairs:show': 'Show a key pair of a user.',
+    'os_compute_api:os-keypairs:create':
+        'Create or import a key pair (for another user: user_id, '
+        'microversion 2.10).',
+    'os_compute_api:os-keypairs:delete': 'Delete a key pair of a user.',
 }
 
 _CHECK_STRINGS = {
     ADMIN: 'rule:context_is_admin',
     OWNER: 'rule:admin_or_owner',
+    USER: 'rule:admin_or_user',
 }
 
 _BASE_RULES = (
@@ -127,6 +143,10 @@ _BASE_RULES = (
         'rule:context_is_admin or project_id:%(project_id)s',
         description='An administrator, or a member of the project that '
                     'owns the target.'),
+    oslo_policy.RuleDefault(
+        'admin_or_user',
+        'rule:context_is_admin or user_id:%(user_id)s',
+        description='An administrator, or the user who owns the target.'),
 )
 
 
@@ -177,13 +197,17 @@ def reset() -> None:
         _enforcer = None
 
 
-def check(context, rule: str, target_project_id: str | None = None) -> bool:
+def check(context, rule: str, target_project_id: str | None = None,
+          target_user_id: str | None = None) -> bool:
     """Whether ``context`` may do ``rule`` on a target owned by
-    ``target_project_id`` (None: no owner, the caller's own project)."""
+    ``target_project_id`` and ``target_user_id`` (None: the caller's
+    own)."""
     if rule not in RULES:
         raise KeyError(rule)    # a rule name typo is a bug, not a 403
     target = {'project_id': (context.project_id if target_project_id is None
-                             else target_project_id)}
+                             else target_project_id),
+              'user_id': (context.user_id if target_user_id is None
+                          else target_user_id)}
     credentials = {'user_id': context.user_id,
                    'project_id': context.project_id,
                    'roles': list(context.roles),
@@ -191,8 +215,8 @@ def check(context, rule: str, target_project_id: str | None = None) -> bool:
     return get_enforcer().enforce(rule, target, credentials)
 
 
-def authorize(context, rule: str,
-              target_project_id: str | None = None) -> None:
+def authorize(context, rule: str, target_project_id: str | None = None,
+              target_user_id: str | None = None) -> None:
     """Raise PolicyNotAuthorized (403) unless ``check`` allows it."""
-    if not check(context, rule, target_project_id):
+    if not check(context, rule, target_project_id, target_user_id):
         raise exception.PolicyNotAuthorized(action=rule)

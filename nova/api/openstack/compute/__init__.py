@@ -8,6 +8,7 @@ from nova.api.openstack.compute import disk_leases
 from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
+from nova.api.openstack.compute import keypairs
 from nova.api.openstack.compute import migrations
 from nova.api.openstack.compute import networks
 from nova.api.openstack.compute import server_actions
@@ -29,6 +30,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         flavors.FlavorsController(max_limit),
         images.ImagesController(image_store),
         networks.NetworksController(),
+        keypairs.KeypairsController(max_limit),
     ]
     return router.Router([route for controller in controllers
                           for route in controller.routes()])

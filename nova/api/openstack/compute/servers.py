@@ -314,9 +314,10 @@ class ServersController:
                 networks=networks, hostname=server.get('hostname'),
                 access_ip_v4=_canonical_ip(server.get('accessIPv4')),
                 access_ip_v6=_canonical_ip(server.get('accessIPv6')),
+                key_name=server.get('key_name'),
                 **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
-                exception.NetworkNotFound,
+                exception.NetworkNotFound, exception.KeypairNotFound,
                 exception.ComputeHostNotFound) as e:
             # What the body refers to is missing: the request is wrong,
             # not the URL (the reference answers 400).

@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0011'
+HEAD = '0012'
 
 
 class MigrationTestCase(base.TestCase):
@@ -142,6 +142,28 @@ class MigrationTestCase(base.TestCase):
                 'SELECT display_name, hostname, access_ip_v4, access_ip_v6 '
                 'FROM instances')).one()
         self.assertEqual(('web 1', None, None, None), tuple(row))
+
+    def test_0012_adds_key_pairs_and_keeps_servers_without_a_key(self):
+        migration.db_sync('0011')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, power_state, deleted, "
+                "disks_exist) VALUES ('i1', 'h1', 0, 0, 0)"))
+        self.assertEqual('0012', migration.db_sync('0012'))
+        insert = sa.text(
+            "INSERT INTO key_pairs (name, user_id, fingerprint, "
+            "public_key, type) VALUES ('k', :user, 'f', 'ssh-rsa A', "
+            "'ssh')")
+        with db_api.get_engine().begin() as conn:
+            key_name = conn.execute(sa.text(
+                'SELECT key_name FROM instances')).scalar_one()
+            conn.execute(insert, {'user': 'alice'})
+            # The same name for another user is another key pair.
+            conn.execute(insert, {'user': 'bob'})
+        self.assertIsNone(key_name)
+        with db_api.get_engine().begin() as conn:
+            self.assertRaises(sa.exc.IntegrityError, conn.execute, insert,
+                              {'user': 'alice'})
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))

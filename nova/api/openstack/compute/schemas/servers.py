@@ -51,6 +51,8 @@ _server = {
         'flavorRef': {'type': ['string', 'integer'], 'minLength': 1,
                       'maxLength': 255, 'minimum': 0},
         'networks': {'type': 'array', 'items': _network},
+        # A key pair of the caller (os-keypairs).
+        'key_name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
         # novaclient always sends these; one server per request here.
         'min_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
         'max_count': {'type': ['integer', 'string'], 'enum': [1, '1']},

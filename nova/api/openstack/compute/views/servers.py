@@ -166,7 +166,7 @@ def detail(req, instance, services=None, show=False) -> dict:
         # Empty when not given, as the reference shows them.
         'accessIPv4': instance.access_ip_v4 or '',
         'accessIPv6': instance.access_ip_v6 or '',
-        'key_name': None,
+        'key_name': instance.key_name,
         'config_drive': '',
         'OS-DCF:diskConfig': 'MANUAL',
         'OS-EXT-AZ:availability_zone': 'nova',

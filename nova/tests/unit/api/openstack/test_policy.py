@@ -40,6 +40,14 @@ class PolicyTest(base.TestCase):
         self.assertFalse(policy.check(self.user, rule, 'other'))
         self.assertTrue(policy.check(self.admin, rule, 'other'))
 
+    def test_user_rules(self):
+        # Key pairs belong to users: the project does not matter.
+        rule = 'os_compute_api:os-keypairs:show'
+        self.assertTrue(policy.check(self.user, rule))
+        self.assertTrue(policy.check(self.user, rule, 'other', 'u'))
+        self.assertFalse(policy.check(self.user, rule, 'p', 'v'))
+        self.assertTrue(policy.check(self.admin, rule, 'p', 'v'))
+
     def test_unknown_rule_is_a_bug(self):
         self.assertRaises(KeyError, policy.check, self.admin, 'no:such')
 
