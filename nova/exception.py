@@ -136,6 +136,10 @@ class MigrationNotFound(NotFound):
     safe_msg = 'The migration of the server could not be found.'
 
 
+class HostEvacuationNotFound(NotFound):
+    msg_fmt = 'Host evacuation %(evacuation_id)s could not be found.'
+
+
 class InstanceActionNotFound(NotFound):
     msg_fmt = ('Action for request_id %(request_id)s on instance '
                '%(instance_uuid)s not found.')
@@ -179,6 +183,11 @@ class KeypairNotFound(NotFound):
 class Conflict(NovaException):
     msg_fmt = 'Conflict: %(reason)s'
     code = 409
+
+
+class HostEvacuationInProgress(Conflict):
+    msg_fmt = ('A host-evacuate of %(host)s is already %(status)s '
+               '(%(evacuation_id)s): follow it, or wait for its end.')
 
 
 class InstanceInvalidState(Conflict):

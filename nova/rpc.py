@@ -160,7 +160,7 @@ class ValueSerializer(messaging.Serializer):
     Handles, recursively: persistent objects (``nova.objects.base``
     ``obj_to_primitive``/``obj_from_primitive``, given the message's
     context), ``NetworkInfo``, any dataclass of a ``nova.*`` module
-    (``InstanceExternalEvent``, ``Flavor``, ``EvacuationResult``...),
+    (``InstanceExternalEvent``, ``Flavor``...),
     tuples, datetimes, lists and dicts.
     """
 

@@ -6,11 +6,11 @@ For N = 10 and 20 (``--quick``: 2 and 4): N servers are booted on
 ``compute1`` (the other two disabled meanwhile); ``compute1`` fails (a
 power loss, ``Cluster.fail``) and is forced down. Then:
 
-* project: ``nova host-evacuate compute1`` (``nova.cli.servers.
-  do_host_evacuate``: one evacuate request per server, the conductor
-  choosing between ``compute2`` and ``compute3``), timed from the first
-  request until ``GET /servers/detail`` (polled every 100 ms) shows
-  every one ACTIVE, with no task, on a target;
+* project: ``nova host-evacuate compute1`` (``nova.cli.host_evacuate``:
+  ``POST /os-host-evacuations``, the conductor requesting each
+  evacuation and choosing between ``compute2`` and ``compute3``), timed
+  from the request until ``GET /servers/detail`` (polled every 100 ms)
+  shows every one ACTIVE, with no task, on a target;
 * baseline: a copy of each evacuated server's domain (its XML on the
   target where it landed, its disks copied beforehand; see
   ``qemu_cluster.copy_domain``) started with ``virsh create`` on that
@@ -21,15 +21,13 @@ Between the two sizes the servers are deleted and ``compute1`` revived.
 Target: ratio at most 1.25.
 """
 
-import argparse
 import functools
-import io
 import time
 
 from rows import common
 from rows import qemu_cluster
 
-from nova.cli import servers as servers_cli  # noqa: E402
+from nova.cli import host_evacuate as host_evacuate_cli  # noqa: E402
 
 SOURCE = 'compute1'
 TARGETS = ('compute2', 'compute3')
@@ -53,11 +51,8 @@ def boot_on_source(bench, client, count, size):
 def host_evacuate(client, uuids):
     """Seconds from the first request to every server ACTIVE on a
     target; {uuid: target}."""
-    args = argparse.Namespace(host=SOURCE, target_host=None,
-                              on_shared_storage=False, force=False)
     started = time.perf_counter()
-    if servers_cli.do_host_evacuate(client, args, io.StringIO()) != 0:
-        raise RuntimeError('host-evacuate refused a server')
+    host_evacuate_cli.start(client, SOURCE)
     landed = {}
 
     def all_landed():

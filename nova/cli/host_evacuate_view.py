@@ -1,17 +1,19 @@
-"""What ``nova host-evacuate`` prints, and the command itself: the
-progress line on a terminal and the table of outcomes. The workflow is
-``host_evacuate.py``, which scripts use without any of this."""
+"""What ``nova host-evacuate`` prints, and the command itself: without
+``--wait`` novaclient's table (accepted or not, per server); with it the
+progress line on a terminal and the table of outcomes. The run is the
+conductor's; ``host_evacuate.py`` starts and reads it, and scripts use it
+without any of this."""
 
 import os
 import shutil
 import textwrap
 
 from nova.cli import host_evacuate as workflow
-from nova.cli import servers as servers_mod
+from nova.cli import client as client_mod
 from nova.cli import table
 
-TABLE_COLUMNS = ['Server UUID', 'Outcome', 'Host', 'Status', 'Attempts',
-                 'Message']
+TABLE_COLUMNS = ['Server UUID', 'Outcome', 'Host', 'Attempts', 'Message']
+ACCEPTED_COLUMNS = ['Server UUID', 'Evacuate Accepted', 'Error Message']
 # Message cells are wrapped to lines this long.
 MESSAGE_WIDTH = 72
 
@@ -89,7 +91,7 @@ def _cell(message):
 
 
 def render_report(report: workflow.Report) -> str:
-    rows = [[i.uuid, i.outcome, i.host, i.status, i.attempts_text(),
+    rows = [[i.uuid, i.outcome, i.host, i.attempts_text(),
              _cell(i.message)] for i in report.instances]
     lines = [table.render(TABLE_COLUMNS, rows)]
     summary = ('host-evacuate %s: %d instances: %d done, %d failed, %d '
@@ -107,50 +109,76 @@ def render_report(report: workflow.Report) -> str:
             '%s (%s)' % item for item in sorted(
                 report.skipped_targets.items()))
     if report.timed_out:
-        summary += '; timed out'
-    if report.interrupted:
+        summary += '; timed out (the run goes on: host-evacuation-show %s)' \
+            % report.id
+    elif report.stopped_waiting:
+        summary += '; stopped waiting (the run goes on: ' \
+            'host-evacuation-show %s)' % report.id
+    elif report.interrupted:
         summary += '; interrupted'
-    lines.append(summary + '; %s' % format_duration(report.elapsed))
+    lines.append(summary + '; %s; run %s'
+                 % (format_duration(report.elapsed), report.id))
     return '\n'.join(lines)
 
 
-WAIT_OPTIONS = (('max_concurrent', '--max-concurrent'),
-                ('poll_interval', '--poll-interval'),
+def render_accepted(report: workflow.Report) -> str:
+    """novaclient's table: was each server's evacuation accepted?"""
+    rows = [[i.uuid, i.outcome != workflow.REFUSED,
+             '' if i.outcome != workflow.REFUSED
+             else 'Error while evacuating instance: %s' % i.message]
+            for i in report.instances]
+    return table.render(ACCEPTED_COLUMNS, rows)
+
+
+WAIT_OPTIONS = (('poll_interval', '--poll-interval'),
                 ('wait_timeout', '--timeout'))
 
 
+def _start(client, args) -> dict:
+    try:
+        return workflow.start(client, args.host, args.target_host,
+                              args.on_shared_storage)
+    except client_mod.NotFound as e:
+        # The API names what does not exist; for the command line it is
+        # a wrong argument.
+        raise workflow.UsageError('No compute host named %s: %s'
+                                  % (args.host, e.message))
+
+
 def do_host_evacuate(client, args, out) -> int:
-    """``nova host-evacuate``: with ``--wait`` this module's workflow,
-    without it the one request per server it always made."""
+    """``nova host-evacuate``: start the run; without ``--wait`` print
+    whether each first request was accepted (exit 1 if one was not),
+    with it follow the run to its end (exit 1 unless every server ended
+    done)."""
+    poll_interval = (workflow.DEFAULT_POLL_INTERVAL
+                     if args.poll_interval is None else args.poll_interval)
     if not args.wait:
         given = [flag for dest, flag in WAIT_OPTIONS
                  if getattr(args, dest, None) is not None]
         if given:
             raise workflow.UsageError('%s only with --wait' % ', '.join(given))
-        return servers_mod.do_host_evacuate(client, args, out)
-    return do_host_evacuate_wait(client, args, out)
-
-
-def do_host_evacuate_wait(client, args, out) -> int:
-    """``nova host-evacuate HOST --wait``: exit 0 only if every instance
-    ended done."""
+        run = _start(client, args)
+        report = workflow.follow(client, run['id'],
+                                 lambda r: r.requested, poll_interval)
+        print(render_accepted(report), file=out)
+        return 0 if report.count(workflow.REFUSED) == 0 else 1
     line = ProgressLine(out)
-    evacuation = workflow.HostEvacuation(
-        client, args.host,
-        max_concurrent=(workflow.DEFAULT_MAX_CONCURRENT
-                        if args.max_concurrent is None
-                        else args.max_concurrent),
-        poll_interval=(workflow.DEFAULT_POLL_INTERVAL
-                       if args.poll_interval is None
-                       else args.poll_interval),
-        timeout=args.wait_timeout, target_host=args.target_host,
-        on_shared_storage=args.on_shared_storage, force=args.force,
-        on_progress=line.update)
+    run = _start(client, args)
     try:
-        report = evacuation.run()
+        report = workflow.follow(client, run['id'], lambda r: r.ended,
+                                 poll_interval, timeout=args.wait_timeout,
+                                 on_progress=line.update)
     except KeyboardInterrupt:
-        report = evacuation.report(interrupted=True)
+        report = workflow.show(client, run['id'])
+        report.stopped_waiting = True
     finally:
         line.close()
+    print(render_report(report), file=out)
+    return 0 if report.succeeded else 1
+
+
+def do_host_evacuation_show(client, args, out) -> int:
+    """``nova host-evacuation-show ID``: a run's outcome table now."""
+    report = workflow.show(client, args.evacuation_id)
     print(render_report(report), file=out)
     return 0 if report.succeeded else 1

@@ -335,29 +335,6 @@ def do_evacuate(client, args, out) -> int:
     return 0
 
 
-def do_host_evacuate(client, args, out) -> int:
-    """Evacuate every server of a host, one request each (as novaclient).
-
-    Prints one row per server; fails (exit 1) if any was refused.
-    """
-    body = evacuate_body(client, args.target_host, args.on_shared_storage,
-                         args.force)
-    servers = client.get('/servers/detail',
-                         query={'host': args.host,
-                                'all_tenants': '1'})['servers']
-    rows = []
-    for server in sorted(servers, key=lambda s: s['id']):
-        try:
-            client.post('/servers/%s/action' % server['id'], body)
-            rows.append([server['id'], True, ''])
-        except client_mod.ClientException as e:
-            rows.append([server['id'], False,
-                         'Error while evacuating instance: %s' % e])
-    print(table.render(['Server UUID', 'Evacuate Accepted',
-                        'Error Message'], rows), file=out)
-    return 0 if all(row[1] for row in rows) else 1
-
-
 def _server_id_for_actions(client, name_or_id) -> str:
     # From 2.21 the actions of a deleted server are still listed; it can
     # only be named by id then.

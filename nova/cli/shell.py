@@ -176,51 +176,53 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
     host_evac = command('host-evacuate', host_evacuate_view.do_host_evacuate,
                         'Evacuate every server of a failed host.')
     host_evac.description = (
-        'Evacuate every server of a failed host. Without --wait: one '
-        'request per server, reported as accepted or not. With --wait: '
-        'follow each evacuation to its end, at most --max-concurrent at a '
-        'time; an instance whose target failed is retried once on another '
-        'up, enabled host (never one that already failed for it), and a '
-        'target that fails twice in a row is skipped for the rest of the '
-        'run. On a terminal a progress line (done / failed / in progress, '
-        'ETA) is shown; then a table of each server\'s outcome, host, '
+        'Evacuate every server of a failed host. The conductor runs it '
+        '(POST /os-host-evacuations): at most [conductor] '
+        'host_evacuate_workers servers at a time, each to a target the '
+        'conductor chooses (or --target-host); a server whose target '
+        'failed is retried once on another target the conductor chooses '
+        '(never one that already failed for it), and a target that fails '
+        'twice in a row is skipped for the rest of the run. Without '
+        '--wait: once every first request is made, one row per server, '
+        'accepted or not (exit 1 if one was not). With --wait: follow the '
+        'run to its end; on a terminal a progress line (done / failed / '
+        'in progress, ETA), then a table of each server\'s outcome, host, '
         'attempts and fault message. Exit status 1 unless every server '
         'ended done.')
     host_evac.add_argument('--target_host', '--target-host',
                            dest='target_host', metavar='HOST',
-                           help='target host (default: chosen per server)')
+                           help='target host of every first attempt '
+                                '(default: chosen per server)')
     host_evac.add_argument('--on-shared-storage', action='store_true',
                            help='state that the instance files are on '
                                 'shared storage (below microversion 2.14)')
-    host_evac.add_argument('--force', action='store_true',
-                           help='skip the target host checks (2.29+)')
     host_evac.add_argument('--wait', action='store_true',
-                           help='wait for every evacuation to end, retry '
-                                'failed ones once elsewhere, and report '
-                                'each outcome (exit 1 if any did not end '
-                                'done)')
-    host_evac.add_argument('--max-concurrent', dest='max_concurrent',
-                           metavar='N',
-                           type=_positive(int, 'a whole number >= 1'),
-                           help='with --wait: evacuations in flight at '
-                                'once, retries included (default %d)'
-                                % host_evacuate.DEFAULT_MAX_CONCURRENT)
+                           help='wait for every evacuation to end and '
+                                'report each outcome (exit 1 if any did '
+                                'not end done)')
     host_evac.add_argument('--poll-interval', dest='poll_interval',
                            metavar='SECONDS',
                            type=_positive(float, 'seconds > 0'),
-                           help='with --wait: seconds between polls of '
-                                'the API (default %g)'
+                           help='with --wait: seconds between reads of '
+                                'the run (default %g)'
                                 % host_evacuate.DEFAULT_POLL_INTERVAL)
     host_evac.add_argument('--timeout', dest='wait_timeout',
                            metavar='SECONDS',
                            type=_positive(float, 'seconds > 0'),
                            help='with --wait: stop waiting after this '
-                                'many seconds; servers still evacuating '
-                                'are reported in-progress, those not yet '
-                                'requested not-started (exit 1). Default: '
-                                'no limit. (The --timeout before the '
-                                'command is the HTTP timeout.)')
+                                'many seconds; the run goes on, servers '
+                                'still evacuating are reported '
+                                'in-progress, those not yet requested '
+                                'not-started (exit 1). Default: no limit. '
+                                '(The --timeout before the command is the '
+                                'HTTP timeout.)')
     host_evac.add_argument('host', metavar='HOST', help='the failed host')
+
+    evac_show = command('host-evacuation-show',
+                        host_evacuate_view.do_host_evacuation_show,
+                        'Show a host-evacuate run: each server\'s outcome.')
+    evac_show.add_argument('evacuation_id', metavar='ID',
+                           help='the run\'s id (host-evacuate prints it)')
 
     actions = command('instance-action-list',
                       servers.do_instance_action_list,

@@ -8,27 +8,31 @@ target unless one was named (``target.TargetChooser``) and casts
 evacuation ends here: migration ``failed``, instance back to no task with
 its vm_state unchanged, a fault and an action event saying why.
 
-``host_evacuate`` requests the evacuation of every instance of a failed
-host, ``[conductor] host_evacuate_workers`` at a time, and returns one
-``EvacuationResult`` per instance; one failure never stops the others.
+``run_host_evacuation`` runs a host-evacuate the API recorded
+(``objects.HostEvacuation``) in a thread of its own
+(``host_evacuation.Runner``): every instance of the failed host, requested
+as single evacuations and watched to their end. A conductor that starts
+again marks the runs it owned and never ended ``interrupted``; one that
+stops ends its runs the same way.
 """
 
-from concurrent import futures
+import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_utils import excutils
 
-from nova.compute import api as compute_api
 from nova.compute import evacuation_states
 from nova.compute import rebuild_request
 from nova.model import task_states
-from nova.conductor import results
+from nova.conductor import host_evacuation
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.scheduler import target as target_mod
 from nova.conf import CONF
+from nova import context as nova_context
 from nova import exception
 from nova import objects
+from nova.objects import host_evacuation as run_obj
 from nova.objects import migration as migration_obj
 from nova import manager as nova_manager
 
@@ -40,16 +44,18 @@ EVENT = 'conductor_rebuild_server'
 class _LocalConductor:
     """Lets host-evacuate reuse ``compute.api.API.evacuate`` and hand the
     accepted evacuation to this very conductor, without an RPC round
-    trip."""
+    trip; ``exclude``: targets the choice leaves out for this attempt."""
 
-    def __init__(self, manager):
+    def __init__(self, manager, exclude=()):
         self.manager = manager
+        self.exclude = tuple(exclude)
 
     def evacuate_instance(self, ctxt, instance, migration, host=None,
                           on_shared_storage=None, target_state=None):
-        self.manager.evacuate_instance(ctxt, instance, migration, host=host,
-                                       on_shared_storage=on_shared_storage,
-                                       target_state=target_state)
+        self.manager._evacuate(ctxt, instance, migration, host=host,
+                               on_shared_storage=on_shared_storage,
+                               target_state=target_state,
+                               exclude=self.exclude)
 
 
 class ConductorManager(nova_manager.Manager):
@@ -62,6 +68,29 @@ class ConductorManager(nova_manager.Manager):
                  chooser=None):
         self.compute_rpcapi = compute_rpcapi
         self.chooser = chooser or target_mod.TargetChooser(capacity_provider)
+        # Set when the service stops: running host-evacuates stop too.
+        self._stopping = threading.Event()
+        self._runs: list[threading.Thread] = []
+        self._runs_lock = threading.Lock()
+
+    def init_host(self) -> None:
+        """Runs this conductor owned before it stopped never end now:
+        say so, rather than leave them ``running`` forever."""
+        ctxt = nova_context.get_admin_context()
+        for run in objects.HostEvacuation.interrupt_owned_by(
+                ctxt, CONF.host, run_obj.interrupted_message(CONF.host)):
+            LOG.warning('host-evacuate %(run)s of %(host)s was interrupted '
+                        'by a restart of this conductor',
+                        {'run': run.uuid, 'host': run.source_host})
+
+    def cleanup_host(self) -> None:
+        """Stop the running host-evacuates (each marks its run
+        ``interrupted``) before the service ends."""
+        self._stopping.set()
+        with self._runs_lock:
+            runs = list(self._runs)
+        for thread in runs:
+            thread.join()
 
     # -- evacuate one instance -----------------------------------------------
 
@@ -74,6 +103,14 @@ class ConductorManager(nova_manager.Manager):
         Returns the target host; raises (after ending the evacuation) when
         there is none.
         """
+        return self._evacuate(ctxt, instance, migration, host=host,
+                              on_shared_storage=on_shared_storage,
+                              target_state=target_state)
+
+    def _evacuate(self, ctxt, instance, migration, host=None,
+                  on_shared_storage=None, target_state=None, exclude=()):
+        """``evacuate_instance``, the choice leaving out ``exclude``
+        (host-evacuate's retries)."""
         # NOTE: the evacuation is ended only after the action event is
         # finished, so that whoever sees the instance idle again also sees
         # the complete record of why.
@@ -82,7 +119,7 @@ class ConductorManager(nova_manager.Manager):
                     ctxt, instance.uuid, EVENT, CONF.host):
                 target = self.chooser.choose_and_claim(
                     ctxt, instance, migration, host=host,
-                    on_shared_storage=on_shared_storage)
+                    on_shared_storage=on_shared_storage, exclude=exclude)
                 self.compute_rpcapi.rebuild_instance(
                     ctxt, instance, request=rebuild_request.RebuildRequest(
                         recreate=True, image_ref=instance.image_ref,
@@ -111,48 +148,23 @@ class ConductorManager(nova_manager.Manager):
 
     # -- host-evacuate -------------------------------------------------------
 
-    def _evacuate_one(self, ctxt, api, instance, target_host,
-                      on_shared_storage):
-        try:
-            migration = api.evacuate(ctxt, instance, host=target_host,
-                                     on_shared_storage=on_shared_storage)
-        except Exception as e:
-            LOG.warning('Not evacuated: %s', exception.message_of(e),
-                        instance=instance)
-            return results.EvacuationResult(
-                instance_uuid=instance.uuid, accepted=False,
-                error=exception.message_of(e))
-        return results.EvacuationResult(
-            instance_uuid=instance.uuid, accepted=True,
-            migration_uuid=migration.uuid,
-            target_host=migration.dest_compute)
-
-    def host_evacuate(self, ctxt, host, target_host=None,
-                      on_shared_storage=None) -> list:
-        """Evacuate every instance of ``host``; one result per instance.
-
-        Refused as a whole (``ComputeServiceStillUp``) when the host's
-        compute service is up; otherwise each instance gets the same
-        checks as a single evacuation.
-        """
-        service = target_mod.get_compute_service(ctxt, host)
-        if service.is_up(CONF.service_down_time):
-            raise exception.ComputeServiceStillUp(host=host)
-        instances = objects.Instance.get_by_host(ctxt, host)
-        api = compute_api.API(self.compute_rpcapi, _LocalConductor(self),
-                              host_chooser=self.chooser)
-        workers = min(CONF.conductor.host_evacuate_workers,
-                      max(1, len(instances)))
-        LOG.info('host-evacuate of %(host)s: %(n)d instances, %(w)d at a '
-                 'time', {'host': host, 'n': len(instances), 'w': workers})
-        with futures.ThreadPoolExecutor(
-                max_workers=workers,
-                thread_name_prefix='host-evacuate') as pool:
-            pending = [pool.submit(self._evacuate_one, ctxt, api, instance,
-                                   target_host, on_shared_storage)
-                       for instance in instances]
-            outcome = [f.result() for f in pending]
-        accepted = sum(1 for r in outcome if r.accepted)
-        LOG.info('host-evacuate of %(host)s: %(ok)d of %(n)d accepted',
-                 {'host': host, 'ok': accepted, 'n': len(outcome)})
-        return outcome
+    def run_host_evacuation(self, ctxt, evacuation_uuid: str) -> None:
+        """Take the recorded run and run it in a thread of its own (the
+        RPC cast returns at once); a run another conductor took, or that
+        ended, is left alone."""
+        run = objects.HostEvacuation.get_by_uuid(ctxt, evacuation_uuid)
+        if not run.take(CONF.host):
+            LOG.warning('host-evacuate %(run)s is %(status)s (conductor '
+                        '%(owner)s): not run again',
+                        {'run': run.uuid, 'status': run.status,
+                         'owner': run.conductor})
+            return
+        runner = host_evacuation.Runner(
+            ctxt, run, self.chooser, self.compute_rpcapi,
+            lambda exclude: _LocalConductor(self, exclude), self._stopping)
+        thread = threading.Thread(target=runner.run, daemon=True,
+                                  name='host-evacuate-%s' % run.uuid)
+        with self._runs_lock:
+            self._runs = [t for t in self._runs if t.is_alive()]
+            self._runs.append(thread)
+        thread.start()

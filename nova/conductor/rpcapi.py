@@ -9,6 +9,8 @@ Version history:
 * 1.1: ``evacuate_instance`` takes ``target_state`` (``stopped``:
   microversion 2.95's evacuation that ends STOPPED), passed on to the
   target's ``rebuild_instance``.
+* 1.2: ``run_host_evacuation`` (cast) runs a host-evacuate the API
+  recorded; ``host_evacuate`` (a call nothing made any more) is gone.
 """
 
 import oslo_messaging as messaging
@@ -17,7 +19,7 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova import rpc
 
 TOPIC = 'conductor'
-RPC_API_VERSION = '1.1'
+RPC_API_VERSION = '1.2'
 
 
 class ConductorAPI:
@@ -40,10 +42,8 @@ class ConductorAPI:
             migration=migration, host=host,
             on_shared_storage=on_shared_storage, **extra)
 
-    def host_evacuate(self, ctxt, host, target_host=None,
-                      on_shared_storage=None):
-        """Call: evacuate every instance of ``host``; returns a list of
-        ``EvacuationResult(instance_uuid, accepted, error)``."""
-        return self.client.prepare(version='1.0').call(
-            ctxt, 'host_evacuate', host=host, target_host=target_host,
-            on_shared_storage=on_shared_storage)
+    def run_host_evacuation(self, ctxt, evacuation_uuid):
+        """Cast: run the recorded host-evacuate ``evacuation_uuid``
+        (``objects.HostEvacuation``) to its end (1.2)."""
+        self.client.prepare(version='1.2').cast(
+            ctxt, 'run_host_evacuation', evacuation_uuid=evacuation_uuid)

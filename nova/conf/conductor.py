@@ -11,12 +11,25 @@ conductor_opts = [
                help="""
 How many instances host-evacuate requests to evacuate at the same time.
 
-Each worker runs the request checks of one instance, chooses its target and
-hands it to that target; a failure of one instance never stops the others.
+Each worker runs the request checks of one instance, has its target chosen,
+hands it to that target and watches it to its end, retrying it once
+elsewhere if that target failed; a failure of one instance never stops the
+others.
 Higher values finish a large host sooner but load the database and the
 targets more at once.
 
 Possible values: any positive integer.
+"""),
+    cfg.FloatOpt('host_evacuate_poll_interval',
+                 default=1.0,
+                 min=0.01,
+                 help="""
+Seconds between two reads of the database while host-evacuate waits for
+an evacuation it requested to end (its migration and instance rows).
+
+Shorter notices ends sooner; longer reads the database less often.
+
+Related options: ``host_evacuate_workers``.
 """),
     cfg.FloatOpt('cpu_allocation_ratio',
                  default=4.0,

@@ -314,3 +314,47 @@ class Port(TimestampMixin, Base):
                                                 default='DOWN')
     device_owner: orm.Mapped[str | None] = orm.mapped_column(_str())
     ip_address: orm.Mapped[str | None] = orm.mapped_column(sa.String(39))
+
+
+class HostEvacuation(TimestampMixin, Base):
+    """One run of host-evacuate: every instance of a failed host."""
+    __tablename__ = 'host_evacuations'
+    __table_args__ = (
+        # A conductor's start: the runs it owned and never ended.
+        sa.Index(None, 'conductor', 'status'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    source_host: orm.Mapped[str] = orm.mapped_column(_str())
+    target_host: orm.Mapped[str | None] = orm.mapped_column(_str())
+    on_shared_storage: orm.Mapped[bool | None] = orm.mapped_column()
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    # The conductor that runs it (NULL until one takes it).
+    conductor: orm.Mapped[str | None] = orm.mapped_column(_str())
+    user_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    project_id: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # Targets left out for the rest of the run: {host: why}.
+    skipped_targets: orm.Mapped[dict | None]
+    message: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
+class HostEvacuationInstance(TimestampMixin, Base):
+    """What became of one instance of a host-evacuate run."""
+    __tablename__ = 'host_evacuation_instances'
+    __table_args__ = (
+        sa.UniqueConstraint('evacuation_uuid', 'instance_uuid'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    evacuation_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('host_evacuations.uuid'), index=True)
+    # NOTE: no foreign key: the record of a run outlives a deleted
+    # instance's row.
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    outcome: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    host: orm.Mapped[str | None] = orm.mapped_column(_str())
+    vm_state_before: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # Every attempt, oldest first: target, outcome, migration, message.
+    attempts: orm.Mapped[list | None]
+    message: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

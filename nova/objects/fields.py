@@ -112,6 +112,23 @@ class Dict(Field):
         return {} if value is None else value
 
 
+class List(Field):
+    """A JSON-safe list."""
+
+    mutable = True
+
+    def __init__(self, nullable=False):
+        super().__init__(default=list, nullable=nullable)
+
+    def _coerce(self, name, value):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError('field %s wants a list, got %r' % (name, value))
+        return list(value)
+
+    def from_db(self, value):
+        return [] if value is None else value
+
+
 class NetworkInfo(Field):
     """``nova.model.network.NetworkInfo``, stored as a JSON list."""
 

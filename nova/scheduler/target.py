@@ -286,11 +286,12 @@ class TargetChooser:
 
     def choose_and_claim(self, context, instance, migration,
                          host: str | None = None,
-                         on_shared_storage=None) -> str:
+                         on_shared_storage=None, exclude=()) -> str:
         """Choose (unless ``host`` is given) and record it in ``migration``.
 
         The claim is the migration's ``dest_compute``; ``usage`` counts it,
-        so the next choice sees this one.
+        so the next choice sees this one. ``exclude``: hosts the choice
+        leaves out (host-evacuate's retry: the targets that failed).
         """
         def write(host):
             migration.dest_compute = host
@@ -300,7 +301,7 @@ class TargetChooser:
         with self._claim_lock:
             if host is None:
                 host = self._claim(context, instance, write,
-                                   on_shared_storage)
+                                   on_shared_storage, left_out=exclude)
             else:
                 # An operator's named target is taken as told (Nova's
                 # force), whatever it holds.

@@ -61,6 +61,8 @@ RULES = {
     'os_compute_api:os-keypairs:show': USER,
     'os_compute_api:os-keypairs:create': USER,
     'os_compute_api:os-keypairs:delete': USER,
+    'os_compute_api:os-host-evacuations:create': ADMIN,
+    'os_compute_api:os-host-evacuations:show': ADMIN,
     # Below 2.51 only administrators see the events of an action; from
     # 2.51 the owner sees them too (without tracebacks).
     'os_compute_api:os-instance-actions:events:2.51': OWNER,
@@ -125,6 +127,12 @@ DESCRIPTIONS = {
         'Create or import a key pair (for another user: user_id, '
         'microversion 2.10).',
     'os_compute_api:os-keypairs:delete': 'Delete a key pair of a user.',
+    'os_compute_api:os-host-evacuations:create':
+        'Evacuate every server of a failed host (POST '
+        '/os-host-evacuations, this project\'s own resource).',
+    'os_compute_api:os-host-evacuations:show':
+        'List and show host-evacuate runs and the outcome of each of '
+        'their servers.',
 }
 
 _CHECK_STRINGS = {

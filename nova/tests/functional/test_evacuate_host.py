@@ -1,8 +1,10 @@
-"""host-evacute: every instance of a failed host, several at a time."""
+"""host-evacuate: every instance of a failed host, several at a time, run
+by the conductor (cast over RPC, as the API does) against real compute
+hosts."""
 
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova import exception
 from nova import objects
+from nova.objects import host_evacuation as run_obj
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
@@ -22,26 +24,37 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         a = self.kill('a')
         doomed_files = sha256_tree(a.instance_dir(doomed))
 
-        results = conductor_rpcapi.ConductorAPI(timeout=60).host_evacuate(
-            self.ctx, 'a')
-
-        self.assertEqual(sorted(i.uuid for i in instances),
-                         sorted(r.instance_uuid for r in results))
-        self.assertTrue(all(r.accepted for r in results), results)
-        for result in results:
-            self.wait_for_evacuation(objects.Migration.get_by_uuid(
-                self.ctx, result.migration_uuid))
+        run = objects.HostEvacuation.create(
+            self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'))
+        conductor_rpcapi.ConductorAPI().run_host_evacuation(
+            self.ctx, run.uuid)
+        self.wait_for(lambda: objects.HostEvacuation.get_by_uuid(
+            self.ctx, run.uuid).ended, 'the run to end')
+        run = objects.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        self.assertEqual(run_obj.FINISHED, run.status)
+        items = {i.instance_uuid: i for i in run.instances()}
+        self.assertEqual(sorted(i.uuid for i in instances), sorted(items))
         landed = {}
         for instance in instances:
             if instance.uuid == doomed.uuid:
                 continue
             row = self.fresh(instance)
             self.assertIn(row.host, ('b', 'c'))
+            self.assertEqual((run_obj.DONE, row.host),
+                             (items[instance.uuid].outcome,
+                              items[instance.uuid].host))
             self.assertTrue(self.hosts[row.host].running(instance))
             landed[row.host] = landed.get(row.host, 0) + 1
         self.assertEqual(19, sum(landed.values()))
         # The conductor spread them (most free memory first).
         self.assertEqual({'b', 'c'}, set(landed))
+        # It failed on b, then on c (retried once, elsewhere); both
+        # cleaned up and its disks on a are untouched.
+        item = items[doomed.uuid]
+        self.assertEqual((run_obj.FAILED, 'a'), (item.outcome, item.host))
+        self.assertEqual(['b', 'c'],
+                         sorted(a.target for a in item.attempt_list()))
+        self.assertIn(LOCAL_BRIDGE, item.message)
         migration = objects.Migration.get_by_filters(
             self.ctx, instance_uuid=doomed.uuid)[-1]
         fault = self.assertFailedOnSource(doomed, migration)
@@ -52,7 +65,7 @@ class TestHostEvacuate(harness.EvacuateTestCase):
                          sha256_tree(a.instance_dir(doomed)))
         statuses = [m.status for m in objects.Migration.get_by_filters(
             self.ctx, source_compute='a')]
-        self.assertEqual((19, 1), (statuses.count(migration_obj.DONE),
+        self.assertEqual((19, 2), (statuses.count(migration_obj.DONE),
                                    statuses.count(migration_obj.FAILED)))
 
         # a comes back: it removes the 19 copies, keeps the failed one.
@@ -64,11 +77,28 @@ class TestHostEvacuate(harness.EvacuateTestCase):
                 self.assertNoTrace(a, instance)
         statuses = [m.status for m in objects.Migration.get_by_filters(
             self.ctx, source_compute='a')]
-        self.assertEqual((19, 1), (statuses.count(migration_obj.COMPLETED),
+        self.assertEqual((19, 2), (statuses.count(migration_obj.COMPLETED),
                                    statuses.count(migration_obj.FAILED)))
 
-    def test_refused_while_the_host_is_up(self):
-        self.boot('a')
-        with self.assertRaises(exception.ComputeServiceStillUp):
-            conductor_rpcapi.ConductorAPI(timeout=30).host_evacuate(
-                self.ctx, 'a')
+    def test_a_stopping_conductor_interrupts_its_run(self):
+        self.flags(host_evacuate_workers=1, group='conductor')
+        instance = self.boot('a')
+        self.kill('a')
+        hold = self.hold_after_claim('b')
+        run = objects.HostEvacuation.create(self.ctx, 'a', [instance],
+                                            target_host='b')
+        conductor_rpcapi.ConductorAPI().run_host_evacuation(
+            self.ctx, run.uuid)
+        self.wait_held(hold, 'b')
+        # The conductor stops: its run says so.
+        self.conductor_service.stop()
+        run = objects.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        self.assertEqual(run_obj.INTERRUPTED, run.status)
+        (item,) = run.instances()
+        self.assertEqual(run_obj.IN_PROGRESS, item.outcome)
+        hold.release()
+        # The evacuation it had requested goes on without it.
+        (migration,) = objects.Migration.get_by_filters(
+            self.ctx, instance_uuid=instance.uuid)
+        self.assertEqual(migration_obj.DONE,
+                         self.wait_for_evacuation(migration).status)

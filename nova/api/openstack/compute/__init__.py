@@ -1,11 +1,13 @@
 """The Compute API v2.1 resources this service implements.
 
 ``build_router(compute_api, image_store, max_limit)`` gives the router of
-every path under ``/v2.1``.
+every path under ``/v2.1``, with this project's own
+``/os-host-evacuations`` (cast to the compute API's conductor).
 """
 
 from nova.api.openstack.compute import disk_leases
 from nova.api.openstack.compute import flavors
+from nova.api.openstack.compute import host_evacuations
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
 from nova.api.openstack.compute import keypairs
@@ -31,6 +33,8 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         images.ImagesController(image_store),
         networks.NetworksController(),
         keypairs.KeypairsController(max_limit),
+        # This project's own resource (the Compute API has none).
+        host_evacuations.HostEvacuationsController(compute_api),
     ]
     return router.Router([route for controller in controllers
                           for route in controller.routes()])

@@ -57,18 +57,25 @@ class ParserTest(base.TestCase):
         self.assertEqual(('host2', True), (args.host, args.force))
         args = self.parse(['host-evacuate', '--target_host', 'h2', 'h1'])
         self.assertEqual(('h1', 'h2'), (args.host, args.target_host))
-        self.assertEqual((False, None, None, None, 60.0),
-                         (args.wait, args.max_concurrent, args.poll_interval,
-                          args.wait_timeout, args.timeout))
+        self.assertEqual((False, None, None, 60.0),
+                         (args.wait, args.poll_interval, args.wait_timeout,
+                          args.timeout))
+        # The conductor runs it: no concurrency to choose, no forcing.
+        for option in ('--max-concurrent', '--force'):
+            with self.subTest(option=option):
+                self.assertRaises(SystemExit, self.parse, [
+                    'host-evacuate', option, '1', 'h1'])
+        args = self.parse(['host-evacuation-show', 'run-1'])
+        self.assertEqual('run-1', args.evacuation_id)
 
     def test_host_evacuate_wait_options(self):
         # The command's --timeout is not the HTTP one before the command.
         args = self.parse(['--timeout', '30', 'host-evacuate', '--wait',
-                           '--max-concurrent', '3', '--poll-interval', '0.5',
-                           '--timeout', '600', 'h1'])
-        self.assertEqual((True, 3, 0.5, 600.0, 30.0, 'h1'),
-                         (args.wait, args.max_concurrent, args.poll_interval,
-                          args.wait_timeout, args.timeout, args.host))
+                           '--poll-interval', '0.5', '--timeout', '600',
+                           'h1'])
+        self.assertEqual((True, 0.5, 600.0, 30.0, 'h1'),
+                         (args.wait, args.poll_interval, args.wait_timeout,
+                          args.timeout, args.host))
 
     def test_many_servers_and_flags(self):
         args = self.parse(['reboot', '--hard', 'a', 'b'])
@@ -265,30 +272,6 @@ class EvacuateCommandsTest(ShellTestCase):
         (kwargs,) = self.conductor_kwargs()
         self.assertEqual((None, 'host2'), (kwargs['on_shared_storage'],
                                            kwargs['host']))
-
-    def test_host_evacuate(self):
-        ok = self.make_instance(name='a')
-        busy = self.make_instance(name='b', project_id='p2',
-                                  task_state=task_states.DELETING)
-        self.make_instance(name='elsewhere', host='host2')
-        code, out, _err = self.nova('host-evacuate', '--target_host',
-                                    'host2', 'host1')
-        self.assertEqual(1, code)
-        lines = out.splitlines()
-        self.assertTrue(lines[1].startswith(
-            '| Server UUID                          | Evacuate Accepted | '
-            'Error Message '), lines[1])
-        rows = {line.split('|')[1].strip(): line.split('|')[2].strip()
-                for line in lines[3:-1]}
-        self.assertEqual({ok.uuid: 'True', busy.uuid: 'False'}, rows)
-        self.assertIn('Error while evacuating instance', out)
-        self.assertEqual(task_states.REBUILDING, self.reload(ok).task_state)
-        self.assertEqual(task_states.DELETING, self.reload(busy).task_state)
-
-    def test_host_evacuate_all_accepted_exits_0(self):
-        self.make_instance(name='a')
-        code, _out, err = self.nova('host-evacuate', 'host1')
-        self.assertEqual(0, code, err)
 
 
 class AdminCommandsTest(ShellTestCase):

@@ -11,7 +11,6 @@ import time
 from nova.model import task_states
 from nova.model import vm_states
 from nova.conductor import manager as conductor_manager
-from nova.conductor import results
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
@@ -133,44 +132,3 @@ class TestEvacuateInstance(ConductorTestCase):
     @staticmethod
     def failing_cast(ctxt, instance, **kwargs):
         raise RuntimeError('no route to the target')
-
-
-class TestHostEvacuate(ConductorTestCase):
-
-    def test_every_instance_one_result_and_failures_do_not_stop_others(self):
-        self.flags(host_evacuate_workers=2, group='conductor')
-        good = [dbf.make_instance(self.ctx, 'a') for _ in range(7)]
-        bad = dbf.make_instance(self.ctx, 'a', vm_state=vm_states.SUSPENDED)
-        elsewhere = dbf.make_instance(self.ctx, 'b')
-        outcome = self.conductor.host_evacuate(self.ctx, 'a')
-        by_uuid = {r.instance_uuid: r for r in outcome}
-        self.assertEqual({i.uuid for i in good + [bad]}, set(by_uuid))
-        self.assertNotIn(elsewhere.uuid, by_uuid)
-        for instance in good:
-            result = by_uuid[instance.uuid]
-            self.assertIsInstance(result, results.EvacuationResult)
-            self.assertEqual((True, None, 'b'),
-                             (result.accepted, result.error,
-                              result.target_host))
-        self.assertFalse(by_uuid[bad.uuid].accepted)
-        self.assertIn('suspended', by_uuid[bad.uuid].error)
-        self.assertEqual(7, len(self.compute.calls))
-        self.assertLessEqual(self.compute.peak, 2)
-        self.assertIsNone(objects.Instance.get_by_uuid(
-            self.ctx, bad.uuid).task_state)
-
-    def test_refused_as_a_whole_while_the_host_is_up(self):
-        dbf.make_instance(self.ctx, 'b')
-        with self.assertRaises(exception.ComputeServiceStillUp):
-            self.conductor.host_evacuate(self.ctx, 'b')
-        with self.assertRaises(exception.ComputeHostNotFound):
-            self.conductor.host_evacuate(self.ctx, 'nowhere')
-        self.assertEqual([], self.compute.calls)
-
-    def test_named_target_for_all(self):
-        dbf.make_service(self.ctx, 'c')
-        instances = [dbf.make_instance(self.ctx, 'a') for _ in range(3)]
-        outcome = self.conductor.host_evacuate(self.ctx, 'a',
-                                               target_host='c')
-        self.assertEqual({'c'}, {r.target_host for r in outcome})
-        self.assertEqual(3, len(instances))

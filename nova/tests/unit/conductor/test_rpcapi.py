@@ -5,7 +5,6 @@ import queue
 
 import oslo_messaging as messaging
 
-from nova.conductor import results
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova import context as nova_context
 from nova import exception
@@ -18,7 +17,7 @@ class RecordingConductor:
     def __init__(self, received):
         self.received = received
 
-    # Serves 1.1 (target_state), as ConductorManager does.
+    # Serves 1.2, as ConductorManager does.
     target = messaging.Target(version=conductor_rpcapi.RPC_API_VERSION)
 
     def evacuate_instance(self, ctxt, instance, migration, host=None,
@@ -27,12 +26,8 @@ class RecordingConductor:
                            on_shared_storage))
         self.received.put(('target_state', target_state))
 
-    def host_evacuate(self, ctxt, host, target_host=None,
-                      on_shared_storage=None):
-        if host == 'unknown':
-            raise exception.ComputeHostNotFound(host=host)
-        return [results.EvacuationResult('u1', True, None, 'm1', 'c2'),
-                results.EvacuationResult('u2', False, 'no valid host')]
+    def run_host_evacuation(self, ctxt, evacuation_uuid):
+        self.received.put(('run_host_evacuation', evacuation_uuid))
 
 
 class TestConductorAPI(base.TestCase):
@@ -95,13 +90,11 @@ class TestConductorAPI(base.TestCase):
                           migration, target_state='stopped')
         self.assertTrue(self.received.empty())
 
-    def test_host_evacuate_returns_typed_results(self):
-        answer = self.api.host_evacuate(self.ctxt, 'compute1')
-        self.assertEqual(
-            [results.EvacuationResult('u1', True, None, 'm1', 'c2'),
-             results.EvacuationResult('u2', False, 'no valid host')],
-            answer)
-
-    def test_host_evacuate_errors_keep_their_class(self):
-        self.assertRaises(exception.ComputeHostNotFound,
-                          self.api.host_evacuate, self.ctxt, 'unknown')
+    def test_run_host_evacuation_is_a_cast_of_1_2(self):
+        self.api.run_host_evacuation(self.ctxt, 'run-1')
+        self.assertEqual(('run_host_evacuation', 'run-1'),
+                         self.received.get(timeout=10))
+        capped = conductor_rpcapi.ConductorAPI(version_cap='1.1')
+        self.assertRaises(messaging.RPCVersionCapError,
+                          capped.run_host_evacuation, self.ctxt, 'run-2')
+        self.assertTrue(self.received.empty())

@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0012'
+HEAD = '0013'
 
 
 class MigrationTestCase(base.TestCase):
