@@ -81,17 +81,21 @@ class API:
             self.image_api = store.ImageStore(CONF.image.store_path)
         return self.image_api.get(image_ref)
 
-    def _take(self, context, instance, action, instance_action=None):
+    def _take(self, context, instance, action, instance_action=None,
+              **expected):
         """Check ``action`` against the state table and take the instance.
 
         The task_state is written by compare-and-swap on the states the
         table allows, so a concurrent request that got in first makes
         this one fail with ``UnexpectedTaskStateError`` (409).
+        ``expected``: further compare-and-swap checks of the same save
+        (``expected_host``).
         """
         transition = states.check(instance, action)
         instance.task_state = transition.task_state
         instance.save(expected_task_state=list(transition.from_task_states),
-                      expected_vm_state=list(transition.from_vm_states))
+                      expected_vm_state=list(transition.from_vm_states),
+                      **expected)
         objects.InstanceAction.action_start(context, instance.uuid,
                                             instance_action or action)
         return transition
@@ -375,7 +379,12 @@ class API:
                     source_identity=source_service.storage_identity,
                     target_identity=target_service.storage_identity)
                 shared_storage.decide(evidence, on_shared_storage)
-        transition = self._take(context, instance, 'evacuate')
+        # NOTE: on the host everything above was decided from, too: a
+        # request that read the instance before an evacuation moved it
+        # (and ended, leaving the same states) must not evacuate it again
+        # from a host that no longer owns it (InstanceNotOnThisHost, 409).
+        transition = self._take(context, instance, 'evacuate',
+                                expected_host=[source])
         migration = None
         try:
             migration = objects.Migration(

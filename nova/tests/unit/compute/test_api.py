@@ -120,6 +120,24 @@ class TestEvacuate(APITestCase):
         self.api.evacuate(self.ctx, self.instance)
         self.assertEqual(['evacuate_instance'], self.conductor.names())
 
+    def test_a_stale_read_never_evacuates_from_a_host_it_left(self):
+        # The request read the instance on 'a'; meanwhile an evacuation
+        # moved it to 'b' and ended (no task, same vm_state). Taking it by
+        # its states alone would start a second evacuation from 'a', a
+        # host that no longer owns it: two guests of one instance.
+        stale = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+        moved = self.fresh(self.instance)
+        moved.host = moved.node = 'b'
+        moved.save()
+        dbf.set_down(self.service_b)
+        with self.assertRaises(exception.InstanceNotOnThisHost):
+            self.api.evacuate(self.ctx, stale)
+        row = self.fresh(self.instance)
+        self.assertEqual(('b', None), (row.host, row.task_state))
+        self.assertEqual([], self.migrations(self.instance))
+        self.assertEqual([], self.actions(self.instance))
+        self.assertEqual([], self.conductor.names())
+
     def test_vm_states_of_the_table(self):
         for vm_state, allowed in ((vm_states.ACTIVE, True),
                                   (vm_states.STOPPED, True),
