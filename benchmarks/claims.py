@@ -29,16 +29,16 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from nova.scheduler import usage  # noqa: E402
-from nova.scheduler import target  # noqa: E402
 from nova.conf import CONF  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
 from nova import exception  # noqa: E402
-from nova import objects  # noqa: E402
-from nova.tests.fixtures import database as dbf  # noqa: E402
 from nova.model import hardware  # noqa: E402
+from nova import objects  # noqa: E402
+from nova.scheduler import target  # noqa: E402
+from nova.scheduler import usage  # noqa: E402
+from nova.tests.fixtures import database as dbf  # noqa: E402
 
 MEMORY_MB = 512
 

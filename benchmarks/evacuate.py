@@ -64,7 +64,6 @@ from nova.compute import manager as compute_manager  # noqa: E402
 from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
 from nova.conductor import manager as conductor_manager  # noqa: E402
 from nova.conductor import rpcapi as conductor_rpcapi  # noqa: E402
-from nova.scheduler import target as target_mod  # noqa: E402
 from nova.conf import CONF  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402
@@ -74,6 +73,7 @@ from nova import objects  # noqa: E402
 from nova.objects import base as obj_base  # noqa: E402
 from nova.objects import migration as migration_obj  # noqa: E402
 from nova import rpc  # noqa: E402
+from nova.scheduler import target as target_mod  # noqa: E402
 from nova import service as nova_service  # noqa: E402
 from nova.tests.fixtures import libvirt_host as fixtures  # noqa: E402
 

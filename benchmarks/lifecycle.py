@@ -25,13 +25,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from nova.compute import manager as compute_manager  # noqa: E402
-from nova.model import vm_states  # noqa: E402
 from nova.conf import CONF  # noqa: E402
 from nova.conf import host_settings  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
 from nova.model import network as network_model  # noqa: E402
+from nova.model import vm_states  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.tests.fixtures import driver_contract as contract  # noqa: E402
 from nova.virt import fake  # noqa: E402

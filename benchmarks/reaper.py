@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from oslo_utils import uuidutils  # noqa: E402
 
 from nova.compute import locks  # noqa: E402
+from nova.compute import reap_report  # noqa: E402
 from nova.compute import reaper  # noqa: E402
 from nova.conf import CONF  # noqa: E402
 from nova import context as nova_context  # noqa: E402
@@ -141,7 +142,7 @@ def main():
         seconds, report = run()
         args.runs = runs
         show('orphans (%d stopped)' % len(
-            [f for f in report.acted if f.kind == reaper.DOMAIN]),
+            [f for f in report.acted if f.kind == reap_report.DOMAIN]),
             seconds, report)
     finally:
         if host is not None:

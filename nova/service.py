@@ -47,8 +47,8 @@ from oslo_utils import excutils
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import exception
-from nova import objects
 from nova import manager as nova_manager
+from nova import objects
 from nova import periodic
 from nova import rpc
 

@@ -8,8 +8,8 @@ import os
 import shutil
 import textwrap
 
-from nova.cli import host_evacuate as workflow
 from nova.cli import client as client_mod
+from nova.cli import host_evacuate as workflow
 from nova.cli import table
 
 TABLE_COLUMNS = ['Server UUID', 'Outcome', 'Host', 'Attempts', 'Message']

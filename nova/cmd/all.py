@@ -31,7 +31,6 @@ from nova.cmd import conductor as conductor_cmd
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova.scheduler import target as target_mod
 from nova.conf import all_in_one
 from nova.conf import CONF
 from nova import context as nova_context
@@ -39,11 +38,12 @@ from nova.db import migration
 from nova import exception
 from nova.image import qemu_img
 from nova.image import store as image_store
+from nova.model import binaries
 from nova.network import api as network_api_mod
 from nova.network import events as network_events
-from nova.model import binaries
 from nova import objects
 from nova import rpc
+from nova.scheduler import target as target_mod
 from nova import service
 
 LOG = logging.getLogger(__name__)

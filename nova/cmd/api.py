@@ -13,8 +13,8 @@ from nova.api import wsgi as api_wsgi
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova.network import api as network_api_mod
 from nova.model import binaries
+from nova.network import api as network_api_mod
 from nova import rpc
 from nova import service
 

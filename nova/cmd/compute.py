@@ -21,8 +21,8 @@ from nova.compute import manager as compute_manager
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conf import CONF
 from nova.conf import host_settings
-from nova.network import agent as network_agent
 from nova.model import binaries
+from nova.network import agent as network_agent
 from nova.network import events as network_events
 from nova import rpc
 from nova import service

@@ -88,6 +88,7 @@ from sqlalchemy import exc as sa_exc
 from nova.compute import audit
 from nova.compute import instance_events
 from nova.compute import locks
+from nova.compute import reap_report
 from nova.compute import reaper
 from nova.compute import storage_report
 from nova.conf import CONF
@@ -328,7 +329,7 @@ def host_reap_command(args) -> int:
     print('Host %s, instances_path %s' % (report.host,
                                           report.instances_path))
     if report.findings:
-        print(audit.format_table(report.findings, reaper.COLUMNS))
+        print(audit.format_table(report.findings, reap_report.COLUMNS))
     else:
         print('Nothing to reap.')
     for finding in report.errors:

@@ -27,14 +27,14 @@ from nova.compute import port_bindings
 from nova.compute import rebuild_request
 from nova.compute import shared_storage
 from nova.compute import states
-from nova.model import task_states
-from nova.model import vm_states
-from nova.scheduler import target as target_mod
 from nova.conf import CONF
 from nova import exception
+from nova.model import task_states
+from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova.scheduler import target as target_mod
 
 LOG = logging.getLogger(__name__)
 

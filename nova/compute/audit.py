@@ -60,11 +60,11 @@ from oslo_log import log as logging
 from nova.compute import disk_ownership
 from nova.compute import shared_storage
 from nova import exception
+from nova.model import actions
 from nova.model import network as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import instancedir
-from nova.model import actions
 
 LOG = logging.getLogger(__name__)
 

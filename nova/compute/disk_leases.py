@@ -44,8 +44,8 @@ from oslo_log import log as logging
 
 from nova import exception
 from nova import objects
-from nova.objects import service as service_obj
 from nova.objects import migration as migration_obj
+from nova.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
 

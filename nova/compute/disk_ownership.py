@@ -88,9 +88,9 @@ from nova.compute import disk_leases
 from nova.compute import shared_storage
 from nova.compute import storage_report
 from nova import exception
+from nova.model import actions
 from nova import objects
 from nova.virt import ownership
-from nova.model import actions
 
 LOG = logging.getLogger(__name__)
 

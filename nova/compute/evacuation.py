@@ -59,11 +59,11 @@ from oslo_log import log as logging
 from nova.compute import disk_ownership
 from nova.compute import evacuation_states
 from nova.compute import port_bindings
-from nova.model import power_state
 from nova.compute import shared_storage
-from nova.model import vm_states
 from nova import crashpoint
 from nova import exception
+from nova.model import power_state
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 

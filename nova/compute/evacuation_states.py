@@ -53,8 +53,8 @@ source marking a ``done`` one ``completed``: that is not an early end.
 from oslo_log import log as logging
 
 from nova.compute import actions
-from nova.model import task_states
 from nova import exception
+from nova.model import task_states
 from nova.objects import migration as migration_obj
 
 LOG = logging.getLogger(__name__)

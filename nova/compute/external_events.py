@@ -12,8 +12,8 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.model import network as network_model
 from nova.model import external_event
+from nova.model import network as network_model
 
 LOG = logging.getLogger(__name__)
 

@@ -47,12 +47,12 @@ from nova.compute import actions
 from nova.compute import delete
 from nova.compute import operation
 from nova.compute import power
-from nova.model import power_state
 from nova.compute import states
-from nova.model import task_states as ts
-from nova.model import vm_states as vs
 from nova import context as nova_context
 from nova import exception
+from nova.model import power_state
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 from nova import objects
 
 LOG = logging.getLogger(__name__)

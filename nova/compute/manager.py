@@ -48,23 +48,23 @@ from nova.compute import power
 from nova.compute import power_sync
 from nova.compute import reaper
 from nova.compute import reboot
-from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import rebuild
 from nova.compute import rebuild_request
 from nova.compute import recovery
 from nova.compute import resources
+from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import storage_report
 from nova.compute import suspend
-from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
-from nova.model import network as network_model
-from nova.network import api as network_api_mod
 from nova import manager as nova_manager
+from nova.model import network as network_model
+from nova.model import task_states
+from nova.network import api as network_api_mod
 from nova import objects
 from nova import periodic
 from nova.virt import driver as virt_driver

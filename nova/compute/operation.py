@@ -37,12 +37,12 @@ from oslo_utils import excutils
 
 from nova.compute import actions
 from nova.compute import disk_leases
-from nova.model import power_state
 from nova.compute import states
 from nova.compute import storage_report
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova import exception
+from nova.model import power_state
 from nova import objects
 from nova.virt import driver as virt_driver
 from nova.virt import virtapi as virtapi_mod

@@ -25,10 +25,10 @@ import dataclasses
 
 from oslo_log import log as logging
 
-from nova.model import power_state
-from nova.model import vm_states
 from nova.conf import CONF
 from nova import exception
+from nova.model import power_state
+from nova.model import vm_states
 from nova import objects
 from nova.virt import instancedir
 

@@ -21,8 +21,8 @@ import dataclasses
 from oslo_log import log as logging
 
 from nova import exception
-from nova.network import api as network_api_mod
 from nova.model import network as network_model
+from nova.network import api as network_api_mod
 from nova import objects
 
 LOG = logging.getLogger(__name__)

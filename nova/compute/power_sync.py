@@ -15,9 +15,9 @@ reported (``power_state`` shutdown, a warning), not stopped.
 from oslo_log import log as logging
 
 from nova.compute import operation
+from nova import exception
 from nova.model import power_state
 from nova.model import vm_states
-from nova import exception
 from nova import objects
 
 LOG = logging.getLogger(__name__)

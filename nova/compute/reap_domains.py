@@ -19,7 +19,11 @@ from oslo_log import log as logging
 
 from nova.compute import evacuation
 from nova.compute import reap_evacuated
-from nova.compute.reap_report import DOMAIN, ERROR, EVACUATED, KEEP, STOP
+from nova.compute.reap_report import DOMAIN
+from nova.compute.reap_report import ERROR
+from nova.compute.reap_report import EVACUATED
+from nova.compute.reap_report import KEEP
+from nova.compute.reap_report import STOP
 from nova import crashpoint
 from nova import exception
 from nova import objects

@@ -21,7 +21,10 @@ from oslo_log import log as logging
 
 from nova.compute import disk_ownership
 from nova.compute import evacuation
-from nova.compute.reap_report import CLEAN, ERROR, EVACUATED, KEEP
+from nova.compute.reap_report import CLEAN
+from nova.compute.reap_report import ERROR
+from nova.compute.reap_report import EVACUATED
+from nova.compute.reap_report import KEEP
 from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj

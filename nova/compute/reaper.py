@@ -69,11 +69,15 @@ from nova.compute import locks
 from nova.compute import pending_deletes
 from nova.compute import reap_domains
 from nova.compute import reap_evacuated
-# The report's vocabulary, for the reaper's callers.
-from nova.compute.reap_report import (  # noqa: F401
-    BASE, BASE_PART, CLEAN, COLUMNS, DELETE, DOMAIN, ERROR, EVACUATED,
-    Finding, JOURNAL_TEMP, KEEP, PART, PENDING_DELETE, REMOVE, ReapReport,
-    STOP, STORAGE)
+from nova.compute.reap_report import BASE
+from nova.compute.reap_report import DOMAIN
+from nova.compute.reap_report import ERROR
+from nova.compute.reap_report import EVACUATED
+from nova.compute.reap_report import KEEP
+from nova.compute.reap_report import PART
+from nova.compute.reap_report import PENDING_DELETE
+from nova.compute.reap_report import ReapReport
+from nova.compute.reap_report import STORAGE
 from nova.compute import shared_storage
 from nova.compute import storage_report
 from nova.conf import CONF

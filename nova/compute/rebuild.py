@@ -62,13 +62,13 @@ from nova.compute import port_bindings
 from nova.compute import rebuild_request
 from nova.compute import shared_storage
 from nova.compute import states
-from nova.model import task_states
-from nova.model import vm_states
 from nova import context as nova_context
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
 from nova.model import network as network_model
+from nova.model import task_states
+from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj

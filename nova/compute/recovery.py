@@ -42,9 +42,9 @@ from oslo_log import log as logging
 from nova.compute import attempts
 from nova.compute import disk_ownership
 from nova.compute import shared_storage
+from nova import exception
 from nova.model import task_states as ts
 from nova.model import vm_states as vs
-from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.virt import journal

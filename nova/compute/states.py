@@ -19,9 +19,9 @@ reboot, rebuild or evacuation leaves it ERROR with a fault.
 
 import dataclasses
 
+from nova import exception
 from nova.model import task_states as ts
 from nova.model import vm_states as vs
-from nova import exception
 
 KEEP = object()
 # Like KEEP, except that an instance that was in ERROR comes out ACTIVE: a

@@ -19,11 +19,11 @@ Example::
 import dataclasses
 import datetime
 
+from nova.model import vm_states
 from nova import objects
 from nova.objects import action as action_obj
 from nova.objects import host_evacuation as run_obj
 from nova.objects import migration as migration_obj
-from nova.model import vm_states
 
 ENDED_DONE = (migration_obj.DONE, migration_obj.COMPLETED)
 # A fault this much older than the migration row still belongs to the

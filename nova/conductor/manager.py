@@ -24,17 +24,17 @@ from oslo_utils import excutils
 
 from nova.compute import evacuation_states
 from nova.compute import rebuild_request
-from nova.model import task_states
 from nova.conductor import host_evacuation
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova.scheduler import target as target_mod
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import exception
+from nova import manager as nova_manager
+from nova.model import task_states
 from nova import objects
 from nova.objects import host_evacuation as run_obj
 from nova.objects import migration as migration_obj
-from nova import manager as nova_manager
+from nova.scheduler import target as target_mod
 
 LOG = logging.getLogger(__name__)
 

@@ -53,11 +53,11 @@ from oslo_log import log as logging
 
 from nova import context as nova_context
 from nova import exception
+from nova.model import external_event
 from nova.network import api as network_api
 from nova.network import link_events
 from nova import objects
 from nova.objects import network as network_obj
-from nova.model import external_event
 
 LOG = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ server's owner reads instead (``exception.safe_message_of``): the message
 names hosts and paths (doc/source/cleanup.rst, "Who reads a fault").
 """
 
-import datetime
 import contextlib
+import datetime
 import traceback
 
 from oslo_log import log as logging

@@ -19,9 +19,9 @@ from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
 from nova.db import models
+from nova.model import hardware
 from nova.objects import base
 from nova.objects import fields
-from nova.model import hardware
 
 # The columns a HostResources value sets (all but the key and timestamps).
 _RESOURCE_FIELDS = ('hypervisor_type', 'vcpus', 'memory_mb', 'local_gb',

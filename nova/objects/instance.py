@@ -14,12 +14,12 @@ import datetime
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from nova.model import network as network_model
-from nova.model import task_states
-from nova.model import vm_states
 from nova.db import api as db_api
 from nova.db import models
 from nova import exception
+from nova.model import network as network_model
+from nova.model import task_states
+from nova.model import vm_states
 from nova.objects import attempt as attempt_obj
 from nova.objects import base
 from nova.objects import fields

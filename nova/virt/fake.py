@@ -38,13 +38,13 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import fileutils
 
+from nova import exception
+from nova.model import hardware
 from nova.model import network as network_model
 from nova.model import power_state
-from nova import exception
 from nova.virt import driver
 from nova.virt import event as virtevent
 from nova.virt import guest_start
-from nova.model import hardware
 
 LOG = logging.getLogger(__name__)
 

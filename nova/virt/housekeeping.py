@@ -14,9 +14,9 @@ Example::
 """
 
 import dataclasses
+from nova.model import actions
 import os
 import time
-from nova.model import actions
 
 # Kinds of file.
 PART = 'part'                   # <name>.part-<attempt> in an instance dir

@@ -13,10 +13,10 @@ import urllib.parse
 
 from oslo_utils import timeutils
 
-from nova.model import task_states as ts
-from nova.model import vm_states as vs
 from nova.conf import CONF
 from nova import exception
+from nova.model import task_states as ts
+from nova.model import vm_states as vs
 
 _REBOOT = {ts.REBOOTING: 'REBOOT', ts.REBOOT_PENDING: 'REBOOT',
            ts.REBOOT_STARTED: 'REBOOT', ts.REBOOTING_HARD: 'HARD_REBOOT',

@@ -53,9 +53,9 @@ from nova.testing.cluster import config as cluster_config
 from nova.testing.cluster import forward as cluster_forward
 from nova.testing.cluster import guest as cluster_guest
 from nova.testing.cluster import host as cluster_host
-from nova.testing.cluster import teardown as cluster_reclaim
 from nova.testing.cluster import record as cluster_record
 from nova.testing.cluster import services as cluster_services
+from nova.testing.cluster import teardown as cluster_reclaim
 from nova.testing import hypervisor
 from nova.testing import keystone as keystone_mod
 from nova.testing import postgresql

@@ -56,13 +56,13 @@ import sys
 
 from nova.compute import manager as compute_manager
 from nova.compute import rebuild_request
-from nova.model import task_states
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import crashpoint
 from nova.db import api as db_api
 from nova.image import store as image_store
 from nova.model import network as network_model
+from nova.model import task_states
 from nova import objects
 from nova.tests.fixtures import libvirt_host as fixtures
 

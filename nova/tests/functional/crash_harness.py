@@ -56,11 +56,11 @@ import xml.etree.ElementTree as ET
 
 from oslo_concurrency import processutils
 
-from nova.model import power_state
-from nova.model import task_states
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context as nova_context
 from nova.image import qemu_img
+from nova.model import power_state
+from nova.model import task_states
 from nova.network import api as network_api
 from nova import objects
 from nova.objects import attempt as attempt_obj
@@ -70,10 +70,10 @@ from nova.tests.functional import crash_child
 from nova.tests.functional import evacuate_harness as harness
 from nova.virt import instancedir
 from nova.virt import journal
-from nova.virt import ownership
 from nova.virt.libvirt import guest as libvirt_guest
 from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
+from nova.virt import ownership
 
 CHILD_TIMEOUT = 120
 

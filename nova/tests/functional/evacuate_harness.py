@@ -36,17 +36,17 @@ import xml.etree.ElementTree as ET
 
 from nova.compute import api as compute_api
 from nova.compute import manager as compute_manager
-from nova.model import power_state
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import manager as conductor_manager
 from nova.conductor import rpcapi as conductor_rpcapi
-from nova.scheduler import target as target_mod
 from nova import context as nova_context
 from nova import crashpoint
+from nova.model import power_state
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova import rpc
+from nova.scheduler import target as target_mod
 from nova import service as nova_service
 from nova.tests import base
 from nova.tests.fixtures import database as dbf

@@ -19,8 +19,8 @@ the evacuation after the fence lands (``TestDeadTargetsStamp``).
 
 from nova import objects
 from nova.objects import migration as migration_obj
-from nova.tests.fixtures import database as dbf
 from nova.tests.files import sha256_tree
+from nova.tests.fixtures import database as dbf
 from nova.tests.functional import evacuate_harness as harness
 from nova.tests.functional import test_evacuation_races as races
 from nova.virt import ownership

@@ -13,13 +13,13 @@ from oslo_utils import uuidutils
 
 from nova import context as nova_context
 from nova import exception
+from nova.model import external_event
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
 from nova.virt import instancedir
 from nova.virt import ownership
-from nova.model import external_event
 
 
 class TestEvacuateFailedSpawn(harness.EvacuateTestCase):

@@ -13,11 +13,11 @@ from nova.compute import rebuild
 from nova import context as nova_context
 from nova.db import api as db_api
 from nova import exception
+from nova.model import external_event
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
-from nova.model import external_event
 
 EVENT = 'network-vif-plugged'
 

@@ -12,18 +12,18 @@ import threading
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
-from nova.model import power_state
-from nova.model import task_states
-from nova.model import vm_states
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova import exception
+from nova.model import external_event
 from nova.model import network as network_model
+from nova.model import power_state
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.tests import base
 from nova.tests.fixtures import driver_contract as contract
 from nova.virt import fake
-from nova.model import external_event
 
 BRIDGE = 'br-int'
 PORT = 'a3b0c6a2-1f0e-4b8e-9c11-5d2f7e8a9b01'

@@ -6,9 +6,9 @@ events the code under test reaches, never on time.
 
 import threading
 
+from nova import exception
 from nova.model import task_states
 from nova.model import vm_states
-from nova import exception
 from nova import objects
 from nova.tests.functional import test_lifecycle
 

@@ -7,10 +7,10 @@ rows were left as a crash would leave them.
 
 import os
 
+from nova import exception
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
-from nova import exception
 from nova import objects
 from nova.tests.functional import test_lifecycle
 from nova.virt import fake

@@ -14,9 +14,9 @@ from nova.api.openstack.compute.views import servers as servers_view
 from nova.cli import servers as cli_servers
 from nova.cmd import all as all_cmd
 from nova.cmd import api as api_cmd
-from nova.model import vm_states
 from nova.conf import CONF
 from nova import exception
+from nova.model import vm_states
 from nova.network import api as network_api
 from nova import objects
 from nova.objects import network as network_obj

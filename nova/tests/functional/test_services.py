@@ -17,13 +17,13 @@ import threading
 import urllib.request
 
 from nova.cmd import all as all_cmd
-from nova.model import power_state
-from nova.model import vm_states
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova.db import api as db_api
 from nova.image import store as image_store
+from nova.model import power_state
+from nova.model import vm_states
 from nova import objects
 from nova.objects import network as network_obj
 from nova import rpc

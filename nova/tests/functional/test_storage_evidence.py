@@ -21,8 +21,8 @@ from nova.conf import CONF
 from nova import context as nova_context
 from nova import objects
 from nova.tests.files import sha256_tree
-from nova.tests.functional import evacuate_harness as harness
 from nova.tests.fixtures import database as dbf
+from nova.tests.functional import evacuate_harness as harness
 from nova.tests.unit.virt import test_storage_identity
 from nova.virt import instancedir
 from nova.virt import storage_identity

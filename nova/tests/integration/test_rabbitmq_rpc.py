@@ -20,12 +20,12 @@ import unittest
 from nova.cmd import all as all_cmd
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
-from nova.model import vm_states
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova.image import store as image_store
+from nova.model import vm_states
 from nova.network import api as network_api
 from nova import objects
 from nova.objects import network as network_obj

@@ -6,11 +6,11 @@ import oslo_messaging as messaging
 
 from nova import context as nova_context
 from nova import exception
+from nova.model import external_event
 from nova.model import network as network_model
 from nova import objects
 from nova import rpc
 from nova.tests import base
-from nova.model import external_event
 
 PORT = '4b1c3f2e-7a6d-4e5f-9a8b-0c1d2e3f4a5b'
 

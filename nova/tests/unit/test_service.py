@@ -22,6 +22,7 @@ from nova.db import api as db_api
 from nova.db import migration
 from nova.db import models
 from nova import exception
+from nova import manager as nova_manager
 from nova import objects
 from nova import periodic
 from nova import rpc
@@ -31,7 +32,6 @@ from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt import fake
 from nova.virt.libvirt import driver as libvirt_driver
 from nova.virt import storage_identity
-from nova import manager as nova_manager
 
 
 class Manager(nova_manager.Manager):

@@ -25,10 +25,10 @@ from oslo_log import log as logging
 
 from nova import crashpoint
 from nova import exception
+from nova.virt import instancedir
 from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import imagebackend
-from nova.virt import instancedir
 
 LOG = logging.getLogger(__name__)
 

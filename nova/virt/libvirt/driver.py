@@ -22,15 +22,16 @@ import time
 from oslo_log import log as logging
 from oslo_utils import fileutils
 
-from nova.model import network as network_model
-from nova.model import power_state
 from nova import exception
 from nova import fileio
 from nova.image import meta as image_meta_mod
 from nova.image import store as image_store
+from nova.model import hardware
+from nova.model import network as network_model
+from nova.model import power_state
 from nova.virt import driver
 from nova.virt import guest_start
-from nova.model import hardware
+from nova.virt import instancedir
 from nova.virt.libvirt import blockinfo
 from nova.virt.libvirt import cache_cleanup
 from nova.virt.libvirt import designer
@@ -39,7 +40,6 @@ from nova.virt.libvirt import host as libvirt_host
 from nova.virt.libvirt import imagebackend
 from nova.virt.libvirt import imagecache
 from nova.virt.libvirt import lock_config
-from nova.virt import instancedir
 from nova.virt.libvirt import vif as libvirt_vif
 
 LOG = logging.getLogger(__name__)

@@ -37,9 +37,9 @@ import xml.etree.ElementTree as etree
 
 from oslo_log import log as logging
 
-from nova.model import power_state
 from nova import exception
 from nova.model import hardware
+from nova.model import power_state
 from nova.virt.libvirt import binding
 
 LOG = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from nova.api.openstack import common
 from nova.api.openstack.compute.schemas import keypairs as schemas
 from nova.api.openstack.compute.views import keypairs as views
 from nova.api.openstack import policy
-from nova.api.openstack import wsgi
 from nova.api.openstack.router import Route
+from nova.api.openstack import wsgi
 from nova.compute import keypairs as keypairs_api
 from nova import exception
 

@@ -14,9 +14,9 @@ from nova.api.openstack import common
 from nova.api.openstack.compute import evacuate
 from nova.api.openstack.compute.schemas import servers as schemas
 from nova.api.openstack import policy
+from nova.api.openstack.router import Route
 from nova.api.openstack import validation
 from nova.api.openstack import wsgi
-from nova.api.openstack.router import Route
 from nova import exception
 
 

@@ -10,8 +10,8 @@ not, and 404 when none of the servers exist.
 from nova.api.openstack.compute.schemas import server_external_events as \
     schemas
 from nova.api.openstack import policy
-from nova.api.openstack import wsgi
 from nova.api.openstack.router import Route
+from nova.api.openstack import wsgi
 from nova.model import external_event
 
 RULE = 'os_compute_api:os-server-external-events:create'

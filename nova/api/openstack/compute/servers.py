@@ -32,8 +32,8 @@ from nova.api.openstack.compute import admin_password
 from nova.api.openstack.compute.schemas import servers as schemas
 from nova.api.openstack.compute.views import servers as views
 from nova.api.openstack import policy
-from nova.api.openstack import wsgi
 from nova.api.openstack.router import Route
+from nova.api.openstack import wsgi
 from nova.conf import CONF
 from nova import exception
 from nova import objects

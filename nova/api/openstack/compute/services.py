@@ -19,8 +19,8 @@ project records about a compute host's disk leases is its own resource,
 from nova.api.openstack import common
 from nova.api.openstack.compute.schemas import services as schemas
 from nova.api.openstack import policy
-from nova.api.openstack import validation
 from nova.api.openstack.router import Route
+from nova.api.openstack import validation
 from nova.conf import CONF
 from nova import exception
 from nova.model import binaries

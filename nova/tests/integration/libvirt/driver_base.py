@@ -29,9 +29,9 @@ from nova import context as nova_context
 from nova.model import network as network_model
 from nova import objects
 from nova.testing import netdev
-from nova.tests.integration.libvirt import base
 from nova.tests.fixtures import driver_contract as contract
 from nova.tests.fixtures import libvirt_host as fixtures
+from nova.tests.integration.libvirt import base
 from nova.virt.libvirt import designer
 from nova.virt.libvirt import driver as libvirt_driver
 

@@ -11,8 +11,8 @@ rows). ``test_bug_1660647_...`` is Nova bug 1660647 step by step.
 import os
 
 from nova import exception
-from nova.tests.integration.libvirt import driver_base
 from nova.model import external_event
+from nova.tests.integration.libvirt import driver_base
 
 
 class TestStart(driver_base.DriverTestCase):

@@ -10,9 +10,9 @@ host boot rows).
 """
 
 from nova import exception
+from nova.model import external_event
 from nova.testing import netdev
 from nova.tests.integration.libvirt import driver_base
-from nova.model import external_event
 
 
 class TestResume(driver_base.DriverTestCase):

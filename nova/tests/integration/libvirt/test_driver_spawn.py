@@ -12,10 +12,10 @@ operation", spawn row).
 import os
 
 from nova import exception
+from nova.model import external_event
 from nova.testing import netdev
 from nova.tests.integration.libvirt import driver_base
 from nova.virt.libvirt import imagecache
-from nova.model import external_event
 
 
 class TestSpawn(driver_base.DriverTestCase):

@@ -19,9 +19,9 @@ from nova import exception
 from nova import objects
 from nova import rpc
 from nova import service
+from nova.tests import base as tests_base
 from nova.tests.integration.libvirt import base
 from nova.tests.integration.libvirt import driver_base
-from nova.tests import base as tests_base
 from nova.tests.unit import test_service
 from nova.virt.libvirt import driver as libvirt_driver
 

@@ -1,10 +1,10 @@
 """The CLI's HTTP client: endpoints, errors, microversion negotiation."""
 
 from nova.api.openstack import api_version as av
+from nova.api import wsgi as api_wsgi
 from nova.cli import client
 from nova.tests import base
 from nova.tests.unit.api.openstack import fakes
-from nova.api import wsgi as api_wsgi
 
 
 class EndpointTest(base.TestCase):

@@ -3,9 +3,9 @@
 import os
 
 from nova import objects
+from nova.tests import sample_keys
 from nova.tests.unit.api.openstack import fakes
 from nova.tests.unit.cli import test_shell
-from nova.tests import sample_keys
 
 
 class KeypairCommandsTest(test_shell.ShellTestCase):

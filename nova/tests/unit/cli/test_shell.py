@@ -3,11 +3,11 @@ the real API application on a real socket (casts recorded, see fakes)."""
 
 import io
 
+from nova.api import wsgi as api_wsgi
 from nova.cli import shell
+from nova.model import network as network_model
 from nova.model import task_states
 from nova.model import vm_states
-from nova.api import wsgi as api_wsgi
-from nova.model import network as network_model
 from nova import objects
 from nova.tests import base
 from nova.tests.unit.api.openstack import fakes

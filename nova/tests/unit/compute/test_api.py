@@ -11,16 +11,16 @@ import sqlalchemy as sa
 
 from nova.compute import api as compute_api
 from nova.compute import evacuation_states
-from nova.model import task_states
-from nova.model import vm_states
 from nova.db import api as db_api
 from nova import exception
+from nova.model import external_event
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
 from nova.tests.fixtures import libvirt_host as libvirt_fixtures
-from nova.model import external_event
 
 ID_A = '11111111-1111-4111-8111-111111111111'
 ID_B = '22222222-2222-4222-8222-222222222222'

@@ -1,9 +1,9 @@
 from nova.compute import attempts
 from nova.compute import build
+from nova import exception
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
-from nova import exception
 from nova.tests.fixtures import compute as fixtures
 from nova.virt import journal
 

@@ -1,9 +1,9 @@
 import os
 
 from nova.compute import delete
+from nova import exception
 from nova.model import task_states
 from nova.model import vm_states
-from nova import exception
 from nova.tests.fixtures import compute as fixtures
 
 

@@ -6,9 +6,9 @@ import os
 from nova.compute import disk_leases
 from nova.compute import manager as compute_manager
 from nova.compute import operation
+from nova import exception
 from nova.model import power_state
 from nova.model import vm_states
-from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.fixtures import compute as fixtures

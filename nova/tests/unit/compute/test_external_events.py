@@ -1,6 +1,6 @@
 from nova.compute import external_events
-from nova.tests.fixtures import compute as fixtures
 from nova.model import external_event
+from nova.tests.fixtures import compute as fixtures
 
 
 class TestExternalEvents(fixtures.ComputeTestCase):

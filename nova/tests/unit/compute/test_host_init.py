@@ -2,10 +2,10 @@ import sqlalchemy as sa
 
 from nova.compute import host_init
 from nova.compute import operation
+from nova.db import api as db_api
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
-from nova.db import api as db_api
 from nova import objects
 from nova.tests.fixtures import compute as fixtures
 from nova.virt import fake

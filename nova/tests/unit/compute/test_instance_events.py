@@ -3,8 +3,8 @@ import time
 
 from nova.compute import instance_events
 from nova import exception
-from nova.tests import base
 from nova.model import external_event
+from nova.tests import base
 
 UUID = '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b'
 

@@ -11,10 +11,11 @@ import sqlalchemy as sa
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
-from nova.model import power_state
 from nova.compute import rebuild_request
 from nova.compute import rpcapi
 from nova.db import api as db_api
+from nova import exception
+from nova.model import power_state
 from nova.model import vm_states
 from nova import objects
 from nova import rpc
@@ -234,7 +235,8 @@ class TestBuildAsAnAttempt(fixtures.ComputeTestCase):
     def test_a_build_that_did_not_land_is_undone(self):
         instance = self.new_instance()
         self.driver.fail_at('spawn.start')
-        self.assertRaises(Exception, self.manager.build_and_run_instance,
+        self.assertRaises(exception.InjectedFailure,
+                          self.manager.build_and_run_instance,
                           self.context, instance, image_meta={})
         row = self.reload(instance)
         self.assertEqual(vm_states.ERROR, row.vm_state)

@@ -1,9 +1,9 @@
 from nova.compute import operation
-from nova.model import power_state
 from nova.compute import states
+from nova import exception
+from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
-from nova import exception
 from nova.tests.fixtures import compute as fixtures
 
 STOP = operation.Operation('stop', 'stop', 'compute_stop_instance')

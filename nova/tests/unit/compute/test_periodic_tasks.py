@@ -13,11 +13,11 @@ from nova.compute import locks
 from nova.compute import manager as compute_manager
 from nova.compute import operation
 from nova.compute import periodic_tasks
+from nova import context as nova_context
+from nova import exception
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
-from nova import context as nova_context
-from nova import exception
 from nova import objects
 from nova import periodic
 from nova.tests import base

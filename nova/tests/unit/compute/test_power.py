@@ -1,8 +1,8 @@
 from nova.compute import power
+from nova import exception
 from nova.model import network as network_model
 from nova.model import power_state
 from nova.model import vm_states
-from nova import exception
 from nova.tests.fixtures import compute as fixtures
 from nova.virt import fake
 

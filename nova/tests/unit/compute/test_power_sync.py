@@ -1,7 +1,7 @@
 import threading
 
-from nova.model import power_state
 from nova.compute import power_sync
+from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova.tests.fixtures import compute as fixtures

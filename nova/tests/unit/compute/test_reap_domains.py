@@ -5,11 +5,12 @@ files and a real SQLite database.
 
 from unittest import mock
 
-from nova.compute import reaper
+from nova.compute import reap_report
+
 from nova.model import task_states
 from nova.model import vm_states
-from nova.objects import migration as migration_obj
 from nova import objects
+from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.fixtures.reaper import HOST
 from nova.tests.fixtures.reaper import ReaperTestCase
@@ -30,8 +31,8 @@ class TestOrphanDomains(ReaperTestCase):
         before = sha256_tree(self.idir(instance))
         self.assertTrue(self.host.is_running(instance.uuid))
         report = self.reap()
-        finding = self.finding(report, reaper.DOMAIN, instance.uuid)
-        self.assertEqual(reaper.STOP, finding.action)
+        finding = self.finding(report, reap_report.DOMAIN, instance.uuid)
+        self.assertEqual(reap_report.STOP, finding.action)
         self.assertIn('evacuation', finding.reason)
         self.assertEqual(set(), self.host.domain_uuids())
         self.assertEqual(frozenset(), self.host.plugged_vifs())
@@ -46,8 +47,8 @@ class TestOrphanDomains(ReaperTestCase):
         with mock.patch.object(libvirt_guest.Guest, 'shutdown',
                                side_effect=AssertionError('ACPI shutdown')):
             report = self.reap()
-        self.assertEqual(reaper.STOP, self.finding(
-            report, reaper.DOMAIN, instance.uuid).action)
+        self.assertEqual(reap_report.STOP, self.finding(
+            report, reap_report.DOMAIN, instance.uuid).action)
         self.assertEqual(set(), self.host.domain_uuids())
 
     def test_stops_a_deleted_instances_guest_and_keeps_its_disks(self):
@@ -57,15 +58,15 @@ class TestOrphanDomains(ReaperTestCase):
         instance.destroy()
         before = sha256_tree(self.idir(instance))
         report = self.reap()
-        self.assertEqual(reaper.STOP, self.finding(
-            report, reaper.DOMAIN, instance.uuid).action)
+        self.assertEqual(reap_report.STOP, self.finding(
+            report, reap_report.DOMAIN, instance.uuid).action)
         self.assertEqual(set(), self.host.domain_uuids())
         self.assertEqual(before, sha256_tree(self.idir(instance)))
 
     def test_keeps_a_domain_the_database_never_heard_of(self):
         unknown = self.guest(in_database=False)
         report = self.reap()
-        self.assertKept(report, reaper.DOMAIN, unknown.uuid,
+        self.assertKept(report, reap_report.DOMAIN, unknown.uuid,
                         'not in the database')
         self.assertTrue(self.host.is_running(unknown.uuid))
 
@@ -73,7 +74,7 @@ class TestOrphanDomains(ReaperTestCase):
         busy = self.failed_evacuation_to_here(
             task_state=task_states.REBUILDING)
         report = self.reap()
-        self.assertKept(report, reaper.DOMAIN, busy.uuid,
+        self.assertKept(report, reap_report.DOMAIN, busy.uuid,
                         'task rebuilding in progress')
         self.assertTrue(self.host.is_running(busy.uuid))
 
@@ -85,8 +86,8 @@ class TestOrphanDomains(ReaperTestCase):
         self.migration(deleted, HOST, 'compute2',
                        migration_obj.PRE_MIGRATING)
         report = self.reap()
-        self.assertKept(report, reaper.DOMAIN, instance.uuid, 'accepted')
-        self.assertKept(report, reaper.DOMAIN, deleted.uuid,
+        self.assertKept(report, reap_report.DOMAIN, instance.uuid, 'accepted')
+        self.assertKept(report, reap_report.DOMAIN, deleted.uuid,
                         'pre-migrating')
         self.assertEqual({instance.uuid, deleted.uuid},
                          self.host.domain_uuids())
@@ -95,7 +96,7 @@ class TestOrphanDomains(ReaperTestCase):
         instance = self.failed_evacuation_to_here()
         with self.locks.lock(instance.uuid):
             report = self.reap()
-        self.assertKept(report, reaper.DOMAIN, instance.uuid,
+        self.assertKept(report, reap_report.DOMAIN, instance.uuid,
                         'holds its lock')
         self.assertTrue(self.host.is_running(instance.uuid))
 
@@ -105,10 +106,10 @@ class TestOrphanDomains(ReaperTestCase):
         back = self.guest('compute2')
         self.migration(back, HOST, 'compute2', migration_obj.FAILED)
         report = self.reap()
-        self.assertKept(report, reaper.DOMAIN, elsewhere.uuid,
+        self.assertKept(report, reap_report.DOMAIN, elsewhere.uuid,
                         'no migration explains it')
-        self.assertKept(report, reaper.DOMAIN, unplaced.uuid, 'no host')
-        self.assertKept(report, reaper.DOMAIN, back.uuid,
+        self.assertKept(report, reap_report.DOMAIN, unplaced.uuid, 'no host')
+        self.assertKept(report, reap_report.DOMAIN, back.uuid,
                         'compute1 -> compute2, failed')
         self.assertEqual({elsewhere.uuid, unplaced.uuid, back.uuid},
                          self.host.domain_uuids())
@@ -123,7 +124,7 @@ class TestOrphanDomains(ReaperTestCase):
     def test_dry_run_stops_nothing(self):
         instance = self.failed_evacuation_to_here()
         report = self.reap(dry_run=True)
-        self.assertEqual(reaper.STOP, self.finding(
-            report, reaper.DOMAIN, instance.uuid).action)
+        self.assertEqual(reap_report.STOP, self.finding(
+            report, reap_report.DOMAIN, instance.uuid).action)
         self.assertTrue(report.dry_run)
         self.assertTrue(self.host.is_running(instance.uuid))

@@ -6,10 +6,11 @@ against real test-driver domains, real files and a real SQLite database.
 import os
 from unittest import mock
 
-from nova.compute import reaper
+from nova.compute import reap_report
+
 from nova.model import task_states
-from nova.objects import migration as migration_obj
 from nova import objects
+from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.fixtures.reaper import HOST
 from nova.tests.fixtures.reaper import ReaperTestCase
@@ -33,8 +34,8 @@ class TestEvacuatedAway(ReaperTestCase):
         before = sha256_tree(self.idir(instance))
         self.assertTrue(self.host.is_running(instance.uuid))
         report = self.reap()
-        finding = self.finding(report, reaper.EVACUATED, instance.uuid)
-        self.assertEqual(reaper.CLEAN, finding.action)
+        finding = self.finding(report, reap_report.EVACUATED, instance.uuid)
+        self.assertEqual(reap_report.CLEAN, finding.action)
         self.assertIn('quarantine', finding.reason)
         self.assertEqual({own.uuid}, self.host.domain_uuids())
         self.assertFalse(os.path.exists(self.idir(instance)))
@@ -65,8 +66,8 @@ class TestEvacuatedAway(ReaperTestCase):
         instance, migration = self.evacuated()
         before = sha256_tree(self.path)
         report = self.reap(dry_run=True)
-        finding = self.finding(report, reaper.EVACUATED, instance.uuid)
-        self.assertEqual(reaper.CLEAN, finding.action)
+        finding = self.finding(report, reap_report.EVACUATED, instance.uuid)
+        self.assertEqual(reap_report.CLEAN, finding.action)
         self.assertIn('would be powered off', finding.reason)
         self.assertIn('(to quarantine)', finding.reason)
         self.assertTrue(self.host.is_running(instance.uuid))
@@ -78,8 +79,8 @@ class TestEvacuatedAway(ReaperTestCase):
         """The stale guest is gone from compute1, its directory moved to
         quarantine (compute2's storage is its own), the migration
         completed."""
-        finding = self.finding(report, reaper.EVACUATED, instance.uuid)
-        self.assertEqual(reaper.CLEAN, finding.action, finding)
+        finding = self.finding(report, reap_report.EVACUATED, instance.uuid)
+        self.assertEqual(reap_report.CLEAN, finding.action, finding)
         self.assertNotIn(instance.uuid, self.host.domain_uuids())
         self.assertFalse(os.path.exists(self.idir(instance)))
         self.assertIn(instance.uuid, [
@@ -90,7 +91,7 @@ class TestEvacuatedAway(ReaperTestCase):
         return finding
 
     def assertHeldBack(self, report, instance, migration, why):
-        self.assertKept(report, reaper.EVACUATED, instance.uuid, why)
+        self.assertKept(report, reap_report.EVACUATED, instance.uuid, why)
         self.assertTrue(self.host.is_running(instance.uuid))
         self.assertTrue(os.path.isdir(self.idir(instance)))
         self.assertEqual(migration_obj.DONE,
@@ -107,8 +108,9 @@ class TestEvacuatedAway(ReaperTestCase):
         before = sha256_tree(self.path)
         report = self.reap(dry_run=True)
         for instance in (busy, idle):
-            finding = self.finding(report, reaper.EVACUATED, instance.uuid)
-            self.assertEqual(reaper.CLEAN, finding.action, finding)
+            finding = self.finding(report, reap_report.EVACUATED,
+                                   instance.uuid)
+            self.assertEqual(reap_report.CLEAN, finding.action, finding)
             self.assertIn('would be powered off', finding.reason)
         self.assertEqual(before, sha256_tree(self.path))
         self.assertEqual({busy.uuid, idle.uuid}, self.host.domain_uuids())
@@ -183,7 +185,7 @@ class TestEvacuatedAway(ReaperTestCase):
         instance, migration = self.evacuated()
         with self.locks.lock(instance.uuid):
             report = self.reap()
-        self.assertKept(report, reaper.EVACUATED, instance.uuid,
+        self.assertKept(report, reap_report.EVACUATED, instance.uuid,
                         'holds its lock')
         self.assertTrue(self.host.is_running(instance.uuid))
         self.assertEqual(migration_obj.DONE,
@@ -198,6 +200,6 @@ class TestEvacuatedAway(ReaperTestCase):
         instance = self.guest()
         self.migration(instance, HOST, 'compute2', migration_obj.DONE)
         report = self.reap()
-        self.assertKept(report, reaper.EVACUATED, instance.uuid,
+        self.assertKept(report, reap_report.EVACUATED, instance.uuid,
                         'still places it here')
         self.assertTrue(self.host.is_running(instance.uuid))

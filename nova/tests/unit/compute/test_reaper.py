@@ -14,6 +14,7 @@ from oslo_concurrency import lockutils
 from oslo_utils import uuidutils
 
 from nova.compute import manager as compute_manager
+from nova.compute import reap_report
 from nova.compute import reaper
 from nova import context as nova_context
 from nova import objects
@@ -55,8 +56,8 @@ class TestStaleParts(StaleFilesTestCase):
         before = sha256_tree(self.idir(instance))
         part = self.part(instance)
         report = self.reap()
-        self.assertEqual(reaper.REMOVE,
-                         self.finding(report, reaper.PART, part).action)
+        self.assertEqual(reap_report.REMOVE,
+                         self.finding(report, reap_report.PART, part).action)
         self.assertFalse(os.path.exists(part))
         self.assertEqual(before, sha256_tree(self.idir(instance)))
         self.assertTrue(self.host.is_running(instance.uuid))
@@ -69,13 +70,13 @@ class TestStaleParts(StaleFilesTestCase):
         self.assertIn(attempt.id, self.driver.live_attempts())
         part = self.part(instance, attempt=attempt.id)
         report = self.reap()
-        self.assertKept(report, reaper.PART, part, 'runs in this process')
+        self.assertKept(report, reap_report.PART, part, 'runs in this process')
         self.assertTrue(os.path.exists(part))
         # Completed, it has neither a journal nor a process: its file is
         # a dead process's leftover.
         self.driver.complete_attempt(instance, attempt)
-        self.assertEqual(reaper.REMOVE, self.finding(
-            self.reap(), reaper.PART, part).action)
+        self.assertEqual(reap_report.REMOVE, self.finding(
+            self.reap(), reap_report.PART, part).action)
         self.assertFalse(os.path.exists(part))
 
     def test_keeps_the_part_of_another_hosts_open_journal(self):
@@ -88,14 +89,14 @@ class TestStaleParts(StaleFilesTestCase):
         write(part)
         age(part)
         report = self.reap()
-        self.assertKept(report, reaper.PART, part, 'has a journal')
+        self.assertKept(report, reap_report.PART, part, 'has a journal')
         self.assertTrue(os.path.exists(part))
 
     def test_keeps_a_young_part(self):
         instance = self.guest()
         part = self.part(instance, old=False)
         report = self.reap()
-        self.assertKept(report, reaper.PART, part, 'too recently')
+        self.assertKept(report, reap_report.PART, part, 'too recently')
         self.assertTrue(os.path.exists(part))
 
     def test_a_journal_with_a_foreign_name_keeps_every_part(self):
@@ -104,7 +105,8 @@ class TestStaleParts(StaleFilesTestCase):
         os.makedirs(journal.journal_dir(self.path), exist_ok=True)
         write(os.path.join(journal.journal_dir(self.path), 'copy.json'))
         report = self.reap()
-        self.assertKept(report, reaper.PART, part, 'not named as journals')
+        self.assertKept(report, reap_report.PART, part,
+                        'not named as journals')
         self.assertTrue(os.path.exists(part))
 
     def test_never_removes_a_directory_or_symlink_named_like_a_part(self):
@@ -120,8 +122,8 @@ class TestStaleParts(StaleFilesTestCase):
         os.mkdir(folder)
         age(folder)
         report = self.reap()
-        self.assertKept(report, reaper.PART, link, 'not a regular file')
-        self.assertKept(report, reaper.PART, folder, 'not a regular file')
+        self.assertKept(report, reap_report.PART, link, 'not a regular file')
+        self.assertKept(report, reap_report.PART, folder, 'not a regular file')
         self.assertTrue(os.path.islink(link))
         self.assertTrue(os.path.isdir(folder))
         self.assertTrue(os.path.exists(outside))
@@ -137,17 +139,17 @@ class TestStaleParts(StaleFilesTestCase):
         young = write(os.path.join(jdir, '%s.journal-%s' % (
             name, uuidutils.generate_uuid())))
         report = self.reap()
-        self.assertEqual(reaper.REMOVE, self.finding(
-            report, reaper.JOURNAL_TEMP, old).action)
-        self.assertKept(report, reaper.JOURNAL_TEMP, young)
+        self.assertEqual(reap_report.REMOVE, self.finding(
+            report, reap_report.JOURNAL_TEMP, old).action)
+        self.assertKept(report, reap_report.JOURNAL_TEMP, young)
         self.assertEqual([os.path.basename(young)], os.listdir(jdir))
 
     def test_dry_run_removes_nothing(self):
         instance = self.guest()
         part = self.part(instance)
         report = self.reap(dry_run=True)
-        self.assertEqual(reaper.REMOVE,
-                         self.finding(report, reaper.PART, part).action)
+        self.assertEqual(reap_report.REMOVE,
+                         self.finding(report, reap_report.PART, part).action)
         self.assertTrue(os.path.exists(part))
 
     def test_nothing_is_removed_from_storage_that_is_not_there(self):
@@ -159,7 +161,7 @@ class TestStaleParts(StaleFilesTestCase):
                                   instances_path_must_be_mounted=True)
         self.addCleanup(host.close)
         report = reaper.reap(self.ctx, host.settings, host.driver)
-        self.assertKept(report, reaper.STORAGE, self.path,
+        self.assertKept(report, reap_report.STORAGE, self.path,
                         'not a mount point')
         self.assertTrue(os.path.exists(part))
 
@@ -174,7 +176,7 @@ class TestStaleParts(StaleFilesTestCase):
         row.storage_must_be_mounted = True
         row.save()
         report = self.reap()
-        self.assertKept(report, reaper.STORAGE, self.path,
+        self.assertKept(report, reap_report.STORAGE, self.path,
                         'instance storage not mounted')
         self.assertTrue(os.path.exists(part))
 
@@ -211,15 +213,15 @@ class TestFetchLeftovers(StaleFilesTestCase):
     def test_removes_an_old_leftover_whose_lock_is_free(self):
         leftover = self.leftover()
         report = self.reap()
-        self.assertEqual(reaper.REMOVE, self.finding(
-            report, reaper.BASE_PART, leftover).action)
+        self.assertEqual(reap_report.REMOVE, self.finding(
+            report, reap_report.BASE_PART, leftover).action)
         self.assertFalse(os.path.exists(leftover))
 
     def test_keeps_a_leftover_while_another_process_fetches(self):
         leftover = self.leftover()
         self.hold_lock_elsewhere()
         report = self.reap()
-        self.assertKept(report, reaper.BASE_PART, leftover,
+        self.assertKept(report, reap_report.BASE_PART, leftover,
                         'holds its lock')
         self.assertTrue(os.path.exists(leftover))
 
@@ -230,13 +232,13 @@ class TestFetchLeftovers(StaleFilesTestCase):
                 external=True, lock_path=os.path.join(
                     self.path, instancedir.LOCKS_DIR)):
             report = self.reap()
-        self.assertKept(report, reaper.BASE_PART, leftover,
+        self.assertKept(report, reap_report.BASE_PART, leftover,
                         'holds its lock')
         self.assertTrue(os.path.exists(leftover))
 
     def test_keeps_a_young_leftover(self):
         leftover = self.leftover(old=False)
-        self.assertKept(self.reap(), reaper.BASE_PART, leftover)
+        self.assertKept(self.reap(), reap_report.BASE_PART, leftover)
         self.assertTrue(os.path.exists(leftover))
 
     def test_dry_run_creates_no_lock_file(self):
@@ -248,8 +250,8 @@ class TestFetchLeftovers(StaleFilesTestCase):
             imagecache.image_hash('nothing'), uuidutils.generate_uuid()))
         age(write(other))
         report = self.reap(dry_run=True)
-        self.assertEqual(reaper.REMOVE, self.finding(
-            report, reaper.BASE_PART, other).action)
+        self.assertEqual(reap_report.REMOVE, self.finding(
+            report, reap_report.BASE_PART, other).action)
         self.assertTrue(os.path.exists(leftover))
         self.assertTrue(os.path.exists(other))
         self.assertFalse(os.path.exists(lock_file))
@@ -277,14 +279,15 @@ class TestPendingDeletes(ReaperTestCase):
         instance = self.deleted_while_down()
         own_files = sha256_tree(self.idir(own))
         report = self.reap()
-        finding = self.finding(report, reaper.PENDING_DELETE, instance.uuid)
-        self.assertEqual(reaper.DELETE, finding.action)
+        finding = self.finding(report, reap_report.PENDING_DELETE,
+                               instance.uuid)
+        self.assertEqual(reap_report.DELETE, finding.action)
         self.assertIn('deleted while compute1 was down', finding.reason)
         self.assertGone(instance)
         # Not reported again as an orphan domain; the host's own instance
         # untouched, byte for byte.
         self.assertEqual([], [f for f in report.findings
-                              if f.kind == reaper.DOMAIN])
+                              if f.kind == reap_report.DOMAIN])
         self.assertTrue(self.host.is_running(own.uuid))
         self.assertEqual(own_files, sha256_tree(self.idir(own)))
 
@@ -293,8 +296,8 @@ class TestPendingDeletes(ReaperTestCase):
         self.driver.destroy(self.ctx, instance, instance.network_info,
                             destroy_disks=False)
         self.assertTrue(os.path.isdir(self.idir(instance)))
-        self.assertEqual(reaper.DELETE, self.finding(
-            self.reap(), reaper.PENDING_DELETE, instance.uuid).action)
+        self.assertEqual(reap_report.DELETE, self.finding(
+            self.reap(), reap_report.PENDING_DELETE, instance.uuid).action)
         self.assertGone(instance)
 
     def test_a_directory_another_host_stamped_goes_to_quarantine(self):
@@ -318,8 +321,8 @@ class TestPendingDeletes(ReaperTestCase):
         instance = self.deleted_while_down()
         before = sha256_tree(self.path)
         report = self.reap(dry_run=True)
-        self.assertEqual(reaper.DELETE, self.finding(
-            report, reaper.PENDING_DELETE, instance.uuid).action)
+        self.assertEqual(reap_report.DELETE, self.finding(
+            report, reap_report.PENDING_DELETE, instance.uuid).action)
         self.assertTrue(self.host.is_running(instance.uuid))
         self.assertEqual(before, sha256_tree(self.path))
 
@@ -329,7 +332,7 @@ class TestPendingDeletes(ReaperTestCase):
                        migration_obj.PRE_MIGRATING)
         before = sha256_tree(self.idir(instance))
         report = self.reap()
-        self.assertKept(report, reaper.PENDING_DELETE, instance.uuid,
+        self.assertKept(report, reap_report.PENDING_DELETE, instance.uuid,
                         'compute1 -> compute2 is pre-migrating')
         self.assertEqual(before, sha256_tree(self.idir(instance)))
 
@@ -337,7 +340,7 @@ class TestPendingDeletes(ReaperTestCase):
         instance = self.deleted_while_down()
         with self.locks.lock(instance.uuid):
             report = self.reap()
-        self.assertKept(report, reaper.PENDING_DELETE, instance.uuid,
+        self.assertKept(report, reap_report.PENDING_DELETE, instance.uuid,
                         'holds its lock')
         self.assertTrue(os.path.isdir(self.idir(instance)))
         self.reap()
@@ -351,7 +354,7 @@ class TestPendingDeletes(ReaperTestCase):
         before = sha256_tree(self.idir(instance))
         report = self.reap()
         self.assertEqual([], [f for f in report.findings
-                              if f.kind == reaper.PENDING_DELETE])
+                              if f.kind == reap_report.PENDING_DELETE])
         self.assertEqual(before, sha256_tree(self.idir(instance)))
 
     def test_nothing_goes_while_the_storage_has_a_problem(self):
@@ -365,7 +368,7 @@ class TestPendingDeletes(ReaperTestCase):
         instance.host = 'compute9'
         report = reaper.reap(self.ctx, host.settings, host.driver)
         self.assertEqual([], [f for f in report.findings
-                              if f.kind == reaper.PENDING_DELETE])
+                              if f.kind == reap_report.PENDING_DELETE])
         self.assertEqual(before, sha256_tree(self.idir(instance)))
 
 
@@ -428,7 +431,7 @@ class TestWithTheManager(compute_fixtures.ComputeTestCase):
         report = reaper.reap(self.context, self.settings, self.driver,
                              self.manager.instance_locks)
         [error] = report.errors
-        [stopped] = [f for f in report.acted if f.kind == reaper.DOMAIN]
+        [stopped] = [f for f in report.acted if f.kind == reap_report.DOMAIN]
         self.assertEqual({first.uuid, second.uuid},
                          {error.instance_uuid, stopped.instance_uuid})
         self.assertIsNotNone(self.driver.domain(error.instance_uuid))
@@ -461,9 +464,9 @@ class TestUnusedBases(ReaperTestCase):
         age(unused)
         before = sha256_tree(self.idir(instance))
         report = self.reap()
-        self.assertEqual(reaper.REMOVE,
-                         self.finding(report, reaper.BASE, unused).action)
-        self.assertKept(report, reaper.BASE, used, 'backing file of %s'
+        self.assertEqual(reap_report.REMOVE,
+                         self.finding(report, reap_report.BASE, unused).action)
+        self.assertKept(report, reap_report.BASE, used, 'backing file of %s'
                         % os.path.join(self.idir(instance), 'disk'))
         self.assertFalse(os.path.exists(unused))
         self.assertTrue(os.path.exists(used))
@@ -474,7 +477,7 @@ class TestUnusedBases(ReaperTestCase):
         unused = self.unused_base()
         age(unused, 3600)
         report = self.reap()
-        self.assertKept(report, reaper.BASE, unused, 'less than 86400 s')
+        self.assertKept(report, reap_report.BASE, unused, 'less than 86400 s')
         self.assertTrue(os.path.exists(unused))
 
     def test_the_minimum_age_is_an_option(self):
@@ -490,7 +493,7 @@ class TestUnusedBases(ReaperTestCase):
         age(unused)
         self.driver.image_cache.fetch(self.images,
                                       self.images.find('unused'))
-        self.assertKept(self.reap(), reaper.BASE, unused, 'less than')
+        self.assertKept(self.reap(), reap_report.BASE, unused, 'less than')
 
     def test_keeps_a_base_a_quarantined_directory_uses(self):
         instance = self.guest()
@@ -501,7 +504,7 @@ class TestUnusedBases(ReaperTestCase):
         used = self.base_of(self.image)
         age(used)
         report = self.reap()
-        self.assertKept(report, reaper.BASE, used, 'backing file')
+        self.assertKept(report, reap_report.BASE, used, 'backing file')
         self.assertTrue(os.path.exists(used))
 
     def test_a_disk_disk_info_does_not_list_keeps_every_base(self):
@@ -512,9 +515,9 @@ class TestUnusedBases(ReaperTestCase):
         age(unused)
         os.unlink(os.path.join(self.idir(instance), instancedir.DISK_INFO))
         report = self.reap()
-        self.assertKept(report, reaper.BASE, unused,
+        self.assertKept(report, reap_report.BASE, unused,
                         'disk disk is not listed in disk.info')
-        self.assertKept(report, reaper.BASE, used)
+        self.assertKept(report, reap_report.BASE, used)
         self.assertTrue(os.path.exists(unused))
 
     def test_a_corrupt_disk_info_keeps_every_base(self):
@@ -523,7 +526,7 @@ class TestUnusedBases(ReaperTestCase):
         age(unused)
         write(os.path.join(self.idir(instance), instancedir.DISK_INFO),
               '{not json')
-        self.assertKept(self.reap(), reaper.BASE, unused, 'corrupt')
+        self.assertKept(self.reap(), reap_report.BASE, unused, 'corrupt')
         self.assertTrue(os.path.exists(unused))
 
     def test_a_qcow2_disk_qemu_img_cannot_read_keeps_every_base(self):
@@ -531,7 +534,7 @@ class TestUnusedBases(ReaperTestCase):
         unused = self.unused_base()
         age(unused)
         write(os.path.join(self.idir(instance), 'disk'), 'not a qcow2')
-        self.assertKept(self.reap(), reaper.BASE, unused, 'qemu-img')
+        self.assertKept(self.reap(), reap_report.BASE, unused, 'qemu-img')
         self.assertTrue(os.path.exists(unused))
 
     def test_a_stray_directory_with_disks_keeps_every_base(self):
@@ -540,7 +543,7 @@ class TestUnusedBases(ReaperTestCase):
         stray = os.path.join(self.path, uuidutils.generate_uuid().upper())
         os.makedirs(stray)
         write(os.path.join(stray, 'disk'))
-        self.assertKept(self.reap(), reaper.BASE, unused, stray)
+        self.assertKept(self.reap(), reap_report.BASE, unused, stray)
         self.assertTrue(os.path.exists(unused))
 
     def test_keeps_a_base_whose_lock_a_fetch_holds(self):
@@ -551,7 +554,7 @@ class TestUnusedBases(ReaperTestCase):
                 external=True, lock_path=os.path.join(
                     self.path, instancedir.LOCKS_DIR)):
             report = self.reap()
-        self.assertKept(report, reaper.BASE, unused, 'holds its lock')
+        self.assertKept(report, reap_report.BASE, unused, 'holds its lock')
         self.assertTrue(os.path.exists(unused))
 
     def test_names_the_cache_does_not_make_are_never_touched(self):
@@ -575,8 +578,8 @@ class TestUnusedBases(ReaperTestCase):
         unused = self.unused_base()
         age(unused)
         report = self.reap(dry_run=True)
-        self.assertEqual(reaper.REMOVE,
-                         self.finding(report, reaper.BASE, unused).action)
+        self.assertEqual(reap_report.REMOVE,
+                         self.finding(report, reap_report.BASE, unused).action)
         self.assertTrue(os.path.exists(unused))
 
     def test_unknown_storage_identity_ages_nothing_out(self):
@@ -588,7 +591,7 @@ class TestUnusedBases(ReaperTestCase):
         row.storage_identity = None
         row.save()
         report = self.reap()
-        self.assertKept(report, reaper.STORAGE, self.path,
+        self.assertKept(report, reap_report.STORAGE, self.path,
                         'no base image aged out')
         self.assertTrue(os.path.exists(unused))
 
@@ -599,6 +602,6 @@ class TestUnusedBases(ReaperTestCase):
         age(unused)
         os.unlink(storage_identity.marker_path(self.path))
         report = self.reap()
-        self.assertKept(report, reaper.STORAGE, self.path,
+        self.assertKept(report, reap_report.STORAGE, self.path,
                         'instance storage is missing')
         self.assertTrue(os.path.exists(unused))

@@ -9,12 +9,13 @@ from oslo_utils import uuidutils
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
 from nova.compute import rebuild_request
+from nova.conf import host_settings
+from nova import exception
+from nova.model import external_event
+from nova.model import network as network_model
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
-from nova.conf import host_settings
-from nova import exception
-from nova.model import network as network_model
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
@@ -25,7 +26,6 @@ from nova.virt import fake
 from nova.virt import instancedir
 from nova.virt import journal
 from nova.virt import ownership
-from nova.model import external_event
 
 BRIDGE = 'br-int'
 PORT = '5d0c4b6e-3b8e-4a55-9d0f-0a7f5c1e2b3d'

@@ -6,13 +6,13 @@ import sqlalchemy as sa
 from nova.compute import operation
 from nova.compute import resources
 from nova.db import api as db_api
+from nova.model import hardware
 from nova.model import vm_states
 from nova import objects
 from nova.tests.fixtures import compute as fixtures
 from nova.tests.fixtures import libvirt_host as libvirt_fixtures
 from nova.virt import driver as virt_driver
 from nova.virt import fake
-from nova.model import hardware
 
 SMALL = objects.Flavor('1', 'small', 512, 1, 1)
 LARGE = objects.Flavor('2', 'large', 2048, 2, 10, ephemeral_gb=5, swap=1)

@@ -12,11 +12,11 @@ from nova.compute import rebuild_request
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context as nova_context
 from nova import exception
+from nova.model import external_event
 from nova.model import network as network_model
 from nova import objects
 from nova import rpc
 from nova.tests import base
-from nova.model import external_event
 
 
 class RecordingEndpoint:

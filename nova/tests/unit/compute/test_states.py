@@ -1,7 +1,7 @@
 from nova.compute import states
+from nova import exception
 from nova.model import task_states
 from nova.model import vm_states
-from nova import exception
 from nova.tests import base
 
 

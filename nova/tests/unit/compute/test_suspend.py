@@ -1,7 +1,7 @@
-from nova.model import power_state
 from nova.compute import suspend
-from nova.model import vm_states
 from nova import exception
+from nova.model import power_state
+from nova.model import vm_states
 from nova.tests.fixtures import compute as fixtures
 
 

@@ -8,15 +8,15 @@ real hosts).
 import threading
 import time
 
-from nova.model import task_states
-from nova.model import vm_states
 from nova.conductor import manager as conductor_manager
 from nova import exception
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
-from nova.tests.unit.compute import test_api
 from nova.tests.fixtures import database as dbf
+from nova.tests.unit.compute import test_api
 
 
 class PeakRecorder(test_api.Recorder):

@@ -4,13 +4,13 @@ import threading
 from nova.compute import instance_events
 from nova.conf import host_settings
 from nova import context as nova_context
+from nova.model import external_event
 from nova.network import agent as agent_mod
 from nova.network import api as network_api
 from nova import objects
 from nova.objects import network as network_obj
 from nova.tests import base
 from nova.virt import fake
-from nova.model import external_event
 
 
 class RecordingSender:

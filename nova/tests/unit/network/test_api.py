@@ -4,8 +4,8 @@ import threading
 
 from nova import context as nova_context
 from nova import exception
-from nova.network import api as network_api
 from nova.model import network as network_model
+from nova.network import api as network_api
 from nova import objects
 from nova.objects import network as network_obj
 from nova.tests import base

@@ -10,10 +10,10 @@ from nova.compute import api as compute_api
 from nova.conf import network as network_conf
 from nova import context as nova_context
 from nova import exception
+from nova.model import external_event
 from nova.network import events
 from nova import objects
 from nova.tests import base
-from nova.model import external_event
 
 PORT_ID = '4b1c3f2e-7a6d-4e5f-9a8b-0c1d2e3f4a5b'
 

@@ -5,8 +5,8 @@ import threading
 from oslo_utils import uuidutils
 
 from nova import context
-from nova.model import task_states
 from nova import exception
+from nova.model import task_states
 from nova import objects
 from nova.objects import attempt as attempt_obj
 from nova.tests import base

@@ -3,10 +3,10 @@
 import threading
 
 from nova import context
+from nova.model import hardware
 from nova import objects
 from nova.objects import base as obj_base
 from nova.tests import base
-from nova.model import hardware
 
 
 def _resources(node='node1', vcpus=4, memory_mb=8192, local_gb=100,

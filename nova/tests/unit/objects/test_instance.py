@@ -4,12 +4,12 @@ import datetime
 import multiprocessing
 import threading
 
-from nova.model import task_states
-from nova.model import vm_states
 from nova import context
 from nova.db import api as db_api
 from nova import exception
 from nova.model import network as network_model
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import base as obj_base
 from nova.tests import base

@@ -3,17 +3,17 @@ import threading
 
 from nova.compute import operation
 from nova.compute import resources
-from nova.scheduler import usage
-from nova.scheduler import target
 from nova.conf import host_settings
 from nova import exception
+from nova.model import hardware
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova.scheduler import target
+from nova.scheduler import usage
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
 from nova.tests.fixtures import driver_contract as contract
 from nova.virt import fake
-from nova.model import hardware
 
 ID_A = '11111111-1111-4111-8111-111111111111'
 ID_B = '22222222-2222-4222-8222-222222222222'

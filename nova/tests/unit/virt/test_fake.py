@@ -3,10 +3,10 @@
 import itertools
 import os
 
-from nova.model import network as network_model
-from nova.model import power_state
 from nova.conf import host_settings
 from nova import exception
+from nova.model import network as network_model
+from nova.model import power_state
 from nova.tests import base
 from nova.tests.fixtures import driver_contract as contract
 from nova.virt import event as virtevent

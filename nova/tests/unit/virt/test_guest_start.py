@@ -2,8 +2,8 @@
 
 import dataclasses
 
-from nova import exception
 from nova.conf import host_settings
+from nova import exception
 from nova.model import network as network_model
 from nova.tests import base
 from nova.tests.fixtures import driver_contract as contract

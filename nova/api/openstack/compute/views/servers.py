@@ -25,10 +25,10 @@ import ipaddress
 from nova.api.openstack import common
 from nova.api.openstack import policy
 from nova.compute import hostnames
-from nova.model import binaries
-from nova.model import vm_states
 from nova.conf import CONF
 from nova import exception
+from nova.model import binaries
+from nova.model import vm_states
 from nova import objects
 
 # Statuses during which the reference shows "progress".

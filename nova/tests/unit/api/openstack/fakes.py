@@ -15,9 +15,9 @@ import webob
 from nova.api.openstack import auth
 from nova.api import wsgi as api_wsgi
 from nova.compute import api as compute_api_mod
-from nova.model import vm_states
 from nova import context as nova_context
 from nova.image import meta as image_meta
+from nova.model import vm_states
 from nova import objects
 from nova.objects import base as obj_base
 from nova.tests import base

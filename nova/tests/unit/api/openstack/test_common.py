@@ -3,9 +3,9 @@
 import datetime
 
 from nova.api.openstack import common
+from nova import exception
 from nova.model import task_states as ts
 from nova.model import vm_states as vs
-from nova import exception
 from nova.tests import base
 
 

@@ -9,8 +9,8 @@ parts that delete files and decide whether a cluster may be reclaimed.
 import os
 import subprocess
 
-from nova.testing.cluster import teardown as cluster
 from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import teardown as cluster
 from nova.testing import procs
 from nova.tests import base
 from nova.tests.unit.testing.cluster import test_record

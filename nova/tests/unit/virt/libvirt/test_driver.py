@@ -16,11 +16,12 @@ from unittest import mock
 from oslo_concurrency import processutils
 from oslo_utils import uuidutils
 
-from nova.model import network as network_model
-from nova.model import power_state
 from nova import context as nova_context
 from nova import exception
 from nova.image import qemu_img
+from nova.model import external_event
+from nova.model import network as network_model
+from nova.model import power_state
 from nova import objects
 from nova.tests import base
 from nova.tests.fixtures import driver_contract as contract
@@ -28,7 +29,6 @@ from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import golden
 from nova.virt import event as virtevent
 from nova.virt.libvirt import imagecache
-from nova.model import external_event
 
 GiB = 1024 ** 3
 # 2**62 bytes: larger than any qcow2 (or raw file) qemu-img will make.

@@ -10,12 +10,12 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
-from nova.model import power_state
 from nova import exception
+from nova.model import external_event
+from nova.model import power_state
 from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import test_driver
 from nova.virt.libvirt import guest as libvirt_guest
-from nova.model import external_event
 
 
 class TestBug1660647(test_driver.LibvirtTestCase):

@@ -5,8 +5,8 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
-from nova.model import power_state
 from nova import exception
+from nova.model import power_state
 from nova.tests import base
 from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt.libvirt import binding

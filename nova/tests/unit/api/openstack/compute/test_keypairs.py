@@ -6,8 +6,8 @@ import sqlalchemy as sa
 from nova.db import api as db_api
 from nova.db import models
 from nova import objects
-from nova.tests.unit.api.openstack import fakes
 from nova.tests import sample_keys
+from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/os-keypairs'
 LISTED = {'name', 'public_key', 'fingerprint'}

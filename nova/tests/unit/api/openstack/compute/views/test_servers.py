@@ -4,10 +4,10 @@ import sqlalchemy as sa
 
 from nova.db import api as db_api
 from nova.db import models
-from nova.model import task_states
-from nova.model import vm_states
 from nova import exception
 from nova.model import network as network_model
+from nova.model import task_states
+from nova.model import vm_states
 from nova import objects
 from nova.objects import fields
 from nova.tests.unit.api.openstack import fakes
