@@ -218,10 +218,19 @@ class HostEvacuation(base.NovaObject):
         if status not in ENDED_STATUSES:
             raise exception.InvalidInput(reason='%r does not end a run'
                                          % status)
+        return self._end_from(RUNNING, status, message)
+
+    def abandon(self, message: str) -> bool:
+        """End a run no conductor will take (its cast failed), from
+        ``queued`` only: whether it did."""
+        return self._end_from(QUEUED, INTERRUPTED, message)
+
+    def _end_from(self, expected: str, status: str,
+                  message: str | None) -> bool:
         self.status = status
         if message is not None:
             self.message = message
-        if self._db_update(models.HostEvacuation.status == RUNNING):
+        if self._db_update(models.HostEvacuation.status == expected):
             return True
         self.refresh()
         return False

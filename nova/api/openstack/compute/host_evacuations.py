@@ -149,9 +149,7 @@ class HostEvacuationsController:
         except Exception:
             with excutils.save_and_reraise_exception():
                 # No conductor will ever take it: say so on the run.
-                run.status = run_obj.INTERRUPTED
-                run.message = 'not handed to a conductor'
-                run.save()
+                run.abandon('not handed to a conductor')
         LOG.info('host-evacuate %(run)s of %(host)s: %(n)d instances',
                  {'run': run.uuid, 'host': source, 'n': len(instances)})
         return wsgi.Result({'host_evacuation': _view(run, run.instances())},
