@@ -27,6 +27,7 @@ from nova.model import vm_states
 from nova import objects
 from nova.objects import attempt as attempt_obj
 from nova.objects import host_usage
+from nova.tests import base
 from nova.tests.functional import evacuate_harness
 from nova.tests.functional import test_services
 from nova.virt import instancedir
@@ -89,7 +90,7 @@ class DeleteDuringBuildTestCase(test_services.AllInOneTestCase):
         return body['server']['id']
 
     def wait_for(self, predicate, what):
-        if not test_services.wait_until(predicate, timeout=60):
+        if not base.wait_until(predicate, timeout=60):
             self.fail('gave up waiting for %s' % what)
 
     def row(self, uuid):
