@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 
 from nova.testing import keystone as keystone_mod
+from nova.testing import procs
 from nova.testing import rabbitmq
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -197,6 +198,7 @@ class Run:
             os.path.join(base, 'keystone'))
         self.api_port = rabbitmq.free_port()
         self._nova: subprocess.Popen | None = None
+        self._nova_record: procs.ProcessRecord | None = None
 
     @property
     def api_url(self) -> str:
@@ -222,6 +224,9 @@ class Run:
             self._nova = subprocess.Popen(
                 [NOVA_ALL, '--config-file', conf], stdin=subprocess.DEVNULL,
                 stdout=out, stderr=out, start_new_session=True)
+        # Recorded now: stop signals this process, never a later one that
+        # reused its PID.
+        self._nova_record = procs.ProcessRecord.of(self._nova.pid)
         self._wait_for_api()
 
     def _wait_for_api(self) -> None:
@@ -253,13 +258,10 @@ class Run:
 
     def stop(self) -> None:
         popen, self._nova = self._nova, None
-        if popen is not None and popen.poll() is None:
-            popen.send_signal(signal.SIGTERM)
-            try:
-                popen.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                popen.kill()
-                popen.wait(timeout=15)
+        if popen is not None:
+            if self._nova_record is not None:
+                procs.terminate(self._nova_record, timeout=60)
+            popen.wait()
         self.keystone.stop()
 
 
