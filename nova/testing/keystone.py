@@ -44,12 +44,17 @@ START_TIMEOUT = 120
 
 # Keystone's WSGI application, served by werkzeug on the port given in
 # argv[1]; argv is emptied first, as Keystone parses it for its options.
+# One request at a time: on SQLite, two of Keystone's write transactions
+# at once (a token's last_active_at update beside a project delete, as
+# Tempest's parallel workers cause) fail with "database is locked" and
+# answer 500, which the clients see as an identity error. Keystone's
+# requests take milliseconds, so serving them in turn costs little.
 _SERVE = '''
 import sys
 port = int(sys.argv.pop(1))
 from werkzeug.serving import run_simple
 from keystone.wsgi.api import application
-run_simple('127.0.0.1', port, application, threaded=True)
+run_simple('127.0.0.1', port, application, threaded=False)
 '''
 
 _CONF = '''[DEFAULT]
