@@ -58,8 +58,9 @@ def _view(meta) -> dict:
         'min_ram': 0,
         'owner': None,
         'tags': [],
-        'created_at': None,
-        'updated_at': None,
+        # An image never changes in the store: last updated when added.
+        'created_at': meta.created_at,
+        'updated_at': meta.created_at,
         'self': '/v2/images/%s' % meta.id,
         'file': '/v2/images/%s/file' % meta.id,
         'schema': '/v2/schemas/image',

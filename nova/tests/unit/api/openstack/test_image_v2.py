@@ -39,6 +39,11 @@ class ImageV2Test(fakes.APITestCase):
             (image['name'], image['status'], image['visibility'],
              image['disk_format'], image['size']))
         self.assertEqual('/v2/images/%s' % fakes.IMAGE.id, image['self'])
+        # When the image entered the store; it never changes after.
+        stored = self.images.get(fakes.IMAGE.id).created_at
+        self.assertIsNotNone(stored)
+        self.assertEqual((stored, stored),
+                         (image['created_at'], image['updated_at']))
 
     def test_unknown_image_path_or_method(self):
         for path in ('/image/v2/images/3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c',
