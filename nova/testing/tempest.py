@@ -40,6 +40,15 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
 VENV = os.path.join(TOP, '.venv-tempest')
 NOVA_ALL = os.path.join(TOP, '.venv', 'bin', 'nova-all')
 DEFAULT_REGEX = r'^tempest\.api\.compute'
+# The fixed subset the test suite runs (nova/tests/integration/
+# test_tempest_subset.py): servers and their actions (stop, start,
+# reboot, delete), flavors, keypairs and services.
+CI_SUBSET = (
+    r'^tempest\.api\.compute\.('
+    r'servers\.(test_create_server|test_servers\b|test_server_actions'
+    r'|test_delete_server|test_instance_actions|test_servers_negative)'
+    r'|flavors\.|keypairs\.|admin\.test_services'
+    r')')
 SERVICE_USER = ('nova', 'nova-service-pass', 'service')
 START_TIMEOUT = 120
 
@@ -300,7 +309,7 @@ def main(argv=None) -> int:
                         help='Tempest\'s virtual environment')
     args = parser.parse_args(argv)
     # A SIGTERM (a CI timeout, a user's kill) stops what the run started
-    # too: it unwinds through the finally below.
+    # too: it unwinds through run()'s finally.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     reason = missing_reason(args.venv)
     if reason:
@@ -308,27 +317,34 @@ def main(argv=None) -> int:
         return 2
     base = os.path.abspath(args.dir or tempfile.mkdtemp(
         prefix='nova-tempest-'))
+    rc, totals = run(base, args.regex, args.concurrency, args.venv,
+                     keep=args.keep)
+    print(totals.line())
+    return rc
+
+
+def run(base: str, regex: str, concurrency: int, venv: str = VENV,
+        keep: bool = True) -> tuple[int, Totals]:
+    """Starts Keystone and nova-all in ``base``, runs Tempest's tests
+    matching ``regex``, stops both; Tempest's exit status and totals.
+    ``base`` is removed at the end unless ``keep`` or the start failed."""
     os.makedirs(base, exist_ok=True)
-    run = Run(base)
-    keep = args.keep
+    stack = Run(base)
     try:
         try:
-            run.start()
+            stack.start()
         except Exception:
             keep = True
             raise
-        image, flavor, microversion = run.image_and_flavor()
-        conf = tempest_conf(run.keystone.url, image, flavor, microversion)
-        rc, totals = run_tempest(base, conf, args.regex, args.concurrency,
-                                 args.venv)
+        image, flavor, microversion = stack.image_and_flavor()
+        conf = tempest_conf(stack.keystone.url, image, flavor, microversion)
+        return run_tempest(base, conf, regex, concurrency, venv)
     finally:
-        run.stop()
+        stack.stop()
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
         else:
             print('tempest: run directory kept: %s' % base)
-    print(totals.line())
-    return rc
 
 
 if __name__ == '__main__':
