@@ -88,6 +88,28 @@ UNSUPPORTED = {
     },
 }
 
+# Tests that need something the project does not offer but that no
+# tempest.conf option turns off, and why: passed to ``tempest run
+# --exclude-list`` (a regex per line, the reason above it), as
+# deployments keep their own exclude lists. Every entry is a missing
+# feature, never a test that fails against a feature the project claims.
+EXCLUDED = {
+    r'test_server_actions\.ServerActionsTestOtherA\.'
+    r'test_remove_server_all_security_groups':
+        'no security groups: the project\'s networking does not filter '
+        'traffic, so it shows none rather than an unenforced "default"',
+}
+
+
+def exclude_list() -> str:
+    """The ``--exclude-list`` file's text: each regex, its reason above."""
+    lines = []
+    for regex, why in EXCLUDED.items():
+        lines.append('# %s' % why)
+        lines.append(regex)
+    lines.append('')
+    return '\n'.join(lines)
+
 
 @dataclasses.dataclass(frozen=True)
 class Totals:
@@ -285,9 +307,15 @@ def run_tempest(base: str, conf_text: str, regex: str, concurrency: int,
                    check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(workspace, 'etc', 'tempest.conf'), 'w') as f:
         f.write(conf_text)
+    excluded = os.path.join(workspace, 'etc', 'exclude-list.txt')
+    with open(excluded, 'w') as f:
+        f.write(exclude_list())
+    print('tempest: %d tests excluded, with their reasons, in %s'
+          % (len(EXCLUDED), excluded))
     proc = subprocess.Popen(
-        [tempest, 'run', '--regex', regex, '--concurrency',
-         str(concurrency)], cwd=workspace, stdout=subprocess.PIPE,
+        [tempest, 'run', '--regex', regex, '--exclude-list', excluded,
+         '--concurrency', str(concurrency)], cwd=workspace,
+        stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     lines = []

@@ -3,6 +3,7 @@ reads (the run itself needs Keystone and Tempest: tools/tempest)."""
 
 import configparser
 import os
+import re
 
 from nova.testing import tempest
 from nova.tests import base
@@ -78,3 +79,13 @@ class TestTotals(base.TestCase):
     def test_missing_venv_says_how_to_get_it(self):
         reason = tempest.missing_reason('/nonexistent-venv')
         self.assertIn('tools/tempest', reason)
+
+
+class TestExcludeList(base.TestCase):
+
+    def test_each_regex_has_its_reason_above_it(self):
+        lines = tempest.exclude_list().splitlines()
+        self.assertEqual(2 * len(tempest.EXCLUDED), len(lines))
+        for why_line, regex in zip(lines[::2], lines[1::2]):
+            re.compile(regex)
+            self.assertEqual('# %s' % tempest.EXCLUDED[regex], why_line)
