@@ -27,6 +27,11 @@ directory (standing in for NFS). compute4..6 take disk leases
   no domain, tap, journal or (private storage) directory of it left; the
   ports are bound to the third host. On shared storage the disks are the
   same files, byte for byte, and the stamp names the third host.
+* **A delete while the build spawns**, on real QEMU, at
+  ``spawn.after_mkdir`` and ``start.after_define``: the build's
+  nova-compute stops itself there, ``DELETE`` answers 204 at once, and
+  once the host continues the server is gone with no domain, tap,
+  directory or journal left on it and its attempt never landed.
 * **A dead target's stamp no longer blocks every recovery** (case 5),
   on the shared storage: the evacuation to compute5 stalls after it
   stamped the directory (``spawn.after_disk_info``); after reset-state,
@@ -66,6 +71,7 @@ import os
 import time
 
 from nova.testing.cluster import services as cluster_services
+from nova.tests import base as test_base
 from nova.tests.integration.e2e import base
 
 P1, P2, P3 = 'compute1', 'compute2', 'compute3'
@@ -267,6 +273,47 @@ class TestAttemptTokens(base.ClusterTestCase):
         self.wait_for_migration(uuid, 'completed')
         self.assert_running_on(c, uuid)
         self.assertEqual(qemu_c, self.qemu_of(c, uuid))
+
+    # -- a delete while the build spawns (real QEMU) ------------------------
+
+    def _delete_while_spawning(self, point):
+        """``DELETE`` while the build's nova-compute is stopped at
+        ``point``: 204 at once; once the host continues, the build undoes
+        its attempt exactly once and nothing of the server is left."""
+        host = P3
+        self.addCleanup(self.restore, host)
+        self.cluster.restart_compute(host, stall_point=point)
+        (uuid,) = self.boot_on(host, ['deleted-at-%s' % _slug(point)],
+                               wait=False)
+        self.cluster.wait_for_compute_stall(host)
+        self.observe('%s stopped at %s' % (host, point), uuid, [host])
+        (attempt,) = self.attempts(uuid)
+        self.assertEqual((host, 'claimed'),
+                         (attempt['host'], attempt['status']))
+
+        self.assertIsNone(self.api.request('DELETE', '/servers/%s' % uuid))
+        self.heal_host(host)
+        self.wait_for_gone(uuid)
+
+        def host_is_clean():
+            view = self.view(host, uuid)
+            return (view.domain_of(uuid) is None and not view.taps
+                    and view.instance_files is None
+                    and not self.journals_of(host, uuid))
+        test_base.wait_until(host_is_clean, timeout=base.NOVA_TIMEOUT)
+        self.observe('%s continued, the server deleted' % host, uuid,
+                     [host])
+        self.assert_nothing_of(host, uuid)
+        self.assertEqual([], self.db_rows(
+            'SELECT uuid FROM instances WHERE uuid = :uuid AND NOT deleted',
+            uuid=uuid))
+        self.assertNotEqual('landed', self.attempts(uuid)[0]['status'])
+
+    def test_delete_while_spawning_after_mkdir(self):
+        self._delete_while_spawning('spawn.after_mkdir')
+
+    def test_delete_while_spawning_after_define(self):
+        self._delete_while_spawning('start.after_define')
 
     # -- case 5 ------------------------------------------------------------
 
