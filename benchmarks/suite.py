@@ -136,6 +136,26 @@ def print_table(lines, out=sys.stdout):
     for line in lines:
         print(row([line[c] for c in COLUMNS]), file=out)
     print(rule, file=out)
+    for line in lines:
+        if line.get('phases'):
+            print_phases(line, out)
+
+
+def print_phases(line, out=sys.stdout):
+    """A row's phase table (each phase named by the mark that ends it),
+    and for a row that misses its target its three biggest phases."""
+    phases = line['phases']
+    width = max(len(p['phase']) for p in phases)
+    print('\nphases of %s:' % line['row'], file=out)
+    for p in phases:
+        print('  %s  median %9s  p95 %9s  (n %d)' % (
+            p['phase'].ljust(width), p['median'], p['p95'], p['n']),
+            file=out)
+    if line.get('met') == 'NO':
+        biggest = sorted(phases, key=lambda p: -p['median_s'])[:3]
+        print('  biggest: %s' % ', '.join(
+            '%s (%s)' % (p['phase'], p['median']) for p in biggest),
+            file=out)
 
 
 def main():

@@ -22,7 +22,9 @@ test continues it (SIGCONT) once it has given up on what it was doing.
 The same points are where a test holds an operation still, as a hung NFS
 write or a slow image lookup would: ``observe(hook)`` has ``hook(name)``
 called at every point reached, in the thread that reached it, and the
-hook may block. Tests only; product code registers none.
+hook may block. In the product one observer is registered: ``nova.phases``
+marks the time each point is reached (never blocking), as the boundaries
+of an operation's phases.
 
 The points, in the order an operation reaches them:
 """
@@ -112,8 +114,8 @@ def before_kill(hook) -> None:
 
 
 def observe(hook):
-    """Call ``hook(name)`` at every point reached (tests only, see
-    above); the function that stops it."""
+    """Call ``hook(name)`` at every point reached (see above); the
+    function that stops it."""
     _observers.append(hook)
     return lambda: _observers.remove(hook)
 

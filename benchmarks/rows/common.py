@@ -46,6 +46,26 @@ class Line:
     ratio: str = '-'
     target: str = '-'
     met: str = NO_TARGET
+    # Where the project's time went (``phase_table``), or None.
+    phases: list | None = None
+
+
+def phase_table(traces):
+    """``Line.phases`` from the traces (lists of ``nova.phases.Phase``)
+    of the measured operations: per phase, its count, median and p95."""
+    from nova import phases as phases_mod
+    return [{'phase': s.name, 'n': s.count, 'median': seconds(s.median),
+             'p95': seconds(s.p95), 'median_s': s.median}
+            for s in phases_mod.summarize(traces)]
+
+
+def traces_of(first_mark):
+    """The phase traces of this process's operations whose marks include
+    ``first_mark`` (``nova.phases.recent``)."""
+    from nova import phases as phases_mod
+    return [phases_mod.phases_of(marks) for marks in
+            phases_mod.by_request(phases_mod.recent()).values()
+            if first_mark in {m.name for m in marks}]
 
 
 def not_measured(row, reason, target='-'):

@@ -34,6 +34,7 @@ from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
+from nova import phases
 from nova.scheduler import target as target_mod
 
 LOG = logging.getLogger(__name__)
@@ -157,6 +158,7 @@ class API:
         ``access_ip_v4`` / ``access_ip_v6``: stored as given (validated
         addresses, in canonical form) for the API to show.
         """
+        phases.mark('api.create_received', context.request_id)
         destination = self._requested_destination(
             context, requested_host, requested_node)
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
@@ -183,9 +185,11 @@ class API:
         # subnet refuse the request instead of leaving an ERROR instance.
         # Bound to no host yet, no network agent looks at them.
         network_api.allocate_for_instance(context, instance, requested)
+        phases.mark('api.ports_allocated', context.request_id)
         try:
             host = self.host_chooser.place_new(context, instance,
                                                only=destination)
+            phases.mark('api.host_chosen', context.request_id)
         except Exception:
             with excutils.save_and_reraise_exception():
                 network_api.deallocate_for_instance(context, instance)
@@ -197,6 +201,7 @@ class API:
             self.compute_rpcapi.build_and_run_instance(
                 context, instance, host=host, image_meta=image_meta,
                 network_info=network_info)
+            phases.mark('api.build_cast', context.request_id)
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 objects.InstanceFault.create(context, instance.uuid, e)
@@ -362,6 +367,7 @@ class API:
         had; ``stopped`` (microversion 2.95), it ends STOPPED on its new
         host, its guest spawned powered off.
         """
+        phases.mark('api.evacuate_received', context.request_id)
         source = instance.host
         if not source:
             raise exception.InstanceInvalidState(
@@ -398,6 +404,7 @@ class API:
             self.conductor_api.evacuate_instance(
                 context, instance, migration, host=host,
                 on_shared_storage=on_shared_storage, **extra)
+            phases.mark('api.evacuate_cast', context.request_id)
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 # Not handed over: the evacuation ends here, like every

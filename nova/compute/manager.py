@@ -67,6 +67,7 @@ from nova.model import task_states
 from nova.network import api as network_api_mod
 from nova import objects
 from nova import periodic
+from nova import phases
 from nova.virt import driver as virt_driver
 from nova.virt import journal
 
@@ -225,13 +226,17 @@ class ComputeManager(nova_manager.Manager):
         if network_info is not None:
             network_info = network_model.NetworkInfo.coerce(network_info)
         image_meta = image_meta if image_meta is not None else image
-        token = attempts.Claim.new(context, instance, self.host,
-                                   journal.BUILD)
-        with self._builds:
-            build.run(self.runner, self.compute, context, instance, token,
-                      network_info, lambda: build.spawn(
-                          self.compute, context, instance, image_meta,
-                          token.attempt))
+        with phases.bound(context.request_id):
+            phases.mark('compute.build_received')
+            token = attempts.Claim.new(context, instance, self.host,
+                                       journal.BUILD)
+            with self._builds:
+                phases.mark('compute.build_turn')
+                build.run(self.runner, self.compute, context, instance,
+                          token, network_info, lambda: build.spawn(
+                              self.compute, context, instance, image_meta,
+                              token.attempt))
+            phases.mark('compute.build_returned')
 
     def start_instance(self, context, instance):
         self.runner.run(context, instance, power.START,
@@ -281,12 +286,16 @@ class ComputeManager(nova_manager.Manager):
                             % ', '.join(sorted(legacy)))
         # A rebuild spawns like a build: host-evacuate casts many at once
         # to a target, which builds at most max_concurrent_builds of them.
-        with self._builds:
-            rebuild.RebuildWorkflow(
-                request, compute=self.compute, runner=self.runner,
-                rebuild_impl=self._rebuild_default_impl,
-                network_api=self.network_api,
-                image_meta=self.get_image_meta).run(context, instance)
+        with phases.bound(context.request_id):
+            phases.mark('compute.rebuild_received')
+            with self._builds:
+                phases.mark('compute.rebuild_turn')
+                rebuild.RebuildWorkflow(
+                    request, compute=self.compute, runner=self.runner,
+                    rebuild_impl=self._rebuild_default_impl,
+                    network_api=self.network_api,
+                    image_meta=self.get_image_meta).run(context, instance)
+            phases.mark('compute.rebuild_returned')
 
     def get_image_meta(self, context, image_ref) -> image_meta_mod.ImageMeta:
         """The metadata of ``image_ref`` in this host's image store;

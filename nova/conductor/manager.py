@@ -34,6 +34,7 @@ from nova.model import task_states
 from nova import objects
 from nova.objects import host_evacuation as run_obj
 from nova.objects import migration as migration_obj
+from nova import phases
 from nova.scheduler import target as target_mod
 
 LOG = logging.getLogger(__name__)
@@ -114,12 +115,14 @@ class ConductorManager(nova_manager.Manager):
         # NOTE: the evacuation is ended only after the action event is
         # finished, so that whoever sees the instance idle again also sees
         # the complete record of why.
+        phases.mark('conductor.received', ctxt.request_id)
         try:
             with objects.InstanceActionEvent.record(
                     ctxt, instance.uuid, EVENT, CONF.host):
                 target = self.chooser.choose_and_claim(
                     ctxt, instance, migration, host=host,
                     on_shared_storage=on_shared_storage, exclude=exclude)
+                phases.mark('conductor.target_claimed', ctxt.request_id)
                 self.compute_rpcapi.rebuild_instance(
                     ctxt, instance, request=rebuild_request.RebuildRequest(
                         recreate=True, image_ref=instance.image_ref,
@@ -128,6 +131,7 @@ class ConductorManager(nova_manager.Manager):
                         scheduled_node=migration.dest_node,
                         target_state=target_state),
                     host=target)
+                phases.mark('conductor.rebuild_cast', ctxt.request_id)
         except Exception as e:
             with excutils.save_and_reraise_exception():
                 LOG.error('Evacuation did not reach a target: %s',

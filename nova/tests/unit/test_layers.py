@@ -47,7 +47,8 @@ FLOORS = layering.Floors([
     Floor(frozenset({'exception', 'fileio', 'model'}), sideways=True),
     # Crash points: told where their settings are, read nothing else.
     Floor(frozenset({'crashpoint'})),
-    Floor(frozenset({'conf', 'context', 'manager', 'rpc_inproc'})),
+    # phases: the marks of an operation, crash points among them.
+    Floor(frozenset({'conf', 'context', 'manager', 'phases', 'rpc_inproc'})),
     # Over the configuration.
     Floor(frozenset({'db', 'image', 'periodic'})),
     # The persistent objects over db/; the virt contract and what every
@@ -72,15 +73,15 @@ FLOORS = layering.Floors([
 MAY_IMPORT = {
     'cli': {'api'},
     'api': {'compute', 'conf', 'context', 'image', 'objects'},
-    'conductor': {'compute', 'conf', 'context', 'manager', 'objects', 'rpc',
-                  'scheduler'},
+    'conductor': {'compute', 'conf', 'context', 'manager', 'objects',
+                  'phases', 'rpc', 'scheduler'},
     'service': {'conf', 'context', 'manager', 'objects', 'periodic',
                 'rpc'},
     # Compute drives the virt contract (never a driver's insides: it asks
     # the driver), the network and the image store.
     'compute': {'conf', 'context', 'crashpoint', 'image', 'manager',
-                'network', 'objects', 'periodic', 'rpc', 'scheduler',
-                'virt'},
+                'network', 'objects', 'periodic', 'phases', 'rpc',
+                'scheduler', 'virt'},
     'scheduler': {'conf', 'objects'},
     'network': {'conf', 'context', 'objects'},
     'objects': {'db'},
@@ -95,6 +96,7 @@ MAY_IMPORT = {
     'rpc': {'context', 'objects'},
     'periodic': {'conf'},
     'crashpoint': set(),
+    'phases': {'crashpoint'},
     'context': set(),
     'conf': {'crashpoint'},
     'manager': set(),
