@@ -372,6 +372,26 @@ class FlavorExists(Conflict):
     msg_fmt = 'Flavor with ID %(flavor_id)s or name %(name)s exists.'
 
 
+class FlavorExtraSpecsNotFound(NotFound):
+    msg_fmt = ('Flavor %(flavor_id)s has no extra specs with key '
+               '%(extra_specs_key)s.')
+
+
+class FlavorAccessExists(Conflict):
+    msg_fmt = ('Flavor access already exists for flavor %(flavor_id)s and '
+               'project %(project_id)s combination.')
+
+
+class FlavorAccessNotFound(NotFound):
+    msg_fmt = ('Flavor access not found for %(flavor_id)s / '
+               '%(project_id)s combination.')
+
+
+class FlavorIsPublic(Conflict):
+    msg_fmt = ('Flavor %(flavor_id)s is public: every project has access '
+               'to it.')
+
+
 class MigrationExists(Conflict):
     msg_fmt = 'Migration %(migration_id)s exists.'
 

@@ -37,11 +37,11 @@ not listed change nothing this API serves):
 * 2.51  instance action events shown to their owner too
 * 2.53  services by UUID, ``PUT /os-services/{service_id}``; the older
         ``PUT /os-services/<action>`` forms end
-* 2.55  ``description`` in flavors (always null here)
+* 2.55  ``description`` in flavors, ``PUT /flavors/{flavor_id}``
 * 2.58  instance actions: ``updated_at``; ``limit``, ``marker``,
         ``changes-since``
 * 2.59  os-migrations: ``uuid``; ``limit``, ``marker``, ``changes-since``
-* 2.61  ``extra_specs`` in flavor details (always empty here)
+* 2.61  ``extra_specs`` in flavor details
 * 2.62  action events: ``hostId``, and ``host`` (admin)
 * 2.63  ``trusted_image_certificates`` in server details (always null)
 * 2.66  ``changes-before`` for servers, instance actions, os-migrations
@@ -55,6 +55,7 @@ not listed change nothing this API serves):
 * 2.83  servers list: ``user_id``, ``vm_state``, ``task_state``,
         ``power_state`` filters for non-admins too
 * 2.84  action events: ``details``
+* 2.86  flavor extra specs of known namespaces are checked
 * 2.90  ``OS-EXT-SRV-ATTR:hostname`` shown to non-admins; server create:
         ``hostname`` (one DNS label)
 * 2.92  os-keypairs: no generation (``public_key`` required); ``@``

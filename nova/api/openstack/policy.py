@@ -55,6 +55,17 @@ RULES = {
     'os_compute_api:os-instance-actions:events': ADMIN,
     'os_compute_api:os-instance-actions:events:details': ADMIN,
     'os_compute_api:os-flavors': OWNER,
+    'os_compute_api:os-flavor-manage:create': ADMIN,
+    'os_compute_api:os-flavor-manage:update': ADMIN,
+    'os_compute_api:os-flavor-manage:delete': ADMIN,
+    'os_compute_api:os-flavor-access': ADMIN,
+    'os_compute_api:os-flavor-access:add_tenant_access': ADMIN,
+    'os_compute_api:os-flavor-access:remove_tenant_access': ADMIN,
+    'os_compute_api:os-flavor-extra-specs:index': OWNER,
+    'os_compute_api:os-flavor-extra-specs:show': OWNER,
+    'os_compute_api:os-flavor-extra-specs:create': ADMIN,
+    'os_compute_api:os-flavor-extra-specs:update': ADMIN,
+    'os_compute_api:os-flavor-extra-specs:delete': ADMIN,
     'os_compute_api:images': OWNER,
     'os_compute_api:os-networks:view': OWNER,
     'os_compute_api:os-keypairs:index': USER,
@@ -115,6 +126,28 @@ DESCRIPTIONS = {
     'os_compute_api:os-instance-actions:events:2.51':
         'See the events of an action (microversion 2.51 and later).',
     'os_compute_api:os-flavors': 'List and show flavors.',
+    'os_compute_api:os-flavor-manage:create': 'Create a flavor.',
+    'os_compute_api:os-flavor-manage:update':
+        'Change the description of a flavor (microversion 2.55).',
+    'os_compute_api:os-flavor-manage:delete': 'Delete a flavor.',
+    'os_compute_api:os-flavor-access':
+        'List the projects granted a private flavor.',
+    'os_compute_api:os-flavor-access:add_tenant_access':
+        'Grant a project a private flavor (addTenantAccess).',
+    'os_compute_api:os-flavor-access:remove_tenant_access':
+        'Revoke a project\'s access to a private flavor '
+        '(removeTenantAccess).',
+    'os_compute_api:os-flavor-extra-specs:index':
+        'List the extra specs of a flavor (and see them in flavor '
+        'details, microversion 2.61).',
+    'os_compute_api:os-flavor-extra-specs:show':
+        'Show one extra spec of a flavor.',
+    'os_compute_api:os-flavor-extra-specs:create':
+        'Set extra specs of a flavor.',
+    'os_compute_api:os-flavor-extra-specs:update':
+        'Change one extra spec of a flavor.',
+    'os_compute_api:os-flavor-extra-specs:delete':
+        'Unset one extra spec of a flavor.',
     'os_compute_api:images': 'List and show images (image proxy API, '
                              'and /image, the Image service view).',
     'os_compute_api:os-networks:view':

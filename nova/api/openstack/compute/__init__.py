@@ -6,6 +6,8 @@ every path under ``/v2.1``, with this project's own
 """
 
 from nova.api.openstack.compute import disk_leases
+from nova.api.openstack.compute import flavor_access
+from nova.api.openstack.compute import flavor_extra_specs
 from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import host_evacuations
 from nova.api.openstack.compute import images
@@ -30,6 +32,8 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         migrations.MigrationsController(max_limit),
         server_external_events.ServerExternalEventsController(compute_api),
         flavors.FlavorsController(max_limit),
+        flavor_access.FlavorAccessController(),
+        flavor_extra_specs.FlavorExtraSpecsController(),
         images.ImagesController(image_store),
         networks.NetworksController(),
         keypairs.KeypairsController(max_limit),

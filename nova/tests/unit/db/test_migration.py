@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0013'
+HEAD = '0014'
 
 
 class MigrationTestCase(base.TestCase):
@@ -164,6 +164,29 @@ class MigrationTestCase(base.TestCase):
         with db_api.get_engine().begin() as conn:
             self.assertRaises(sa.exc.IntegrityError, conn.execute, insert,
                               {'user': 'alice'})
+
+    def test_0014_keeps_old_flavors_public_with_no_specs(self):
+        migration.db_sync('0013')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO flavors (flavorid, name, memory_mb, vcpus, "
+                "root_gb, ephemeral_gb, swap) VALUES ('1', 'm1', 64, 1, 1, "
+                "0, 0)"))
+        self.assertEqual('0014', migration.db_sync('0014'))
+        with db_api.get_engine().begin() as conn:
+            row = conn.execute(sa.text(
+                'SELECT id, is_public, rxtx_factor, description '
+                'FROM flavors')).one()
+            self.assertEqual((True, 1.0, None), (bool(row[1]), row[2],
+                                                 row[3]))
+            insert = sa.text(
+                "INSERT INTO flavor_projects (flavor_id, project_id) "
+                "VALUES (:id, 'p1')")
+            conn.execute(insert, {'id': row[0]})
+        with db_api.get_engine().begin() as conn:
+            # One grant per project and flavor.
+            self.assertRaises(sa.exc.IntegrityError, conn.execute, insert,
+                              {'id': row[0]})
 
     def test_sync_to_a_named_version(self):
         self.assertEqual('0001', migration.db_sync('0001'))

@@ -88,7 +88,7 @@ def _flavor(req, instance):
         return {'vcpus': flavor.vcpus, 'ram': flavor.memory_mb,
                 'disk': flavor.root_gb, 'ephemeral': flavor.ephemeral_gb,
                 'swap': flavor.swap, 'original_name': flavor.name,
-                'extra_specs': {}}
+                'extra_specs': dict(flavor.extra_specs)}
     prefix = common.link_prefix(req)
     return {'id': flavor.flavorid,
             'links': [{'rel': 'bookmark', 'href': '%s/flavors/%s'
