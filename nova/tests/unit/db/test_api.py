@@ -113,7 +113,15 @@ class SQLiteSettingsTestCase(base.TestCase):
             self.assertIn('locked', str(ctx.exception))
             transaction.rollback()
 
+    def _wait_as_configured_by_default(self):
+        # Writers queue for the lock, each waiting for all before it: on a
+        # loaded machine that can take longer than setUp's 1.234 s. A
+        # lock error must then come from a deadlock, never from the wait.
+        self.flags(sqlite_busy_timeout=30000, group='database')
+        db_api.configure(self.url)
+
     def test_many_threads_write_without_lock_errors(self):
+        self._wait_as_configured_by_default()
         errors = []
 
         def write(prefix):
@@ -132,6 +140,7 @@ class SQLiteSettingsTestCase(base.TestCase):
         self.assertEqual(8 * 25, _count_networks())
 
     def test_several_processes_write_without_lock_errors(self):
+        self._wait_as_configured_by_default()
         _count_networks()  # the parent has pooled connections now
         mp = multiprocessing.get_context('fork')
         errors = mp.Queue()
