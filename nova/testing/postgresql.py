@@ -76,8 +76,7 @@ class PostgreSQLServer:
 
     @property
     def url(self) -> str:
-        return 'postgresql+psycopg2://%s@127.0.0.1:%d/%s' % (
-            OS_USER, self.port, DATABASE)
+        return self.url_of(DATABASE)
 
     def _run(self, binary, *args):
         command = [os.path.join(self.bin_dir, binary), *args]
@@ -119,7 +118,7 @@ class PostgreSQLServer:
                 e, self._log_tail()))
         self.pid = self._read_pid()
         LOG.debug('PostgreSQL %d listening on port %d', self.pid, self.port)
-        self._create_database()
+        self.create_database(DATABASE)
         return self
 
     def _read_pid(self) -> int:
@@ -133,7 +132,14 @@ class PostgreSQLServer:
         except OSError:
             return ''
 
-    def _create_database(self) -> None:
+    def url_of(self, database: str) -> str:
+        """The URL of another database of this server."""
+        return 'postgresql+psycopg2://%s@127.0.0.1:%d/%s' % (
+            OS_USER, self.port, database)
+
+    def create_database(self, name: str) -> None:
+        """An empty database ``name`` (the project's own, or another
+        service's: Masakari keeps its segments beside it)."""
         import psycopg2  # only the tests that run a server need it
 
         connection = psycopg2.connect(host='127.0.0.1', port=self.port,
@@ -141,7 +147,7 @@ class PostgreSQLServer:
         try:
             connection.autocommit = True
             with connection.cursor() as cursor:
-                cursor.execute('CREATE DATABASE %s' % DATABASE)
+                cursor.execute('CREATE DATABASE %s' % name)
         finally:
             connection.close()
 

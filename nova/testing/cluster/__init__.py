@@ -58,6 +58,7 @@ from nova.testing.cluster import services as cluster_services
 from nova.testing.cluster import teardown as cluster_reclaim
 from nova.testing import hypervisor
 from nova.testing import keystone as keystone_mod
+from nova.testing import masakari as masakari_mod
 from nova.testing import postgresql
 from nova.testing import procs
 from nova.testing import rabbitmq
@@ -129,6 +130,7 @@ class Cluster:
         self.postgres = None
         self.rabbit = None
         self.keystone = None
+        self.masakari = None
         self.api = None
         self.conductor = None
         self._lock = threading.RLock()
@@ -178,7 +180,8 @@ class Cluster:
         self.ports = cluster_config.Ports(
             postgres=free_port(), rabbitmq=free_port(), rabbitmq_epmd=epmd,
             rabbitmq_dist=dist, api=free_port(),
-            keystone=free_port() if spec.keystone else 0)
+            keystone=free_port() if spec.keystone else 0,
+            masakari=free_port() if spec.masakari else 0)
         ports = self.ports
         self.record = cluster_record.ClusterRecord(
             base_dir=spec.base_dir, owner=procs.ProcessRecord.of(os.getpid()),
@@ -215,8 +218,34 @@ class Cluster:
             keystone_ready()
         self.save()
         self._start_services()
+        if spec.masakari:
+            self._start_masakari()
+            self.save()
 
-    def _start_keystone(self):
+    def _start_masakari(self):
+        """Masakari on the cluster's PostgreSQL (a database of its own),
+        RabbitMQ and Keystone, and a failover segment ``cluster``
+        (recovery method ``auto``) holding every compute host: Masakari
+        accepts each after asking the Compute API that it runs a
+        nova-compute."""
+        t = time.monotonic()
+        self.postgres.create_database('masakari')
+        self.masakari = masakari_mod.MasakariServer(
+            self.layout.masakari, self.keystone,
+            self.postgres.url_of('masakari'),
+            cluster_config.transport_url(self.ports),
+            port=self.ports.masakari)
+        try:
+            self.masakari.start()
+        finally:
+            self.record.processes.update(self.masakari.records)
+        segment = self.masakari.create_segment('cluster', 'auto')
+        for name in self.spec.host_names():
+            self.masakari.add_host(segment['uuid'], name)
+        self.record.masakari_url = self.masakari.url
+        self.record.masakari_segment = segment['uuid']
+        self.record.timings['masakari'] = round(time.monotonic() - t, 2)
+
         """The cluster's Keystone: nova-api's service user, a member of
         another project, the compute endpoint in the catalog, the
         clients' clouds.yaml, and a token for the harness's own API
@@ -600,6 +629,9 @@ class Cluster:
             for name, host in self.hosts.items():
                 step('stopping host %s' % name, host.stop)
             self.hosts = {}
+            if self.masakari is not None:
+                step('stopping Masakari', self.masakari.stop)
+                self.masakari = None
             step('stopping the forwarder', self.forwarder.stop)
             if self.rabbit is not None:
                 step('stopping RabbitMQ', self.rabbit.stop)

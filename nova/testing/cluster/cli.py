@@ -65,7 +65,7 @@ def _spec_from_args(args):
             name for group in args.no_disk_leases
             for name in cluster_config.parse_group(group)),
         reap_orphans_interval=args.reap_orphans_interval,
-        keystone=args.keystone)
+        keystone=args.keystone, masakari=args.masakari)
 
 
 def _load(base_dir):
@@ -286,6 +286,8 @@ def _up(args):
     argv += ['--reap-orphans-interval', str(spec.reap_orphans_interval)]
     if spec.keystone:
         argv.append('--keystone')
+    if spec.masakari:
+        argv.append('--masakari')
     began = time.monotonic()
     supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE,
@@ -406,6 +408,11 @@ def _parser():
                               'authenticates the API (clouds.yaml in '
                               'etc/, named in cluster.json); noauth2 '
                               'otherwise')
+        sub.add_argument('--masakari', action='store_true',
+                         help='Masakari (masakari-api and -engine) behind '
+                              'the cluster\'s Keystone, with a failover '
+                              'segment "cluster" of every compute host; '
+                              'needs --keystone')
         sub.add_argument('--reap-orphans-interval', type=int, default=600,
                          metavar='S',
                          help='the compute hosts\' reap_orphans_interval '

@@ -81,10 +81,17 @@ class ClusterSpec:
     # A Keystone of the cluster's own authenticates the API
     # (``nova.testing.keystone``); noauth2 otherwise.
     keystone: bool = False
+    # Masakari (masakari-api and masakari-engine, ``nova.testing.
+    # masakari``) behind that Keystone, with a failover segment holding
+    # every compute host. Needs ``keystone``.
+    masakari: bool = False
 
     def __post_init__(self):
         if self.hosts < 1:
             raise SpecError('a cluster needs at least one compute host')
+        if self.masakari and not self.keystone:
+            raise SpecError('Masakari needs the cluster\'s Keystone '
+                            '(--keystone)')
         if not os.path.isabs(self.base_dir):
             raise SpecError('base_dir must be absolute: %r' % self.base_dir)
         seen = {}
@@ -158,6 +165,7 @@ class Ports:
     rabbitmq_dist: int
     api: int
     keystone: int = 0
+    masakari: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,6 +203,10 @@ class Layout:
     @property
     def keystone(self):
         return self._p('keystone')
+
+    @property
+    def masakari(self):
+        return self._p('masakari')
 
     @property
     def clouds_yaml(self):

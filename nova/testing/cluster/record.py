@@ -138,6 +138,10 @@ class ClusterRecord:
     # Keystone token of the admin.
     keystone_url: str = ''
     clouds_yaml: str = ''
+    # Masakari's API and the failover segment of the compute hosts
+    # (``up --masakari``).
+    masakari_url: str = ''
+    masakari_segment: str = ''
     format: int = FORMAT
 
     def host(self, name) -> HostEntry:

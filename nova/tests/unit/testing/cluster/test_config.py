@@ -56,6 +56,7 @@ class TestClusterSpec(base.TestCase):
              'compute2 is in two'),
             (dict(hosts=2, hosts_without_leases=('compute3',)),
              'hosts_without_leases names compute3'),
+            (dict(masakari=True), 'Masakari needs the cluster\'s Keystone'),
         ]
         for overrides, message in cases:
             values = dict(base_dir='/c', hosts=2)
