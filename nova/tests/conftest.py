@@ -5,10 +5,10 @@
 test's id, hence pytest < 9). The integration tests start real daemons
 (libvirtd per simulated host, PostgreSQL, RabbitMQ, Keystone) and load
 the machine with QEMU guests: they all run in one worker, one after the
-other, while the other worker takes the unit and functional tests. An
-integration module that shares nothing with them (no libvirtd, no QEMU:
-the Tempest subset, on the embedded default) names an xdist group of its
-own and runs beside them.
+other, while the other worker takes the unit and functional tests. The
+integration modules that run no libvirtd or QEMU (``_WITH_HOSTS``) form a
+second group, ``daemons``, which runs beside them; a module may name a
+group of its own (the Tempest subset does).
 
 The schemathesis run's counts (``functional/api/test_openapi_fuzz.py``)
 are printed at the end of the output, whichever process ran it: a
@@ -21,6 +21,12 @@ import sys
 import pytest
 
 _INTEGRATION = os.sep + os.path.join('tests', 'integration') + os.sep
+# The integration packages whose tests run libvirtd and QEMU hosts (a
+# cluster, or one simulated host): one at a time. The other integration
+# modules start only daemons of their own on free ports (PostgreSQL,
+# RabbitMQ, Keystone, Masakari, nova-all on libvirt's test driver) and
+# run as a second group beside them.
+_WITH_HOSTS = ('e2e', 'libvirt')
 FUZZ_MODULE = 'nova.tests.functional.api.test_openapi_fuzz'
 _FUZZ_KEY = 'nova_fuzz_counts'
 # The counts workers reported, for the controller's summary.
@@ -32,9 +38,14 @@ _FROM_WORKERS = []
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if (_INTEGRATION in str(item.path)
-                and item.get_closest_marker('xdist_group') is None):
+        path = str(item.path)
+        if (_INTEGRATION not in path
+                or item.get_closest_marker('xdist_group') is not None):
+            continue
+        if any(_INTEGRATION + sub + os.sep in path for sub in _WITH_HOSTS):
             item.add_marker(pytest.mark.xdist_group('integration'))
+        else:
+            item.add_marker(pytest.mark.xdist_group('daemons'))
 
 
 def pytest_collection_finish(session):
