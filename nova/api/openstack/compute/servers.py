@@ -304,6 +304,8 @@ class ServersController:
                            'requested_node': server.get(
                                'hypervisor_hostname')}
         networks = self._requested_networks(context, server.get('networks'))
+        hints = (body.get('os:scheduler_hints')
+                 or body.get('OS-SCH-HNT:scheduler_hints') or {})
         try:
             # Checked before anything is created, so that a request naming
             # a missing network leaves no instance behind.
@@ -315,10 +317,11 @@ class ServersController:
                 access_ip_v4=_canonical_ip(server.get('accessIPv4')),
                 access_ip_v6=_canonical_ip(server.get('accessIPv6')),
                 key_name=server.get('key_name'),
-                **destination)
+                group_uuid=hints.get('group'), **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
                 exception.NetworkNotFound, exception.KeypairNotFound,
-                exception.ComputeHostNotFound) as e:
+                exception.ComputeHostNotFound,
+                exception.InstanceGroupNotFound) as e:
             # What the body refers to is missing: the request is wrong,
             # not the URL (the reference answers 400).
             raise exception.ValidationError(detail=e.format_message())
