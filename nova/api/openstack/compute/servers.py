@@ -14,6 +14,10 @@ Create takes ``host`` and ``hypervisor_hostname`` from 2.74
 (administrators): the server is placed there if that host is up, enabled
 and has room, else the request is refused (400) and nothing is created.
 
+Create takes ``os:scheduler_hints`` (or ``OS-SCH-HNT:scheduler_hints``)
+with ``group`` only: the server group of the caller's project the server
+joins (``server_groups.py``); any other hint is a 400.
+
 Create takes ``accessIPv4`` and ``accessIPv6`` (stored, shown on the
 server; nothing here routes them) and ``adminPass`` at every version, and
 ``hostname`` from 2.90 (one DNS label; from 2.94 a fully qualified domain
