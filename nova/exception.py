@@ -180,6 +180,11 @@ class KeypairNotFound(NotFound):
     safe_msg = 'The key pair could not be found.'
 
 
+class InstanceGroupNotFound(NotFound):
+    msg_fmt = 'Instance group %(group_uuid)s could not be found.'
+    safe_msg = 'The server group could not be found.'
+
+
 class Conflict(NovaException):
     msg_fmt = 'Conflict: %(reason)s'
     code = 409
@@ -248,6 +253,14 @@ class NoValidHost(NovaException):
     msg_fmt = 'No valid host was found. %(reason)s'
     safe_msg = 'No compute host can take the server.'
     code = 400
+
+
+class GroupPolicyUnsatisfied(NoValidHost):
+    """No host with room keeps a server group's hard policy."""
+    msg_fmt = ('No valid host was found. Server group %(group)s '
+               '(%(policy)s): %(reason)s')
+    safe_msg = ('No compute host can take the server without breaking '
+                'the policy of its server group.')
 
 
 class HostClaimBusy(NovaException):

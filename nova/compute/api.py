@@ -129,7 +129,8 @@ class API:
     def create(self, context, display_name, image_ref, flavor_id,
                networks=None, requested_host=None,
                requested_node=None, hostname=None, access_ip_v4=None,
-               access_ip_v6=None, key_name=None) -> objects.Instance:
+               access_ip_v6=None, key_name=None,
+               group_uuid=None) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
         ``networks``: as ``network.api.API.validate_networks`` takes them
@@ -157,10 +158,19 @@ class API:
         the one derived from ``display_name`` (``compute.hostnames``).
         ``access_ip_v4`` / ``access_ip_v6``: stored as given (validated
         addresses, in canonical form) for the API to show.
+
+        ``group_uuid`` (the ``group`` scheduler hint): a server group of
+        the caller's project (``InstanceGroupNotFound`` otherwise) that
+        the instance joins; its host keeps the group's policy. When a
+        hard policy leaves no host with room, the instance is created in
+        ERROR, on no host, with a fault saying why (a member of its group,
+        as Nova leaves it), and nothing is cast.
         """
         phases.mark('api.create_received', context.request_id)
         destination = self._requested_destination(
             context, requested_host, requested_node)
+        group = (None if group_uuid is None
+                 else self._group_of_caller(context, group_uuid))
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
         if key_name is not None:
             objects.KeyPair.get_by_name(context, context.user_id, key_name)
@@ -188,8 +198,11 @@ class API:
         phases.mark('api.ports_allocated', context.request_id)
         try:
             host = self.host_chooser.place_new(context, instance,
-                                               only=destination)
+                                               only=destination, group=group)
             phases.mark('api.host_chosen', context.request_id)
+        except exception.GroupPolicyUnsatisfied as e:
+            network_api.deallocate_for_instance(context, instance)
+            return self._refused_by_group(context, instance, group, e)
         except Exception:
             with excutils.save_and_reraise_exception():
                 network_api.deallocate_for_instance(context, instance)
@@ -208,6 +221,31 @@ class API:
                 instance.vm_state = vm_states.ERROR
                 instance.task_state = None
                 instance.save()
+        return instance
+
+    @staticmethod
+    def _group_of_caller(context, group_uuid):
+        """The server group a create names, if the caller's project owns
+        it (administrators: any); ``InstanceGroupNotFound`` otherwise."""
+        group = objects.InstanceGroup.get_by_uuid(context, group_uuid)
+        if group.project_id != context.project_id and not context.is_admin:
+            raise exception.InstanceGroupNotFound(group_uuid=group_uuid)
+        return group
+
+    @staticmethod
+    def _refused_by_group(context, instance, group, exc):
+        """The build's end when the group's policy left no host: the
+        instance in ERROR on no host (nothing was made anywhere), in its
+        group, with the fault."""
+        LOG.warning('Not built: %s', exception.message_of(exc),
+                    instance=instance)
+        instance.host = instance.node = None
+        instance.vm_state = vm_states.ERROR
+        instance.task_state = None
+        objects.InstanceGroup.add_member(context, group.uuid, instance.uuid)
+        instance.create()
+        objects.InstanceAction.action_start(context, instance.uuid, 'create')
+        objects.InstanceFault.create(context, instance.uuid, exc)
         return instance
 
     @staticmethod

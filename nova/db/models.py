@@ -306,6 +306,33 @@ class KeyPair(TimestampMixin, Base):
     type: orm.Mapped[str] = orm.mapped_column(sa.String(16))
 
 
+class InstanceGroup(TimestampMixin, Base):
+    """A server group (os-server-groups, 0017)."""
+    __tablename__ = 'instance_groups'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    name: orm.Mapped[str] = orm.mapped_column(_str())
+    project_id: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
+    user_id: orm.Mapped[str] = orm.mapped_column(_str())
+    # affinity, anti-affinity, soft-affinity or soft-anti-affinity.
+    policy: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    # anti-affinity's one rule; NULL: one member per host.
+    max_server_per_host: orm.Mapped[int | None]
+
+
+class InstanceGroupMember(Base):
+    """The group a server is in (at most one)."""
+    __tablename__ = 'instance_group_members'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    group_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instance_groups.uuid'), index=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
+                                                       unique=True)
+    created_at: orm.Mapped[Timestamp | None]
+
+
 class Network(TimestampMixin, Base):
     __tablename__ = 'networks'
 

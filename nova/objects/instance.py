@@ -25,6 +25,7 @@ from nova.objects import base
 from nova.objects import fields
 from nova.objects import flavor as flavor_obj
 from nova.objects import host_usage
+from nova.objects import instance_group
 
 _READ_DELETED = ('no', 'yes', 'only')
 
@@ -358,3 +359,6 @@ class Instance(base.NovaObject):
         self.vm_state = vm_states.DELETED
         self.task_state = None
         self.save()
+        # A deleted server is in no group: the group's members and its
+        # policy's counts stop naming it.
+        instance_group.InstanceGroup.remove_member(self._context, self.uuid)

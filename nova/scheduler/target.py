@@ -39,13 +39,26 @@ keeps too long, is left out and the choice is made again.
 
 Among hosts with room the one with the most free memory wins (spreading),
 then the host name, so the choice is deterministic.
+
+Server groups: an instance in a group (``objects.InstanceGroup``) is
+placed only where the group's policy allows (``group_policy.py``): a hard
+policy leaves hosts out (``GroupPolicyUnsatisfied`` when it leaves none
+with room), a soft one ranks them first. Where the other members are is
+read at choice time and again under the host's lease, counting the
+targets of their evacuations in flight. Every claim of a group's member
+also holds the group's own lease (a row of the same lease table, keyed
+``server-group:<uuid>``), so two members placed at once by different
+processes are placed one after the other: two anti-affinity members
+never take the same host, and affinity members never start on two.
 """
 
+import contextlib
 import dataclasses
 import threading
 from typing import Callable
 
 from oslo_log import log as logging
+from oslo_utils import excutils
 
 from nova.conf import CONF
 from nova import exception
@@ -53,6 +66,7 @@ from nova.model import hardware
 from nova import objects
 from nova.objects import host_lease
 from nova.objects import service as service_obj
+from nova.scheduler import group_policy
 from nova.scheduler import usage as usage_mod
 
 LOG = logging.getLogger(__name__)
@@ -118,6 +132,32 @@ def _contradicts(service, source_identity, on_shared_storage) -> bool:
         return False
     shared = source_identity == service.storage_identity
     return shared != bool(on_shared_storage)
+
+
+# The key of a group's lease in the host lease table (never a host name:
+# those hold no ':').
+GROUP_LEASE = 'server-group:%s'
+
+
+@contextlib.contextmanager
+def _group_claims(context, group):
+    """Hold ``group``'s lease (nothing when None) for the body."""
+    if group is None:
+        yield
+        return
+    with host_lease.hold(context, GROUP_LEASE % group.uuid):
+        yield
+
+
+def group_rule(context, instance, group) -> 'group_policy.GroupRule | None':
+    """The policy of ``group`` (None: none) for placing ``instance``, with
+    where its other members are now."""
+    if group is None:
+        return None
+    return group_policy.GroupRule.of(
+        group, objects.InstanceGroup.member_hosts(
+            context, group.uuid, exclude_instance=instance.uuid),
+        ignored_host=instance.host)
 
 
 def compute_services(context) -> list:
@@ -195,21 +235,38 @@ class TargetChooser:
             if _contradicts(service, source_identity, on_shared_storage))
 
     def choose(self, context, instance, on_shared_storage=None,
-               exclude=()) -> str:
+               exclude=(), group=None) -> str:
         """The best candidate for ``instance``; ``NoValidHost`` if none.
 
         ``exclude``: hosts not to consider (already found full or busy).
+        ``group``: the instance's server group, whose policy the choice
+        keeps (``GroupPolicyUnsatisfied`` when hosts have room but the
+        policy allows none of them).
         """
         need = Need.of(instance.flavor)
         candidates = self.candidates(context, instance, on_shared_storage,
                                      exclude)
+        rule = group_rule(context, instance, group)
+        if rule is not None:
+            fitting = [c.host for c in candidates
+                       if c.fits(need) is not False]
+            candidates = [c for c in candidates if rule.allows(c.host)]
+            if fitting and not any(rule.allows(h) for h in fitting):
+                raise exception.GroupPolicyUnsatisfied(
+                    group=rule.group_uuid, policy=rule.policy,
+                    reason=rule.refusal(fitting))
+
+        def preference(candidate):
+            return 0 if rule is None else rule.preference(candidate.host)
         roomy = [c for c in candidates if c.fits(need)]
         unknown = [c for c in candidates if c.fits(need) is None]
         if roomy:
-            roomy.sort(key=lambda c: (-c.free_memory_mb(), c.host))
+            roomy.sort(key=lambda c: (preference(c), -c.free_memory_mb(),
+                                      c.host))
             return roomy[0].host
         if unknown:
-            unknown.sort(key=lambda c: (c.used.memory_mb, c.host))
+            unknown.sort(key=lambda c: (preference(c), c.used.memory_mb,
+                                        c.host))
             return unknown[0].host
         left_out = (' (left out: %s)' % ', '.join(sorted(exclude))
                     if exclude else '')
@@ -231,27 +288,30 @@ class TargetChooser:
                        instance.host, need, len(candidates), left_out))
 
     def _claim(self, context, instance, write, on_shared_storage=None,
-               left_out=()):
+               left_out=(), group=None):
         """Choose a host and ``write(host)`` the claim under its lease.
 
-        Returns the host. Under the lease the host's usage is read again:
-        a claim another process wrote since the choice is counted now. A
-        host that no longer fits, or whose lease stays taken, is left out
-        of the next choice; each round leaves one more out, so this ends,
-        at the latest with ``NoValidHost``.
+        Returns the host. Under the lease the host's usage (and where the
+        group's members are) is read again: a claim another process wrote
+        since the choice is counted now. A host that no longer fits, or
+        whose lease stays taken, is left out of the next choice; each
+        round leaves one more out, so this ends, at the latest with
+        ``NoValidHost``. The caller holds ``group``'s lease.
         """
         need = Need.of(instance.flavor)
         left_out = set(left_out)
         while True:
             host = self.choose(context, instance, on_shared_storage,
-                               exclude=left_out)
+                               exclude=left_out, group=group)
             try:
                 with host_lease.hold(context, host):
                     fresh = Candidate(
                         host=host, capacity=self._capacity(context, host),
                         used=usage(context, host,
                                    exclude_instance=instance.uuid))
-                    if fresh.fits(need) is not False:
+                    rule = group_rule(context, instance, group)
+                    if fresh.fits(need) is not False and (
+                            rule is None or rule.allows(host)):
                         write(host)
                         return host
                 LOG.info('Host %(host)s filled up since it was chosen '
@@ -262,12 +322,16 @@ class TargetChooser:
                             instance=instance)
             left_out.add(host)
 
-    def place_new(self, context, instance, only: str | None = None) -> str:
+    def place_new(self, context, instance, only: str | None = None,
+                  group=None) -> str:
         """Choose a host for a new instance and create its row there.
 
         Creating the row under the claim lock makes the next choice count
         this instance. ``only``: the one host to consider (a create that
         names its host); ``NoValidHost`` when it is not usable or full.
+        ``group``: the server group the instance joins, as part of the
+        same claim (``GroupPolicyUnsatisfied`` when its policy leaves no
+        host; the instance is then neither created nor a member).
         """
         others: set[str] = set()
         if only is not None:
@@ -277,10 +341,23 @@ class TargetChooser:
         def write(host):
             instance.host = host
             instance.node = host
-            instance.create()
+            if group is None:
+                instance.create()
+                return
+            # NOTE: the member row first: the group's lease is held, and
+            # a member without an instance row counts nowhere.
+            objects.InstanceGroup.add_member(context, group.uuid,
+                                             instance.uuid)
+            try:
+                instance.create()
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    objects.InstanceGroup.remove_member(context,
+                                                        instance.uuid)
 
-        with self._claim_lock:
-            host = self._claim(context, instance, write, left_out=others)
+        with self._claim_lock, _group_claims(context, group):
+            host = self._claim(context, instance, write, left_out=others,
+                               group=group)
         LOG.info('Placed on %s', host, instance=instance)
         return host
 
@@ -298,14 +375,25 @@ class TargetChooser:
             migration.dest_node = host
             migration.save()
 
-        with self._claim_lock:
+        group = objects.InstanceGroup.get_by_instance_uuid(context,
+                                                           instance.uuid)
+        with self._claim_lock, _group_claims(context, group):
             if host is None:
                 host = self._claim(context, instance, write,
-                                   on_shared_storage, left_out=exclude)
+                                   on_shared_storage, left_out=exclude,
+                                   group=group)
             else:
                 # An operator's named target is taken as told (Nova's
-                # force), whatever it holds.
+                # force), whatever it holds, except a hard group policy
+                # it would break: that is never this project's to break.
                 validate_named_target(context, instance, host, force=True)
+                rule = group_rule(context, instance, group)
+                if rule is not None and rule.hard and \
+                        not rule.allows(host):
+                    raise exception.GroupPolicyUnsatisfied(
+                        group=rule.group_uuid, policy=rule.policy,
+                        reason='the named target %s: %s' % (
+                            host, rule.refusal([host])))
                 write(host)
         LOG.info('Evacuation target is %s', host, instance=instance)
         return host

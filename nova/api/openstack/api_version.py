@@ -21,8 +21,10 @@ not listed change nothing this API serves):
 * 2.9   ``locked`` in server details
 * 2.10  os-keypairs: ``user_id`` (administrators)
 * 2.11  ``PUT /os-services/force-down``; ``forced_down`` in services
+* 2.13  os-server-groups: ``project_id``, ``user_id``
 * 2.14  evacuate: no ``onSharedStorage`` (decided by the hosts), no
         ``adminPass`` in the response
+* 2.15  os-server-groups: ``soft-affinity``, ``soft-anti-affinity``
 * 2.16  ``host_status`` in server details
 * 2.19  ``description`` in server details
 * 2.21  instance actions of deleted servers
@@ -44,13 +46,16 @@ not listed change nothing this API serves):
 * 2.61  ``extra_specs`` in flavor details
 * 2.62  action events: ``hostId``, and ``host`` (admin)
 * 2.63  ``trusted_image_certificates`` in server details (always null)
+* 2.64  os-server-groups: ``policy`` and ``rules``
+        (``max_server_per_host``) instead of ``policies`` and
+        ``metadata``
 * 2.66  ``changes-before`` for servers, instance actions, os-migrations
 * 2.68  evacuate: ``force`` refused again
-* 2.71  ``server_groups`` in server show (always empty here)
+* 2.71  ``server_groups`` in server show
 * 2.73  ``locked_reason`` in server details, the ``locked`` filter
 * 2.74  server create: ``host``, ``hypervisor_hostname`` (admin)
-* 2.75  servers and os-keypairs lists: an unknown query parameter is a
-        400; flavors: ``swap`` 0, not ""
+* 2.75  servers, os-keypairs and os-server-groups lists: an unknown
+        query parameter is a 400; flavors: ``swap`` 0, not ""
 * 2.80  os-migrations: ``user_id``, ``project_id`` and their filters
 * 2.83  servers list: ``user_id``, ``vm_state``, ``task_state``,
         ``power_state`` filters for non-admins too
@@ -63,9 +68,9 @@ not listed change nothing this API serves):
 * 2.94  server create: ``hostname`` may be a fully qualified domain name
 * 2.95  evacuate: the server ends STOPPED on its new host
 * No-ops (about what this API does not have: cold and live
-  migration, personality files, volumes, server groups, cells, ports
+  migration, personality files, volumes, cells, ports
   with resource requests, shelve, NUMA topology, image cache, rescue,
-  hypervisors, rebuild, server update): 2.54, 2.56, 2.57, 2.60, 2.64,
+  hypervisors, rebuild, server update): 2.54, 2.56, 2.57, 2.60,
   2.65, 2.67, 2.69, 2.70, 2.72, 2.77-2.79, 2.81, 2.85-2.89, 2.91, 2.93
 * Not taken here (a request using them is a 400, as below them): 2.76
   ``power-update`` and 2.82 ``accelerator-request-bound`` external

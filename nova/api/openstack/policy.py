@@ -72,6 +72,11 @@ RULES = {
     'os_compute_api:os-keypairs:show': USER,
     'os_compute_api:os-keypairs:create': USER,
     'os_compute_api:os-keypairs:delete': USER,
+    'os_compute_api:os-server-groups:index': OWNER,
+    'os_compute_api:os-server-groups:index:all_projects': ADMIN,
+    'os_compute_api:os-server-groups:show': OWNER,
+    'os_compute_api:os-server-groups:create': OWNER,
+    'os_compute_api:os-server-groups:delete': OWNER,
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
     # Below 2.51 only administrators see the events of an action; from
@@ -160,6 +165,13 @@ DESCRIPTIONS = {
         'Create or import a key pair (for another user: user_id, '
         'microversion 2.10).',
     'os_compute_api:os-keypairs:delete': 'Delete a key pair of a user.',
+    'os_compute_api:os-server-groups:index':
+        'List the server groups of the project.',
+    'os_compute_api:os-server-groups:index:all_projects':
+        'List the server groups of every project (all_projects).',
+    'os_compute_api:os-server-groups:show': 'Show a server group.',
+    'os_compute_api:os-server-groups:create': 'Create a server group.',
+    'os_compute_api:os-server-groups:delete': 'Delete a server group.',
     'os_compute_api:os-host-evacuations:create':
         'Evacuate every server of a failed host (POST '
         '/os-host-evacuations, this project\'s own resource).',

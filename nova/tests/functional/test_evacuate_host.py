@@ -102,3 +102,50 @@ class TestHostEvacuate(harness.EvacuateTestCase):
             self.ctx, instance_uuid=instance.uuid)
         self.assertEqual(migration_obj.DONE,
                          self.wait_for_evacuation(migration).status)
+
+
+class TestHostEvacuateServerGroup(harness.EvacuateTestCase):
+    """Three members of an anti-affinity group on the failed host, two
+    targets, all evacuated at once: one member per target, and the third
+    stays where it is, whole, saying why."""
+
+    def test_anti_affinity_members_evacuated_at_once(self):
+        self.flags(host_evacuate_workers=3, group='conductor')
+        members = [self.boot('a') for _ in range(3)]
+        group = objects.InstanceGroup(
+            name='spread', project_id=members[0].project_id,
+            user_id=members[0].user_id, policy='anti-affinity').create()
+        for member in members:
+            objects.InstanceGroup.add_member(self.ctx, group.uuid,
+                                             member.uuid)
+        a = self.kill('a')
+        files = {m.uuid: sha256_tree(a.instance_dir(m)) for m in members}
+
+        run = objects.HostEvacuation.create(self.ctx, 'a', members)
+        conductor_rpcapi.ConductorAPI().run_host_evacuation(
+            self.ctx, run.uuid)
+        self.wait_for(lambda: objects.HostEvacuation.get_by_uuid(
+            self.ctx, run.uuid).ended, 'the run to end')
+        items = {i.instance_uuid: i for i in objects.HostEvacuation
+                 .get_by_uuid(self.ctx, run.uuid).instances()}
+        done = [m for m in members
+                if items[m.uuid].outcome == run_obj.DONE]
+        (left,) = [m for m in members
+                   if items[m.uuid].outcome != run_obj.DONE]
+        self.assertEqual(['b', 'c'], sorted(self.fresh(m).host
+                                            for m in done))
+        for member in done:
+            self.assertTrue(self.hosts[self.fresh(member).host].running(
+                member))
+        # The third was refused by the group's policy: still on a with
+        # its disks untouched, nothing of it on b or c.
+        item = items[left.uuid]
+        self.assertEqual((run_obj.FAILED, 'a'), (item.outcome, item.host))
+        self.assertIn('Server group %s' % group.uuid, item.message)
+        self.assertEqual('a', self.fresh(left).host)
+        self.assertEqual(files[left.uuid], sha256_tree(a.instance_dir(left)))
+        for name in ('b', 'c'):
+            self.assertNoTrace(self.hosts[name], left)
+        self.assertEqual({'a': 1, 'b': 1, 'c': 1},
+                         objects.InstanceGroup.member_hosts(self.ctx,
+                                                            group.uuid))

@@ -17,6 +17,7 @@ from nova.api.openstack.compute import migrations
 from nova.api.openstack.compute import networks
 from nova.api.openstack.compute import server_actions
 from nova.api.openstack.compute import server_external_events
+from nova.api.openstack.compute import server_groups
 from nova.api.openstack.compute import servers
 from nova.api.openstack.compute import services
 from nova.api.openstack import router
@@ -37,6 +38,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         images.ImagesController(image_store),
         networks.NetworksController(),
         keypairs.KeypairsController(max_limit),
+        server_groups.ServerGroupsController(max_limit),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]

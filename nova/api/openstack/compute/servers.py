@@ -14,6 +14,10 @@ Create takes ``host`` and ``hypervisor_hostname`` from 2.74
 (administrators): the server is placed there if that host is up, enabled
 and has room, else the request is refused (400) and nothing is created.
 
+Create takes ``os:scheduler_hints`` (or ``OS-SCH-HNT:scheduler_hints``)
+with ``group`` only: the server group of the caller's project the server
+joins (``server_groups.py``); any other hint is a 400.
+
 Create takes ``accessIPv4`` and ``accessIPv6`` (stored, shown on the
 server; nothing here routes them) and ``adminPass`` at every version, and
 ``hostname`` from 2.90 (one DNS label; from 2.94 a fully qualified domain
@@ -304,6 +308,8 @@ class ServersController:
                            'requested_node': server.get(
                                'hypervisor_hostname')}
         networks = self._requested_networks(context, server.get('networks'))
+        hints = (body.get('os:scheduler_hints')
+                 or body.get('OS-SCH-HNT:scheduler_hints') or {})
         try:
             # Checked before anything is created, so that a request naming
             # a missing network leaves no instance behind.
@@ -315,10 +321,11 @@ class ServersController:
                 access_ip_v4=_canonical_ip(server.get('accessIPv4')),
                 access_ip_v6=_canonical_ip(server.get('accessIPv6')),
                 key_name=server.get('key_name'),
-                **destination)
+                group_uuid=hints.get('group'), **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
                 exception.NetworkNotFound, exception.KeypairNotFound,
-                exception.ComputeHostNotFound) as e:
+                exception.ComputeHostNotFound,
+                exception.InstanceGroupNotFound) as e:
             # What the body refers to is missing: the request is wrong,
             # not the URL (the reference answers 400).
             raise exception.ValidationError(detail=e.format_message())

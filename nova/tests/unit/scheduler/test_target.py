@@ -7,6 +7,7 @@ from nova.conf import host_settings
 from nova import exception
 from nova.model import hardware
 from nova import objects
+from nova.objects import host_lease
 from nova.objects import migration as migration_obj
 from nova.scheduler import target
 from nova.scheduler import usage
@@ -359,3 +360,209 @@ class TestDatabaseCapacity(base.TestCase):
         self.assertEqual(16384, target.database_capacity(
             self.ctx, 'b').memory_mb)
         self.assertEqual('b', self.chooser.choose(self.ctx, self.instance))
+
+
+class TestServerGroups(TargetTestCase):
+    """Evacuating a member of a server group: the target keeps its
+    group's policy, counting members placed and members on their way."""
+
+    def setUp(self):
+        super().setUp()
+        for host in ('b', 'c', 'd'):
+            dbf.make_service(self.ctx, host)
+        # b has the most room, then c, then d: without a group, b wins.
+        self.capacities = {'b': _capacity(8192), 'c': _capacity(4096),
+                           'd': _capacity(2048)}
+
+    def group(self, policy='anti-affinity', most=None, members=()):
+        group = objects.InstanceGroup(
+            name='g', project_id='p', user_id='u', policy=policy,
+            max_server_per_host=most).create()
+        for instance in (self.instance, *members):
+            objects.InstanceGroup.add_member(self.ctx, group.uuid,
+                                             instance.uuid)
+        return group
+
+    def _migration(self, instance=None):
+        return objects.Migration(
+            self.ctx, instance_uuid=(instance or self.instance).uuid,
+            source_compute='a', migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+
+    def test_anti_affinity_leaves_out_hosts_with_a_member(self):
+        self.group(members=[dbf.make_instance(self.ctx, 'b',
+                                              flavor=self.flavor)])
+        migration = self._migration()
+        self.assertEqual('c', self.chooser.choose_and_claim(
+            self.ctx, self.instance, migration))
+        self.assertEqual('c', objects.Migration.get_by_id(
+            self.ctx, migration.id).dest_compute)
+
+    def test_a_member_on_its_way_counts_where_it_goes(self):
+        other = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+        self.group(members=[other])
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, other, self._migration(other)))
+        # other is still on a (its rebuild has not run), going to b.
+        self.assertEqual('c', self.chooser.choose_and_claim(
+            self.ctx, self.instance, self._migration()))
+
+    def test_no_host_left_refuses_and_claims_nothing(self):
+        members = [dbf.make_instance(self.ctx, h, flavor=self.flavor)
+                   for h in ('b', 'c', 'd')]
+        group = self.group(members=members)
+        migration = self._migration()
+        with self.assertRaises(exception.GroupPolicyUnsatisfied) as caught:
+            self.chooser.choose_and_claim(self.ctx, self.instance,
+                                          migration)
+        self.assertIsInstance(caught.exception, exception.NoValidHost)
+        self.assertIn(group.uuid, str(caught.exception))
+        self.assertIn('b, c, d', str(caught.exception))
+        self.assertIsNone(objects.Migration.get_by_id(
+            self.ctx, migration.id).dest_compute)
+
+    def test_max_server_per_host(self):
+        self.group(most=2, members=[dbf.make_instance(self.ctx, 'b',
+                                                      flavor=self.flavor)])
+        self.assertEqual('b', self.chooser.choose(
+            self.ctx, self.instance,
+            group=objects.InstanceGroup.get_by_instance_uuid(
+                self.ctx, self.instance.uuid)))
+
+    def test_a_deleted_member_counts_nowhere(self):
+        gone = dbf.make_instance(self.ctx, 'b', flavor=self.flavor)
+        self.group(members=[gone])
+        gone.destroy()
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, self.instance, self._migration()))
+
+    def test_affinity_follows_the_members_not_on_the_failed_host(self):
+        still_on_a = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+        self.group(policy='affinity', members=[still_on_a])
+        # The only other member is on the failed host: anywhere will do.
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, self.instance, self._migration()))
+        # The next one follows it to b, which it is on its way to.
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, still_on_a, self._migration(still_on_a)))
+
+    def test_affinity_refuses_when_the_members_host_is_full(self):
+        self.group(policy='affinity', members=[
+            dbf.make_instance(self.ctx, 'd', flavor=self.flavor)])
+        self.assertEqual('d', self.chooser.choose(
+            self.ctx, self.instance,
+            group=objects.InstanceGroup.get_by_instance_uuid(
+                self.ctx, self.instance.uuid)))
+        self.capacities['d'] = _capacity(512)
+        with self.assertRaises(exception.GroupPolicyUnsatisfied) as caught:
+            self.chooser.choose_and_claim(self.ctx, self.instance,
+                                          self._migration())
+        self.assertIn('on d', str(caught.exception))
+
+    def test_soft_anti_affinity_prefers_but_never_refuses(self):
+        self.group(policy='soft-anti-affinity', members=[
+            dbf.make_instance(self.ctx, h, flavor=self.flavor)
+            for h in ('b', 'c')])
+        self.assertEqual('d', self.chooser.choose_and_claim(
+            self.ctx, self.instance, self._migration()))
+        # Every host has a member now (d: the one on its way): the one
+        # with the most room takes the next.
+        objects.InstanceGroup.add_member(
+            self.ctx, objects.InstanceGroup.get_by_instance_uuid(
+                self.ctx, self.instance.uuid).uuid,
+            dbf.make_instance(self.ctx, 'a', flavor=self.flavor).uuid)
+        other = objects.Instance.get_all(self.ctx, host='a')[-1]
+        self.assertEqual('b', self.chooser.choose_and_claim(
+            self.ctx, other, self._migration(other)))
+
+    def test_a_named_target_may_not_break_a_hard_policy(self):
+        self.group(members=[dbf.make_instance(self.ctx, 'b',
+                                              flavor=self.flavor)])
+        migration = self._migration()
+        with self.assertRaises(exception.GroupPolicyUnsatisfied) as caught:
+            self.chooser.choose_and_claim(self.ctx, self.instance,
+                                          migration, host='b')
+        self.assertIn('named target b', str(caught.exception))
+        self.assertIsNone(objects.Migration.get_by_id(
+            self.ctx, migration.id).dest_compute)
+        self.assertEqual('c', self.chooser.choose_and_claim(
+            self.ctx, self.instance, migration, host='c'))
+
+    def test_place_new_joins_the_group_in_the_claim(self):
+        group = self.group()
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor)
+        self.assertEqual('b', self.chooser.place_new(self.ctx, new,
+                                                     group=group))
+        self.assertEqual(
+            [self.instance.uuid, new.uuid],
+            objects.InstanceGroup.get_by_uuid(self.ctx, group.uuid).members)
+        full = objects.Instance(self.ctx, display_name='full',
+                                flavor=self.flavor)
+        for host in ('c', 'd'):
+            objects.InstanceGroup.add_member(
+                self.ctx, group.uuid,
+                dbf.make_instance(self.ctx, host, flavor=self.flavor).uuid)
+        with self.assertRaises(exception.GroupPolicyUnsatisfied):
+            self.chooser.place_new(self.ctx, full, group=group)
+        self.assertRaises(exception.InstanceNotFound,
+                          objects.Instance.get_by_uuid, self.ctx, full.uuid)
+        self.assertIsNone(objects.InstanceGroup.get_by_instance_uuid(
+            self.ctx, full.uuid))
+
+    def test_the_choice_is_made_under_the_groups_lease(self):
+        group = self.group()
+        held = []
+
+        def capacity(ctx, host):
+            held.append(host_lease.holder_of(
+                ctx, target.GROUP_LEASE % group.uuid))
+            return self.capacities.get(host)
+        chooser = target.TargetChooser(capacity)
+        chooser.choose_and_claim(self.ctx, self.instance, self._migration())
+        self.assertTrue(held)
+        self.assertNotIn(None, held)
+        self.assertIsNone(host_lease.holder_of(
+            self.ctx, target.GROUP_LEASE % group.uuid))
+
+
+class TestGroupMembersEvacuatedAtOnce(TargetTestCase):
+    """Two anti-affinity members evacuated at the same moment by two
+    choosers (two conductors): they never take the same host, though
+    both would choose b on their own."""
+
+    def test_two_members_two_hosts(self):
+        for host in ('b', 'c'):
+            dbf.make_service(self.ctx, host)
+        self.capacities = {'b': _capacity(8192), 'c': _capacity(4096)}
+        other = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+        group = objects.InstanceGroup(name='g', project_id='p',
+                                      user_id='u',
+                                      policy='anti-affinity').create()
+        for instance in (self.instance, other):
+            objects.InstanceGroup.add_member(self.ctx, group.uuid,
+                                             instance.uuid)
+        started = threading.Barrier(2, timeout=10)
+        outcome = {}
+
+        def evacuate(instance):
+            chooser = target.TargetChooser(
+                lambda ctx, host: self.capacities.get(host))
+            migration = objects.Migration(
+                self.ctx, instance_uuid=instance.uuid, source_compute='a',
+                migration_type=migration_obj.EVACUATION,
+                status=migration_obj.ACCEPTED).create()
+            started.wait()
+            outcome[instance.uuid] = chooser.choose_and_claim(
+                self.ctx, instance, migration)
+        threads = [threading.Thread(target=evacuate, args=(i,))
+                   for i in (self.instance, other)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        self.assertEqual(['b', 'c'], sorted(outcome.values()))
+        # Both still on a, one on its way to b, the other to c.
+        self.assertEqual({'a': 2, 'b': 1, 'c': 1},
+                         objects.InstanceGroup.member_hosts(self.ctx,
+                                                            group.uuid))

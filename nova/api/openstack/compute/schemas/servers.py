@@ -68,9 +68,19 @@ _server = {
     'additionalProperties': False,
 }
 
+# The one scheduler hint acted on: the server group to join (its policy
+# decides the host). Any other hint would be ignored, so it is refused.
+_scheduler_hints = {
+    'type': 'object',
+    'properties': {'group': validation.uuid},
+    'additionalProperties': False,
+}
+
 create = {
     'type': 'object',
-    'properties': {'server': _server},
+    'properties': {'server': _server,
+                   'os:scheduler_hints': _scheduler_hints,
+                   'OS-SCH-HNT:scheduler_hints': _scheduler_hints},
     'required': ['server'],
     'additionalProperties': False,
 }

@@ -11,8 +11,8 @@ identities (doc/source/cleanup.rst, "Who reads a fault").
 Fields by microversion beyond the base: ``OS-EXT-SRV-ATTR`` extras 2.3,
 ``locked`` 2.9, ``host_status`` 2.16, ``description`` 2.19, ``tags`` 2.26,
 the embedded flavor 2.47, ``trusted_image_certificates`` 2.63 (null: no
-image is signature-checked here), ``server_groups`` 2.71 (show only;
-empty: there are no server groups), ``locked_reason`` 2.73 (null: nothing
+image is signature-checked here), ``server_groups`` 2.71 (show only:
+the group the server is in, if any), ``locked_reason`` 2.73 (null: nothing
 locks a server here), and from 2.90 ``OS-EXT-SRV-ATTR:hostname`` for
 every user who may see the server. ``accessIPv4`` and ``accessIPv6`` are
 what the create gave, empty strings when it gave none; ``adminPass`` is
@@ -206,7 +206,9 @@ def detail(req, instance, services=None, show=False) -> dict:
     if req.is_version('2.63'):
         view['trusted_image_certificates'] = None
     if req.is_version('2.71') and show:
-        view['server_groups'] = []
+        group = objects.InstanceGroup.get_by_instance_uuid(context,
+                                                           instance.uuid)
+        view['server_groups'] = [] if group is None else [group.uuid]
     if req.is_version('2.73'):
         view['locked_reason'] = None
     if req.is_version('2.90'):
