@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0014'
+HEAD = '0019'
 
 
 class MigrationTestCase(base.TestCase):
