@@ -81,6 +81,9 @@ POINTS = {
     'quarantine.after_rename':
         'a directory was moved to quarantine; its reason not recorded',
     'reaper.during_reap': 'the reaper stopped one orphan domain',
+    'hamonitor.after_fence':
+        'nova-hamonitor fenced a failed host and recorded it; the host\'s '
+        'service not forced down yet, its evacuation not started',
 }
 
 

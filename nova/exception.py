@@ -590,3 +590,8 @@ class UnknownDiskFormat(Invalid):
                '(%(reason)s); refusing to guess it: a guest could have '
                'written any header into it.')
     safe_msg = 'A disk of the server has no recorded format; it was not used.'
+
+
+class HaLeaseLost(NovaException):
+    msg_fmt = ('This monitor no longer holds the lease of region '
+               '%(region)s (before %(before)s)')

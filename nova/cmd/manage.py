@@ -14,6 +14,8 @@
     nova-manage [--config-file F ...] network audit [--min-age SECONDS]
     nova-manage [--config-file F ...] network cleanup [--min-age SECONDS]
                                                       [--yes]
+    nova-manage [--config-file F ...] ha alerts [--host H]
+    nova-manage [--config-file F ...] ha recoveries
 
 ``host audit`` lists the orphaned artefacts (domains, VIFs, instance
 directories) of this host: those of instances the database does not place
@@ -70,6 +72,11 @@ or deleted) and that are older than ``--min-age`` seconds (default 600);
 they hold a MAC and a fixed IP (``nova.network.audit``). ``network
 cleanup`` releases them, a dry run without ``--yes``. Both need only the
 database.
+
+``ha alerts`` lists what nova-hamonitor recorded about failed hosts it
+did not recover (one needing fencing, a fence that failed), newest first;
+``ha recoveries`` every recovery it started, with the step it reached and
+its host-evacuate run (doc/source/ha.rst). Both need only the database.
 
 Exit codes: 0 success, 1 the command failed (the reason is printed on
 stderr), 2 wrong usage.
@@ -166,7 +173,22 @@ def build_parser() -> argparse.ArgumentParser:
             metavar='SECONDS',
             help='only ports older than this; a younger one may belong to '
                  'a boot in progress (default: %(default)s)')
+    _ha_actions(categories)
     return parser
+
+
+def _ha_actions(categories):
+    ha = categories.add_parser('ha', help='what nova-hamonitor did')
+    actions = ha.add_subparsers(dest='action', required=True,
+                                metavar='ACTION')
+    alerts = actions.add_parser(
+        'alerts', help='failed hosts the monitor did not recover, and why')
+    alerts.add_argument('--host', default=None,
+                        help='only the alerts of this host')
+    alerts.set_defaults(func=ha_alerts_command)
+    recoveries = actions.add_parser(
+        'recoveries', help='the recoveries of failed hosts it started')
+    recoveries.set_defaults(func=ha_recoveries_command)
 
 
 def _audit_and_cleanup(categories, name, help, audit_help, cleanup_help,
@@ -565,6 +587,32 @@ def network_cleanup_command(args) -> int:
             orphan.port_id, orphan.mac_address, orphan.ip_address or '-'))
     print('%d released, %d kept' % (len(released),
                                     len(orphans) - len(released)))
+    return EXIT_OK
+
+
+def ha_alerts_command(args) -> int:
+    context = nova_context.get_admin_context()
+    alerts = objects.HaAlert.get_all(context, host=args.host)
+    if not alerts:
+        print('No alerts.')
+        return EXIT_OK
+    print(audit.format_table(alerts, (('created_at', 'created_at'),
+                                      ('host', 'host'),
+                                      ('reason', 'reason'))))
+    return EXIT_OK
+
+
+def ha_recoveries_command(args) -> int:
+    context = nova_context.get_admin_context()
+    recoveries = objects.HaHostRecovery.get_all(context)
+    if not recoveries:
+        print('No recoveries.')
+        return EXIT_OK
+    # A recovery that fenced nothing shows "-" under fenced.
+    print(audit.format_table(recoveries, (
+        ('created_at', 'created_at'), ('host', 'host'), ('step', 'step'),
+        ('fenced', 'fenced'), ('host-evacuate', 'evacuation_uuid'),
+        ('monitor', 'monitor'), ('reason', 'reason'))))
     return EXIT_OK
 
 

@@ -460,6 +460,29 @@ class API:
                  instance=instance)
         return migration
 
+    def host_evacuate(self, context, host, target_host=None,
+                      on_shared_storage=None) -> objects.HostEvacuation:
+        """Record a host-evacuate run of every instance of ``host`` and
+        hand it to a conductor; the run (``queued``).
+
+        The one way a run starts, for ``POST /os-host-evacuations`` (which
+        checks the request first) and for nova-hamonitor alike. A run no
+        conductor was handed is ended at once, saying so.
+        """
+        instances = objects.Instance.get_by_host(context, host)
+        run = objects.HostEvacuation.create(
+            context, host, instances, target_host=target_host,
+            on_shared_storage=on_shared_storage)
+        try:
+            self.conductor_api.run_host_evacuation(
+                context, evacuation_uuid=run.uuid)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                run.abandon('not handed to a conductor')
+        LOG.info('host-evacuate %(run)s of %(host)s: %(n)d instances',
+                 {'run': run.uuid, 'host': host, 'n': len(instances)})
+        return run
+
     # -- external events -----------------------------------------------------
 
     def _event_hosts(self, context, instance):

@@ -13,6 +13,7 @@ from nova.conf import base
 from nova.conf import compute
 from nova.conf import conductor
 from nova.conf import database
+from nova.conf import ha
 from nova.conf import image
 from nova.conf import keystone
 from nova.conf import libvirt
@@ -23,7 +24,7 @@ from nova.conf import storage
 
 CONF = cfg.CONF
 
-_MODULES = (all_in_one, api, base, compute, conductor, database, image,
+_MODULES = (all_in_one, api, base, compute, conductor, database, ha, image,
             keystone, libvirt, network, reaper, service, storage)
 
 for _module in _MODULES:

@@ -415,3 +415,40 @@ class HostEvacuationInstance(TimestampMixin, Base):
     # Every attempt, oldest first: target, outcome, migration, message.
     attempts: orm.Mapped[list | None]
     message: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
+class HaMonitorLease(Base):
+    """Which nova-hamonitor may act in a region, until when
+    (``nova.ha.lease``)."""
+    __tablename__ = 'ha_monitor_leases'
+
+    region: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
+    holder: orm.Mapped[str] = orm.mapped_column(_str())
+    expires_at: orm.Mapped[Timestamp]
+
+
+class HaAlert(Base):
+    """A failed host the monitor could not recover safely, and why."""
+    __tablename__ = 'ha_alerts'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    host: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
+    reason: orm.Mapped[str] = orm.mapped_column(sa.Text)
+    created_at: orm.Mapped[Timestamp | None]
+
+
+class HaHostRecovery(TimestampMixin, Base):
+    """One recovery of one failed host by nova-hamonitor: how far it got
+    (``nova.ha.recovery``), so that it is done once."""
+    __tablename__ = 'ha_host_recoveries'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    host: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
+    step: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    # The monitor (lease holder) that last advanced it.
+    monitor: orm.Mapped[str] = orm.mapped_column(_str())
+    fenced: orm.Mapped[bool]
+    # The host-evacuate run it started (NULL until it did).
+    evacuation_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36))
+    reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

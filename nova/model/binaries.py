@@ -9,5 +9,6 @@ of the layers, so that every layer (the CLI included) names them alike.
 COMPUTE = 'nova-compute'
 CONDUCTOR = 'nova-conductor'
 API = 'nova-api'
+HAMONITOR = 'nova-hamonitor'
 # Every service in one process (development and tests).
 ALL = 'nova-all'

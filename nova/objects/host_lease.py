@@ -55,26 +55,44 @@ def try_take(context, host: str, holder: str,
 
     Returns whether ``holder`` holds it now.
     """
+    taken = take_free_or_expired(_table, _table.host, host, holder,
+                                 lease_seconds)
+    if taken == TAKEN_OVER:
+        LOG.warning('Took over the expired claim lease on host %s', host)
+    return taken is not None
+
+
+NEW = 'new'
+TAKEN_OVER = 'taken over'
+
+
+def take_free_or_expired(table, key_column, key: str, holder: str,
+                         seconds: float) -> str | None:
+    """Take the lease row of ``table`` whose ``key_column`` is ``key``
+    for ``holder``, for ``seconds``: ``NEW`` when there was none,
+    ``TAKEN_OVER`` when it had expired, None when another holds it.
+
+    For any lease table of (key, ``holder``, ``expires_at``) rows.
+    """
     now = fields.utcnow()
-    expires = now + datetime.timedelta(seconds=lease_seconds)
+    expires = now + datetime.timedelta(seconds=seconds)
     try:
         with db_api.session() as session:
-            session.execute(sa.insert(_table).values(
-                host=host, holder=holder, expires_at=expires))
-        return True
+            session.execute(sa.insert(table).values(
+                {key_column.key: key, 'holder': holder,
+                 'expires_at': expires}))
+        return NEW
     except sa_exc.IntegrityError:
         pass
     # Held, or left behind by a holder that died: only an expired lease
     # may be taken over, and of two takers the UPDATE lets one win.
     with db_api.session() as session:
         taken = session.execute(
-            sa.update(_table)
-            .where(_table.host == host, _table.expires_at < now)
+            sa.update(table)
+            .where(key_column == key, table.expires_at < now)
             .values(holder=holder, expires_at=expires)
             .execution_options(synchronize_session=False)).rowcount
-    if taken:
-        LOG.warning('Took over the expired claim lease on host %s', host)
-    return bool(taken)
+    return TAKEN_OVER if taken else None
 
 
 def give_back(context, host: str, holder: str) -> bool:

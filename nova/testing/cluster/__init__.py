@@ -133,6 +133,7 @@ class Cluster:
         self.masakari = None
         self.api = None
         self.conductor = None
+        self.hamonitor = None
         self._lock = threading.RLock()
         self._stop_watching = threading.Event()
         self._watcher = None
@@ -343,6 +344,8 @@ class Cluster:
         t = time.monotonic()
         self.api = self._controller_service('nova-api')
         self.conductor = self._controller_service('nova-conductor')
+        if self.spec.hamonitor:
+            self.hamonitor = self._controller_service('nova-hamonitor')
         for host in self.hosts.values():
             host.start_compute()
         self.save()
@@ -391,6 +394,18 @@ class Cluster:
             host = self.host(name)
             host.fail()
             self.save()
+
+    def fence(self, name) -> bool:
+        """Power host ``name`` off as ``fail`` does, as a fence agent
+        would; False when it was off already (still a success: a fence
+        agent asked twice must not fail the second time)."""
+        with self._lock:
+            host = self.host(name)
+            if host.entry.state == 'failed':
+                return False
+            host.fail()
+            self.save()
+            return True
 
     def revive(self, name, wait=True, crash_point=None, options=None,
                stall_point=None):
@@ -621,7 +636,7 @@ class Cluster:
             for host in self.hosts.values():
                 if host.compute is not None:
                     joins.append(_in_thread(host.stop_compute))
-            for proc in (self.api, self.conductor):
+            for proc in (self.hamonitor, self.api, self.conductor):
                 if proc is not None:
                     joins.append(_in_thread(proc.stop))
             for join in joins:
@@ -639,7 +654,8 @@ class Cluster:
                 step('stopping PostgreSQL', self.postgres.stop)
             if self.keystone is not None:
                 step('stopping Keystone', self.keystone.stop)
-            self.api = self.conductor = self.rabbit = self.postgres = None
+            self.api = self.conductor = self.hamonitor = None
+            self.rabbit = self.postgres = None
             self.keystone = None
             step('removing namespaces',
                  cluster_reclaim.remove_namespaces, self.spec)

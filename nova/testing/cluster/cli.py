@@ -3,6 +3,7 @@
     tools/cluster up N [--shared-storage HOST,HOST ...] [--dir DIR]
     tools/cluster status [--json]
     tools/cluster fail HOST
+    tools/cluster fence HOST
     tools/cluster revive HOST [--crash-point NAME] [--no-wait]
     tools/cluster restart-compute HOST [--crash-point NAME] [--no-wait]
     tools/cluster wait-exit HOST [--timeout S]
@@ -15,11 +16,14 @@
 
 ``up`` starts a supervisor process that owns the cluster (its hosts'
 namespaces stop themselves if it dies) and returns once every service
-answers; ``fail``, ``revive``, ``restart-compute``, ``wait-exit``,
+answers; ``fail``, ``fence``, ``revive``, ``restart-compute``, ``wait-exit``,
 ``mount-shared``, ``unmount-shared``, ``partition``, ``heal``,
 ``restart-libvirtd`` and ``down`` are requests to it over
 a Unix socket (``DIR/control.sock``), one line of JSON each way.
 ``status`` reads ``DIR/cluster.json`` and asks each piece itself.
+``fence`` is the cluster's fence agent (nova-hamonitor's ``[ha]
+fence_command`` with ``up --hamonitor``): it powers the host off as
+``fail`` does, and succeeds (exit 0) on a host that is off already.
 ``down`` also works when the supervisor has died: it stops what the
 record names, by PID.
 
@@ -65,7 +69,8 @@ def _spec_from_args(args):
             name for group in args.no_disk_leases
             for name in cluster_config.parse_group(group)),
         reap_orphans_interval=args.reap_orphans_interval,
-        keystone=args.keystone, masakari=args.masakari)
+        keystone=args.keystone, masakari=args.masakari,
+        hamonitor=args.hamonitor)
 
 
 def _load(base_dir):
@@ -119,6 +124,11 @@ class Supervisor:
         if command == 'fail':
             cluster.fail(host)
             return 'host %s failed' % host
+        if command == 'fence':
+            # Powering off a host that is off is a fence agent's success.
+            if cluster.fence(host):
+                return 'host %s fenced: powered off' % host
+            return 'host %s fenced: it was off already' % host
         if command in ('revive', 'restart-compute'):
             start = (cluster.revive if command == 'revive'
                      else cluster.restart_compute)
@@ -413,6 +423,9 @@ def _parser():
                               'the cluster\'s Keystone, with a failover '
                               'segment "cluster" of every compute host; '
                               'needs --keystone')
+        sub.add_argument('--hamonitor', action='store_true',
+                         help='run nova-hamonitor on the controller, '
+                              'fencing with tools/cluster fence')
         sub.add_argument('--reap-orphans-interval', type=int, default=600,
                          metavar='S',
                          help='the compute hosts\' reap_orphans_interval '
@@ -424,6 +437,8 @@ def _parser():
     from nova import crashpoint
     for name, text in (
             ('fail', 'kill a host as a power loss would'),
+            ('fence', 'power a host off as fail does, as a fence agent '
+                      'would; success when it is off already'),
             ('revive', 'boot a failed host again'),
             ('restart-compute', 'stop a host\'s nova-compute and start it '
                                 'again (the guests keep running)'),
@@ -471,7 +486,7 @@ def main(argv=None):
             return _up(args)
         if args.command == 'status':
             return _status(args)
-        if args.command in ('fail', 'revive', 'restart-compute',
+        if args.command in ('fail', 'fence', 'revive', 'restart-compute',
                             'wait-exit', 'mount-shared', 'unmount-shared',
                             'partition', 'heal', 'restart-libvirtd'):
             return _host_request(args, args.command)

@@ -23,6 +23,10 @@ import os
 
 HOST_PREFIX = 'compute'
 CONTROLLER_HOST = 'controller'
+# The cluster's own command, which is also its fence agent.
+TOOLS_CLUSTER = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))), 'tools', 'cluster')
 # noauth2: "USER:PROJECT", user admin is an administrator.
 ADMIN_TOKEN = 'admin:admin'
 API_PREFIX = '/v2.1'
@@ -85,6 +89,9 @@ class ClusterSpec:
     # masakari``) behind that Keystone, with a failover segment holding
     # every compute host. Needs ``keystone``.
     masakari: bool = False
+    # nova-hamonitor runs on the controller, its fence agent
+    # ``tools/cluster fence`` (``fence_command``).
+    hamonitor: bool = False
 
     def __post_init__(self):
         if self.hosts < 1:
@@ -383,11 +390,24 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
         'network': {'events_api_url': api_url(ports),
                     'events_api_token': ADMIN_TOKEN},
     }
+    if spec.hamonitor:
+        sections['ha'] = {
+            'fence_command': fence_command(spec),
+            # A host is down service_down_time s after its last
+            # heartbeat: look about as often.
+            'check_interval': max(1, spec.service_down_time // 5),
+            'lease_duration': spec.service_down_time}
     if spec.keystone:
         sections['keystone_authtoken'] = dict(
             _service_credentials(ports),
             www_authenticate_uri=keystone_url(ports))
     return _render(sections)
+
+
+def fence_command(spec: ClusterSpec) -> str:
+    """The cluster's fence agent: ``tools/cluster --dir DIR fence``, the
+    host's name appended by the monitor."""
+    return '%s --dir %s fence' % (TOOLS_CLUSTER, spec.base_dir)
 
 
 def _service_credentials(ports: Ports) -> dict:

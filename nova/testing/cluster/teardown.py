@@ -116,7 +116,8 @@ def reclaim(base_dir):
         for entry in record.hosts:
             for proc in entry.processes.values():
                 procs.terminate(proc, 10)
-        for role in ('nova-api', 'nova-conductor', 'keystone'):
+        for role in ('nova-hamonitor', 'nova-api', 'nova-conductor',
+                     'keystone'):
             proc = record.processes.get(role)
             if proc is not None:
                 procs.terminate(proc, 10)

@@ -60,6 +60,9 @@ FLOORS = layering.Floors([
     Floor(frozenset({'network', 'scheduler', 'service'})),
     Floor(frozenset({'compute'})),
     Floor(frozenset({'conductor'})),
+    # nova-hamonitor: watches compute hosts, recovers them through the
+    # compute API's host-evacuate.
+    Floor(frozenset({'ha'})),
     Floor(frozenset({'api'})),
     # The nova CLI, over REST (api/ for microversions).
     Floor(frozenset({'cli'})),
@@ -75,6 +78,7 @@ MAY_IMPORT = {
     'api': {'compute', 'conf', 'context', 'image', 'objects'},
     'conductor': {'compute', 'conf', 'context', 'manager', 'objects',
                   'phases', 'rpc', 'scheduler'},
+    'ha': {'compute', 'conf', 'crashpoint', 'objects'},
     'service': {'conf', 'context', 'manager', 'objects', 'periodic',
                 'rpc'},
     # Compute drives the virt contract (never a driver's insides: it asks

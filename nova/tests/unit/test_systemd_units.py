@@ -34,7 +34,8 @@ class TestUnits(base.TestCase):
 
     def test_each_unit_runs_an_installed_console_script(self):
         scripts = console_scripts()
-        for name in ('nova-compute', 'nova-conductor', 'nova-api'):
+        for name in ('nova-compute', 'nova-conductor', 'nova-api',
+                     'nova-hamonitor'):
             service = unit(name + '.service')['Service']
             binary = os.path.basename(service['ExecStart'].split()[0])
             self.assertEqual(name, binary)
@@ -65,7 +66,8 @@ class TestUnits(base.TestCase):
         analyze = shutil.which('systemd-analyze')
         if analyze is None:
             self.skipTest('systemd-analyze is not installed')
-        for name in ('nova-compute', 'nova-conductor', 'nova-api'):
+        for name in ('nova-compute', 'nova-conductor', 'nova-api',
+                     'nova-hamonitor'):
             result = subprocess.run(
                 [analyze, 'verify', os.path.join(UNITS, name + '.service')],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -22,9 +22,6 @@ it (``nova/conductor/host_evacuation.py``). Each instance's row says its
 with its outcome and migration) and a ``message`` saying why it failed.
 """
 
-from oslo_log import log as logging
-from oslo_utils import excutils
-
 from nova.api.openstack import common
 from nova.api.openstack.compute.schemas import host_evacuations as schemas
 from nova.api.openstack import policy
@@ -36,8 +33,6 @@ from nova import objects
 from nova.objects import base as obj_base
 from nova.objects import host_evacuation as run_obj
 from nova.objects import service as service_obj
-
-LOG = logging.getLogger(__name__)
 
 CREATE_RULE = 'os_compute_api:os-host-evacuations:create'
 SHOW_RULE = 'os_compute_api:os-host-evacuations:show'
@@ -138,20 +133,9 @@ class HostEvacuationsController:
                 continue
             raise exception.HostEvacuationInProgress(
                 host=source, status=other.status, evacuation_id=other.uuid)
-        instances = objects.Instance.get_by_host(req.context, source)
-        run = objects.HostEvacuation.create(
-            req.context, source, instances, target_host=target,
+        run = self.compute_api.host_evacuate(
+            req.context, source, target_host=target,
             on_shared_storage=body.get('on_shared_storage'))
-        try:
-            conductor = self.compute_api.conductor_api
-            conductor.run_host_evacuation(req.context,
-                                          evacuation_uuid=run.uuid)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                # No conductor will ever take it: say so on the run.
-                run.abandon('not handed to a conductor')
-        LOG.info('host-evacuate %(run)s of %(host)s: %(n)d instances',
-                 {'run': run.uuid, 'host': source, 'n': len(instances)})
         return wsgi.Result({'host_evacuation': _view(run, run.instances())},
                            status=202)
 

@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0017'
+HEAD = '0019'
 
 
 class MigrationTestCase(base.TestCase):

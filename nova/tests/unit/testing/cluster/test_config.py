@@ -156,6 +156,19 @@ class TestConfigFiles(base.TestCase):
         self.assertNotIn('keystone_authtoken', text)
         self.assertEqual('noauth2', _read(text, self.tmp).api.auth_strategy)
 
+    def test_controller_conf_with_hamonitor_fences_with_tools_cluster(self):
+        spec = cluster_config.ClusterSpec(base_dir='/c', hamonitor=True)
+        conf = _read(cluster_config.controller_conf(spec, self.layout,
+                                                    PORTS), self.tmp)
+        self.assertEqual(cluster_config.TOOLS_CLUSTER + ' --dir /c fence',
+                         conf.ha.fence_command)
+        self.assertTrue(os.access(cluster_config.TOOLS_CLUSTER, os.X_OK))
+        self.assertEqual((2, 10), (conf.ha.check_interval,
+                                   conf.ha.lease_duration))
+        # Without: no fence agent, no [ha] section.
+        text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
+        self.assertNotIn('[ha]', text)
+
     def test_clouds_yaml_names_both_users(self):
         ports = dataclasses.replace(PORTS, keystone=5006)
         clouds = json.loads(cluster_config.clouds_yaml(ports, 'pw'))[

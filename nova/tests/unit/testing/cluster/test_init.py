@@ -45,6 +45,15 @@ class TestCluster(base.TestCase):
         self.assertRaises(cluster.ClusterError, self.cluster.fail,
                           'compute9')
 
+    def test_fencing_a_host_that_is_off_succeeds_and_touches_nothing(self):
+        host = self._compute('compute1', [sys.executable, '-c',
+                                          'import time; time.sleep(60)'])
+        host.entry.state = 'failed'
+        self.assertFalse(self.cluster.fence('compute1'))
+        self.assertTrue(host.compute.alive())
+        self.assertRaises(cluster.ClusterError, self.cluster.fence,
+                          'compute9')
+
     def _compute(self, name, argv):
         """A fake nova-compute of host ``name`` running ``argv``."""
         host = cluster_host.ClusterHost(

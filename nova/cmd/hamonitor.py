@@ -1,0 +1,96 @@
+"""nova-hamonitor: finds failed compute hosts, fences and recovers them.
+
+    nova-hamonitor [--config-file F ...]
+
+Any number may run for a region (``[ha] region``); the one holding the
+region's lease acts, the others wait to take it over. Every ``[ha]
+check_interval`` the active one looks at every compute service and, for a
+failed host, fences it with ``[ha] fence_command``, forces its service
+down and starts host-evacuate through a conductor (doc/source/ha.rst).
+Needs the database and the RPC transport the conductors listen on. Stops
+on SIGTERM or SIGINT, giving its lease back.
+"""
+
+import os
+import sys
+import threading
+import uuid
+
+from oslo_log import log as logging
+
+from nova.compute import api as compute_api
+from nova.compute import rpcapi as compute_rpcapi
+from nova.conductor import rpcapi as conductor_rpcapi
+from nova.conf import CONF
+from nova import context as nova_context
+from nova.ha import fencer as fencer_mod
+from nova.ha import lease as lease_mod
+from nova.ha import monitor as monitor_mod
+from nova.model import binaries
+from nova import rpc
+from nova import service
+
+LOG = logging.getLogger(__name__)
+
+BINARY = binaries.HAMONITOR
+
+
+def holder_name(host: str) -> str:
+    """Unique per process, and says where it runs (for the log and
+    ``nova-manage ha recoveries``)."""
+    return '%s:%d:%s' % (host, os.getpid(), uuid.uuid4().hex[:8])
+
+
+class HaMonitorService:
+    """The monitor loop in a thread, as ``service.run`` starts and stops
+    services."""
+
+    def __init__(self, monitor: monitor_mod.Monitor):
+        self.monitor = monitor
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self):
+        return '<HaMonitorService %s>' % self.monitor.lease.holder
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self.monitor.run, args=(self._stopping,),
+            name='hamonitor', daemon=True)
+        self._thread.start()
+
+    def request_stop(self) -> None:
+        self._stopping.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def build_monitor(host: str) -> monitor_mod.Monitor:
+    lease = lease_mod.MonitorLease(CONF.ha.region, holder_name(host),
+                                   CONF.ha.lease_duration)
+    fencer = fencer_mod.Fencer(CONF.ha.fence_command,
+                               CONF.ha.fence_timeout)
+    api = compute_api.API(compute_rpcapi.ComputeAPI(),
+                          conductor_rpcapi.ConductorAPI())
+    if not fencer.configured:
+        LOG.warning('No fence agent ([ha] fence_command): failed hosts are '
+                    'recovered only when their disks are on shared storage '
+                    'under working disk leases; others get an alert')
+    return monitor_mod.Monitor(nova_context.get_admin_context(), lease,
+                               fencer, api)
+
+
+def main(argv=None):
+    service.prepare_service(BINARY, argv)
+    try:
+        service.run([HaMonitorService(build_monitor(CONF.host))])
+    finally:
+        rpc.cleanup()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Options of nova-hamonitor (``nova/ha/``): how it watches compute hosts,
+fences a failed one and recovers it."""
+
+from oslo_config import cfg
+
+ha_group = cfg.OptGroup(
+    'ha', title='Instance high availability options',
+    help='How nova-hamonitor decides that a compute host failed, fences it '
+         'and evacuates its instances (doc/source/ha.rst).')
+
+ha_opts = [
+    cfg.StrOpt('fence_command',
+               help="""
+The fence agent: a command that powers a compute host off, run with the
+host's name as its last argument (split as a shell would, never run
+through one).
+
+Exit status 0 means the host is off and stays off until an operator brings
+it back; anything else (or no answer within ``fence_timeout``) means it was
+not fenced, and the monitor then does nothing else to that host. Examples:
+a wrapper around ``fence_ipmilan`` or a BMC's API.
+
+Possible values:
+
+* unset (default): no fence agent. A failed host is recovered only when
+  every instance on it has its disks on shared storage guarded by working
+  disk leases (``GET /os-disk-leases``); otherwise an alert says the host
+  needs fencing and why (``nova-manage ha alerts``).
+* a command line, e.g. ``/usr/local/bin/fence-host --bmc-config
+  /etc/nova/bmc.conf``
+
+Related options: ``fence_timeout``.
+"""),
+    cfg.IntOpt('fence_timeout',
+               default=120,
+               min=1,
+               help="""
+Seconds the fence agent may take before the host counts as not fenced.
+
+Related options: ``fence_command``.
+"""),
+    cfg.IntOpt('check_interval',
+               default=10,
+               min=1,
+               help="""
+Seconds between two looks of the monitor at every compute service.
+
+Related options: ``[DEFAULT] service_down_time`` (how long a compute
+service may miss heartbeats before it counts as down).
+"""),
+    cfg.IntOpt('lease_duration',
+               default=30,
+               min=2,
+               help="""
+Seconds a monitor's lease lasts unless renewed.
+
+One monitor acts per region: the one holding the lease, which it renews
+at each check and checks again right before each step of a recovery. A
+monitor that stops (or stalls) loses it after this long and another one
+takes over, carrying on the recoveries it left midway. Must be longer
+than ``check_interval``; every monitor's clock must be right to within a
+fraction of it.
+
+Related options: ``check_interval``, ``region``.
+"""),
+    cfg.IntOpt('flap_window',
+               default=3600,
+               min=0,
+               help="""
+Seconds after a host's recovery during which it is not recovered again.
+
+A host that fails, is recovered, comes back and fails again within this
+window is left alone (logged): its instances were already moved once and
+a host that keeps failing is an operator's to look at. After the window a
+new failure is recovered again.
+
+Possible values: 0 or more seconds.
+"""),
+    cfg.StrOpt('region',
+               default='RegionOne',
+               help="""
+The region this monitor watches: one monitor acts per region at a time,
+however many run (the lease is taken per region).
+"""),
+    cfg.URIOpt('masakari_url',
+               help="""
+Masakari's endpoint, to post host- and instance-failure notifications to.
+
+Not used yet: with it unset (the only supported setting for now) the
+monitor recovers a failed host itself, through host-evacuate.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(ha_group)
+    conf.register_opts(ha_opts, group=ha_group)
+
+
+def list_opts():
+    return {ha_group: ha_opts}

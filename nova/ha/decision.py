@@ -1,0 +1,153 @@
+"""Whether a compute host failed and what the monitor does about it: a
+pure function of typed evidence, the side effects elsewhere
+(``nova.ha.recovery``).
+
+The table, in the order it is read:
+
+=============================================  ===========================
+evidence                                       verdict
+=============================================  ===========================
+a recovery of the host not ended               CONTINUE it
+heartbeat within service_down_time, not        HEALTHY
+forced down
+heartbeat missed, libvirtd reports guests      NOT_FAILED (only nova-
+running                                        compute is gone)
+recovered, not back since                      ALREADY_RECOVERED
+recovered, back since, within flap_window      FLAPPED (not again)
+fence agent configured                         FENCE (then ``after_fence``)
+no agent, forced down by an operator           RECOVER (the operator
+                                               vouches it is dead)
+no agent, shared storage, working leases       RECOVER (the leases keep a
+                                               second QEMU off its disks)
+no agent otherwise                             ALERT (needs fencing)
+=============================================  ===========================
+
+``after_fence``: fenced, RECOVER; not fenced, FENCE_FAILED (nothing else
+happens).
+"""
+
+import dataclasses
+import enum
+
+
+class Action(enum.Enum):
+    HEALTHY = 'healthy'
+    NOT_FAILED = 'not-failed'
+    CONTINUE = 'continue'
+    ALREADY_RECOVERED = 'already-recovered'
+    FLAPPED = 'flapped'
+    FENCE = 'fence'
+    FENCE_FAILED = 'fence-failed'
+    RECOVER = 'recover'
+    ALERT = 'alert'
+
+
+@dataclasses.dataclass(frozen=True)
+class PriorRecovery:
+    """The host's newest recovery (a failed fence is none)."""
+    ended: bool
+    # Seconds since it began.
+    age: float
+    # Whether the host's service heartbeat after it began (came back).
+    host_back_since: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskLeaseReport:
+    """The host's disk leases, as ``GET /os-disk-leases`` reports them."""
+    # Another compute host records the same instance storage.
+    shared_storage: bool
+    # Its libvirt takes disk leases, and so does every host sharing it.
+    leases_working: bool
+    # The report's sentence (None: the host reported nothing).
+    summary: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class HostEvidence:
+    host: str
+    # Seconds since the last heartbeat; None: it never sent one.
+    heartbeat_age: float | None
+    forced_down: bool
+    service_down_time: float
+    # libvirtd's answer to "is anything running?"; None: not reachable,
+    # or not asked.
+    guests_running: bool | None
+    disk_leases: DiskLeaseReport
+    fence_agent: bool
+    flap_window: float
+    recovery: PriorRecovery | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    action: Action
+    reason: str
+
+
+def _heartbeat_missed(evidence: HostEvidence) -> bool:
+    return (evidence.heartbeat_age is None
+            or evidence.heartbeat_age > evidence.service_down_time)
+
+
+def _silence(evidence: HostEvidence) -> str:
+    if evidence.forced_down:
+        return 'its compute service is forced down'
+    if evidence.heartbeat_age is None:
+        return 'its compute service never reported'
+    return ('its compute service missed heartbeats for %d s'
+            % evidence.heartbeat_age)
+
+
+def decide(evidence: HostEvidence) -> Verdict:
+    prior = evidence.recovery
+    if prior is not None and not prior.ended:
+        return Verdict(Action.CONTINUE, 'a recovery of %s is under way'
+                       % evidence.host)
+    if not evidence.forced_down and not _heartbeat_missed(evidence):
+        return Verdict(Action.HEALTHY, 'its compute service is up')
+    silence = _silence(evidence)
+    if not evidence.forced_down and evidence.guests_running:
+        return Verdict(Action.NOT_FAILED,
+                       '%s, but libvirtd reports guests running: only '
+                       'nova-compute is gone' % silence)
+    if prior is not None:
+        if not prior.host_back_since:
+            return Verdict(Action.ALREADY_RECOVERED,
+                           'recovered %d s ago and not back since'
+                           % prior.age)
+        if prior.age <= evidence.flap_window:
+            return Verdict(Action.FLAPPED,
+                           '%s again %d s after its recovery (flap_window '
+                           '%d s): not recovered twice'
+                           % (silence, prior.age, evidence.flap_window))
+    if evidence.fence_agent:
+        return Verdict(Action.FENCE, silence)
+    if evidence.forced_down:
+        return Verdict(Action.RECOVER, '%s by an operator, with no fence '
+                       'agent configured' % silence)
+    leases = evidence.disk_leases
+    if leases.shared_storage and leases.leases_working:
+        return Verdict(Action.RECOVER,
+                       '%s; its disks are on shared storage under working '
+                       'disk leases (%s)' % (silence, leases.summary))
+    if not leases.shared_storage:
+        why = 'its instances\' disks are not on shared storage'
+    else:
+        why = ('its shared storage is not guarded by working disk leases '
+               '(%s)' % (leases.summary or 'not reported'))
+    return Verdict(Action.ALERT,
+                   'host %s needs fencing: %s, no fence agent is configured '
+                   '([ha] fence_command) and %s; fence it, force its service '
+                   'down, then evacuate it' % (evidence.host, silence, why))
+
+
+def after_fence(evidence: HostEvidence, fenced: bool,
+                detail: str) -> Verdict:
+    """What follows the fence agent's answer."""
+    if fenced:
+        return Verdict(Action.RECOVER, '%s; fenced (%s)'
+                       % (_silence(evidence), detail))
+    return Verdict(Action.FENCE_FAILED,
+                   'host %s was not fenced (%s): not recovered'
+                   % (evidence.host, detail))

@@ -1,0 +1,68 @@
+"""What the monitor knows of one compute host, read at one check.
+
+From the database: the compute service's row (its last heartbeat,
+``forced_down``), the disk leases every compute service reports (the same
+reading ``GET /os-disk-leases`` gives, ``nova.compute.disk_leases``) and
+the host's newest recovery. From libvirtd, where a probe reaches it:
+whether anything still runs there (``GuestProbe``; the default one reaches
+nothing and answers None).
+"""
+
+from typing import Callable
+
+from nova.compute import disk_leases
+from nova.ha import decision
+from nova.objects import base as obj_base
+from nova.objects import ha_recovery
+
+# host -> whether its libvirtd reports running guests; None: unreachable.
+GuestProbe = Callable[[str], 'bool | None']
+
+
+def no_probe(host: str) -> bool | None:
+    """Reaches no libvirtd: the decision goes by the heartbeat alone."""
+    return None
+
+
+def disk_lease_report(service, services) -> decision.DiskLeaseReport:
+    status = disk_leases.status_of(service, services)
+    return decision.DiskLeaseReport(
+        shared_storage=bool(disk_leases.sharing_peers(service, services)),
+        leases_working=(disk_leases.protected(status.disk_leases)
+                        and not status.unprotected_sharing),
+        summary=status.summary)
+
+
+def prior_recovery(recovery: ha_recovery.HaHostRecovery | None, service,
+                   now) -> decision.PriorRecovery | None:
+    if recovery is None:
+        return None
+    began = recovery.created_at
+    back = (service.last_seen_up is not None and began is not None
+            and service.last_seen_up > began and not service.forced_down)
+    age = (now - began).total_seconds() if began is not None else 0.0
+    return decision.PriorRecovery(ended=recovery.ended, age=age,
+                                  host_back_since=back)
+
+
+def gather(context, service, services, *, service_down_time: float,
+           flap_window: float, fence_agent: bool,
+           probe: GuestProbe = no_probe) -> decision.HostEvidence:
+    """The evidence about ``service``'s host; ``services``: every compute
+    service (to find who shares its storage)."""
+    now = obj_base.utcnow()
+    seen = service.last_seen_up
+    heartbeat_age = None if seen is None else (now - seen).total_seconds()
+    recovery = ha_recovery.HaHostRecovery.latest(context, service.host)
+    missed = heartbeat_age is None or heartbeat_age > service_down_time
+    return decision.HostEvidence(
+        host=service.host,
+        heartbeat_age=heartbeat_age,
+        forced_down=bool(service.forced_down),
+        service_down_time=service_down_time,
+        # Only a host that looks down is worth a call to its libvirtd.
+        guests_running=probe(service.host) if missed else None,
+        disk_leases=disk_lease_report(service, services),
+        fence_agent=fence_agent,
+        flap_window=flap_window,
+        recovery=prior_recovery(recovery, service, now))

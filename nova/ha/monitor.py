@@ -1,0 +1,99 @@
+"""The monitor loop: every ``[ha] check_interval``, if this monitor holds
+its region's lease, look at every compute host and act on the verdict.
+
+::
+
+    monitor = Monitor(context, lease, fencer, compute_api)
+    monitor.check_once()           # one look (tests call this)
+    monitor.run(stopping)          # until stopping is set
+"""
+
+import threading
+
+from oslo_log import log as logging
+
+from nova.conf import CONF
+from nova import exception
+from nova.ha import decision
+from nova.ha import evidence as evidence_mod
+from nova.ha import fencer as fencer_mod
+from nova.ha import lease as lease_mod
+from nova.ha import recovery as recovery_mod
+from nova import objects
+from nova.objects import service as service_obj
+
+LOG = logging.getLogger(__name__)
+
+Action = decision.Action
+# Verdicts that need no more than a line in the log.
+_QUIET = (Action.HEALTHY, Action.ALREADY_RECOVERED)
+
+
+class Monitor:
+
+    def __init__(self, context, lease: lease_mod.MonitorLease,
+                 fencer: fencer_mod.Fencer, compute_api,
+                 probe: evidence_mod.GuestProbe = evidence_mod.no_probe):
+        self.context = context
+        self.lease = lease
+        self.fencer = fencer
+        self.probe = probe
+        self.recovery = recovery_mod.Recovery(context, lease, fencer,
+                                              compute_api)
+
+    def check_once(self) -> dict[str, decision.Verdict]:
+        """One look at every compute host; the verdicts by host (none
+        when another monitor holds the lease, or this one lost it)."""
+        if not self.lease.renew():
+            return {}
+        services = objects.Service.get_all(
+            self.context, binary=service_obj.COMPUTE_BINARY)
+        verdicts = {}
+        for service in services:
+            try:
+                verdicts[service.host] = self._check(service, services)
+            except exception.HaLeaseLost:
+                return verdicts
+            except Exception:
+                # One host's trouble never keeps the others unwatched.
+                LOG.exception('Checking host %s failed', service.host)
+        return verdicts
+
+    def _check(self, service, services) -> decision.Verdict:
+        evidence = evidence_mod.gather(
+            self.context, service, services,
+            service_down_time=CONF.service_down_time,
+            flap_window=CONF.ha.flap_window,
+            fence_agent=self.fencer.configured, probe=self.probe)
+        verdict = decision.decide(evidence)
+        action = verdict.action
+        log = LOG.debug if action in _QUIET else LOG.warning
+        log('Host %(host)s: %(action)s: %(reason)s',
+            {'host': service.host, 'action': action.value,
+             'reason': verdict.reason})
+        if action == Action.CONTINUE:
+            row = objects.HaHostRecovery.latest(self.context, service.host)
+            if row is not None:
+                self.recovery.carry_on(row, evidence)
+        elif action in (Action.FENCE, Action.RECOVER):
+            self.recovery.start(evidence, verdict)
+        elif action == Action.ALERT:
+            self.lease.check('recording an alert for %s' % service.host)
+            LOG.error('%s', verdict.reason)
+            objects.HaAlert.record(self.context, service.host,
+                                   verdict.reason)
+        return verdict
+
+    def run(self, stopping: threading.Event) -> None:
+        """Check every ``[ha] check_interval`` until ``stopping`` is set;
+        then give the lease back, so another monitor takes over at
+        once."""
+        try:
+            while not stopping.is_set():
+                try:
+                    self.check_once()
+                except Exception:
+                    LOG.exception('The monitor\'s check failed')
+                stopping.wait(CONF.ha.check_interval)
+        finally:
+            self.lease.give_back()

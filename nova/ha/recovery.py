@@ -1,0 +1,122 @@
+"""Recovering one failed host: fence it, force its service down, evacuate
+it, each step recorded (``nova.objects.ha_recovery``) before it is taken
+and taken only while this monitor holds its lease.
+
+The host is forced down only once the fence agent said it is off, and is
+evacuated through host-evacuate (``compute.api.API.host_evacuate``: the
+same run ``POST /os-host-evacuations`` and ``nova host-evacuate --wait``
+start). Every instance on the host is evacuated: instances carry no
+``HA_Enabled`` metadata in this project yet.
+
+A step is moved on by compare-and-swap: of two monitors that both got
+past their lease check (one stalled in between), one moves it, and a
+monitor that takes over carries on from the recorded step::
+
+    recovery = Recovery(context, lease, fencer, compute_api)
+    recovery.start(evidence, verdict)      # FENCE or RECOVER
+    recovery.carry_on(row, evidence)       # a recovery not ended
+"""
+
+from oslo_log import log as logging
+
+from nova import crashpoint
+from nova.ha import decision
+from nova.ha import fencer as fencer_mod
+from nova.ha import lease as lease_mod
+from nova import objects
+from nova.objects import ha_recovery as steps
+from nova.objects import service as service_obj
+
+LOG = logging.getLogger(__name__)
+
+
+class Recovery:
+
+    def __init__(self, context, lease: lease_mod.MonitorLease,
+                 fencer: fencer_mod.Fencer, compute_api):
+        self.context = context
+        self.lease = lease
+        self.fencer = fencer
+        self.compute_api = compute_api
+
+    @property
+    def me(self) -> str:
+        return self.lease.holder
+
+    def start(self, evidence: decision.HostEvidence,
+              verdict: decision.Verdict) -> objects.HaHostRecovery:
+        """Record a new recovery of the host and take it as far as it
+        goes."""
+        first = (steps.FENCING if verdict.action == decision.Action.FENCE
+                 else steps.READY)
+        self.lease.check('recording the recovery of %s' % evidence.host)
+        row = objects.HaHostRecovery.begin(self.context, evidence.host,
+                                           first, self.me, verdict.reason)
+        LOG.warning('Recovering host %s: %s', evidence.host, verdict.reason)
+        self.carry_on(row, evidence)
+        return row
+
+    def carry_on(self, row: objects.HaHostRecovery,
+                 evidence: decision.HostEvidence) -> None:
+        """Take ``row`` from its recorded step to its end (or until
+        another monitor moved it first)."""
+        while not row.ended:
+            step = row.step
+            if step == steps.FENCING:
+                moved = self._fence(row, evidence)
+            elif step == steps.READY:
+                moved = self._force_down(row)
+            elif step == steps.EVACUATING:
+                moved = self._evacuate(row)
+            else:
+                raise ValueError('unknown recovery step %r' % step)
+            if not moved:
+                LOG.info('Recovery %(id)s of %(host)s: another monitor '
+                         'moved it on (%(step)s)', {
+                             'id': row.id, 'host': row.host,
+                             'step': row.step})
+                return
+
+    def _fence(self, row, evidence) -> bool:
+        self.lease.check('fencing %s' % row.host)
+        result = self.fencer.fence(row.host)
+        verdict = decision.after_fence(evidence, result.fenced,
+                                       result.detail)
+        if verdict.action != decision.Action.RECOVER:
+            self.lease.check('recording the failed fence of %s' % row.host)
+            objects.HaAlert.record(self.context, row.host, verdict.reason)
+            return row.advance(steps.FENCING, steps.FENCE_FAILED, self.me,
+                               reason=verdict.reason)
+        moved = row.advance(steps.FENCING, steps.READY, self.me,
+                            fenced=True, reason=verdict.reason)
+        crashpoint.reached('hamonitor.after_fence')
+        return moved
+
+    def _force_down(self, row) -> bool:
+        if row.fenced:
+            self.lease.check('forcing down %s' % row.host)
+            service = objects.Service.get_by_host_and_binary(
+                self.context, row.host, service_obj.COMPUTE_BINARY)
+            if not service.forced_down:
+                service.forced_down = True
+                service.save()
+                LOG.warning('Forced down the compute service of fenced '
+                            'host %s', row.host)
+        return row.advance(steps.READY, steps.EVACUATING, self.me)
+
+    def _evacuate(self, row) -> bool:
+        self.lease.check('evacuating %s' % row.host)
+        # A monitor that stopped right after starting the run left it
+        # unrecorded here: that run is this recovery's.
+        started = [run for run in objects.HostEvacuation.get_unended(
+            self.context, row.host)
+            if run.created_at is not None and row.created_at is not None
+            and run.created_at >= row.created_at]
+        if started:
+            run = started[0]
+        else:
+            run = self.compute_api.host_evacuate(self.context, row.host)
+        LOG.warning('Host %(host)s: host-evacuate %(run)s started',
+                    {'host': row.host, 'run': run.uuid})
+        return row.advance(steps.EVACUATING, steps.STARTED, self.me,
+                           evacuation_uuid=run.uuid)

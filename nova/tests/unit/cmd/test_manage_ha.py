@@ -1,0 +1,66 @@
+"""nova-manage ha alerts / recoveries: what nova-hamonitor recorded, read
+from the database alone."""
+
+import os
+
+from nova.conf import CONF
+from nova.db import api as db_api
+from nova.db import migration
+from nova import objects
+from nova.objects import ha_recovery as steps
+from nova.tests import base
+from nova.tests.fixtures import database as dbf
+from nova.tests.unit.cmd import test_manage
+
+
+class HaCommandsTestCase(base.TestCase):
+
+    _run = test_manage.ManageTestCase._run
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(CONF, [], project='nova', default_config_files=[])
+        self.addCleanup(db_api.dispose)
+        url = 'sqlite:///' + os.path.join(self.tmp, 'manage.sqlite')
+        db_api.configure(url)
+        migration.db_sync()
+        self.ctx = dbf.admin_context()
+        self.conf = os.path.join(self.tmp, 'nova.conf')
+        with open(self.conf, 'w') as f:
+            f.write('[DEFAULT]\nstate_path = %s\n[database]\n'
+                    'connection = %s\n' % (self.state_path, url))
+
+    def test_nothing_recorded(self):
+        self.assertEqual((0, 'No alerts.\n', ''),
+                         self._run('--config-file', self.conf, 'ha',
+                                   'alerts'))
+        self.assertEqual((0, 'No recoveries.\n', ''),
+                         self._run('--config-file', self.conf, 'ha',
+                                   'recoveries'))
+
+    def test_alerts_newest_first_and_by_host(self):
+        objects.HaAlert.record(self.ctx, 'c1', 'host c1 needs fencing')
+        objects.HaAlert.record(self.ctx, 'c2', 'host c2 was not fenced')
+        code, out, _ = self._run('--config-file', self.conf, 'ha', 'alerts')
+        self.assertEqual(0, code)
+        lines = out.splitlines()
+        self.assertEqual(['created_at', 'host', 'reason'],
+                         lines[0].split())
+        self.assertIn('c2', lines[1])
+        self.assertIn('host c1 needs fencing', lines[2])
+        code, out, _ = self._run('--config-file', self.conf, 'ha', 'alerts',
+                                 '--host', 'c1')
+        self.assertEqual(2, len(out.splitlines()))
+        self.assertNotIn('c2', out)
+
+    def test_recoveries_show_step_and_run(self):
+        row = objects.HaHostRecovery.begin(self.ctx, 'c1', steps.FENCING,
+                                           'ctl:1:ab', 'missed heartbeats')
+        row.advance(steps.FENCING, steps.READY, 'ctl:1:ab', fenced=True)
+        code, out, _ = self._run('--config-file', self.conf, 'ha',
+                                 'recoveries')
+        self.assertEqual(0, code)
+        (header, line) = out.splitlines()
+        self.assertIn('host-evacuate', header)
+        self.assertEqual(['c1', 'ready', 'True', '-', 'ctl:1:ab'],
+                         line.split()[2:7])

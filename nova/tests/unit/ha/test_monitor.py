@@ -1,0 +1,186 @@
+"""The monitor against a real database: what it records and changes for
+each verdict, and that only the lease holder acts.
+
+The conductor is the one part that cannot run here: a recording stand-in
+takes the cast host-evacuate runs (the functional tests run them)."""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nova.compute import api as compute_api
+from nova import crashpoint
+from nova.db import api as db_api
+from nova.db import models
+from nova.ha.decision import Action
+from nova.ha import fencer as fencer_mod
+from nova.ha import lease as lease_mod
+from nova.ha import monitor as monitor_mod
+from nova import objects
+from nova.objects import base as obj_base
+from nova.objects import ha_recovery as steps
+from nova.tests import base
+from nova.tests.fixtures import database as dbf
+from nova.tests.unit.ha import fence_agents
+
+
+class RecordingConductor:
+    def __init__(self):
+        self.runs = []
+
+    def run_host_evacuation(self, context, evacuation_uuid):
+        self.runs.append(evacuation_uuid)
+
+
+class MonitorTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = dbf.admin_context()
+        self.flags(lease_duration=30, group='ha')
+        self.conductor = RecordingConductor()
+        self.api = compute_api.API(None, self.conductor)
+        self.agent, self.record = fence_agents.recording_agent(self.tmp)
+        self.a = dbf.make_service(self.ctx, 'a', up=False)
+        self.b = dbf.make_service(self.ctx, 'b')
+        dbf.make_instance(self.ctx, 'a')
+
+    def monitor(self, name='m1', agent=None, lease_seconds=30):
+        lease = lease_mod.MonitorLease('RegionOne', name, lease_seconds)
+        fencer = fencer_mod.Fencer(agent, timeout=10)
+        return monitor_mod.Monitor(self.ctx, lease, fencer, self.api)
+
+    def service(self, host):
+        return objects.Service.get_by_host_and_binary(self.ctx, host,
+                                                      'nova-compute')
+
+    def runs_of(self, host):
+        return [r for r in objects.HostEvacuation.get_all(self.ctx)
+                if r.source_host == host]
+
+    def test_fenced_then_forced_down_then_evacuated(self):
+        verdicts = self.monitor(agent=self.agent).check_once()
+        self.assertEqual(Action.FENCE, verdicts['a'].action)
+        self.assertEqual(Action.HEALTHY, verdicts['b'].action)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertTrue(self.service('a').forced_down)
+        (run,) = self.runs_of('a')
+        self.assertEqual([run.uuid], self.conductor.runs)
+        (row,) = objects.HaHostRecovery.get_all(self.ctx)
+        self.assertEqual((steps.STARTED, True, run.uuid),
+                         (row.step, row.fenced, row.evacuation_uuid))
+
+    def test_a_failed_fence_does_nothing_else(self):
+        agent, record = fence_agents.recording_agent(self.tmp, exit_code=1)
+        verdicts = self.monitor(agent=agent).check_once()
+        self.assertEqual(Action.FENCE, verdicts['a'].action)
+        self.assertEqual(['a'], fence_agents.fenced(record))
+        self.assertFalse(self.service('a').forced_down)
+        self.assertEqual([], self.runs_of('a'))
+        (row,) = objects.HaHostRecovery.get_all(self.ctx)
+        self.assertEqual(steps.FENCE_FAILED, row.step)
+        (alert,) = objects.HaAlert.get_all(self.ctx)
+        self.assertIn('was not fenced', alert.reason)
+
+    def test_without_agent_private_disks_give_one_alert(self):
+        monitor = self.monitor()
+        for _ in range(2):
+            self.assertEqual(Action.ALERT, monitor.check_once()['a'].action)
+        (alert,) = objects.HaAlert.get_all(self.ctx)
+        self.assertEqual('a', alert.host)
+        self.assertIn('host a needs fencing', alert.reason)
+        self.assertEqual([], self.runs_of('a'))
+        self.assertFalse(self.service('a').forced_down)
+
+    def test_without_agent_leased_shared_storage_is_evacuated(self):
+        for service in (self.a, self.b):
+            service.storage_identity = 'nfs-1'
+            service.disk_leases = 'lockd'
+            service.save()
+        verdicts = self.monitor().check_once()
+        self.assertEqual(Action.RECOVER, verdicts['a'].action)
+        self.assertEqual(1, len(self.runs_of('a')))
+        # Not fenced: never forced down.
+        self.assertFalse(self.service('a').forced_down)
+
+    def test_only_the_lease_holder_acts(self):
+        first = self.monitor('m1', agent=self.agent)
+        second = self.monitor('m2', agent=self.agent)
+        self.assertIn('a', first.check_once())
+        self.assertEqual({}, second.check_once())
+        self.assertEqual({}, second.check_once())
+        self.assertEqual(Action.ALREADY_RECOVERED,
+                         first.check_once()['a'].action)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertEqual(1, len(self.runs_of('a')))
+
+    def test_a_monitor_that_lost_its_lease_midway_does_nothing_more(self):
+        first = self.monitor('m1', agent=self.agent)
+
+        def taken_over(point):
+            # Another monitor took the lease while this one fenced.
+            if point == 'hamonitor.after_fence':
+                with db_api.session() as session:
+                    session.execute(sa.update(models.HaMonitorLease).values(
+                        holder='m2'))
+        self.addCleanup(crashpoint.observe(taken_over))
+        verdicts = first.check_once()
+        self.assertNotIn('a', verdicts)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertFalse(self.service('a').forced_down)
+        self.assertEqual([], self.runs_of('a'))
+        # The new holder carries on from the step recorded: no second
+        # fence, one run.
+        lease_row_expires_now()
+        second = self.monitor('m2', agent=self.agent)
+        self.assertEqual(Action.CONTINUE, second.check_once()['a'].action)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertTrue(self.service('a').forced_down)
+        self.assertEqual(1, len(self.runs_of('a')))
+
+    def test_a_flapping_host_is_recovered_once(self):
+        monitor = self.monitor(agent=self.agent)
+        monitor.check_once()
+        recovered_ten_minutes_ago()
+        # It comes back (an operator cleared forced_down), then fails
+        # again within the flap window.
+        service = self.service('a')
+        service.forced_down = False
+        service.save()
+        dbf.set_up(service)
+        self.assertEqual(Action.HEALTHY, monitor.check_once()['a'].action)
+        dbf.set_down(self.service('a'), seconds=120)
+        self.assertEqual(Action.FLAPPED, monitor.check_once()['a'].action)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertEqual(1, len(self.runs_of('a')))
+        # After the window, a new failure is a new recovery.
+        self.flags(flap_window=0, group='ha')
+        self.assertEqual(Action.FENCE, monitor.check_once()['a'].action)
+        self.assertEqual(['a', 'a'], fence_agents.fenced(self.record))
+        self.assertEqual(2, len(self.runs_of('a')))
+
+    def test_a_restarted_monitor_adopts_the_run_it_started(self):
+        row = objects.HaHostRecovery.begin(self.ctx, 'a', steps.EVACUATING,
+                                           'm0', 'test')
+        run = self.api.host_evacuate(self.ctx, 'a')
+        self.assertEqual(Action.CONTINUE,
+                         self.monitor(agent=self.agent).check_once()[
+                             'a'].action)
+        row = objects.HaHostRecovery.get_by_id(self.ctx, row.id)
+        self.assertEqual((steps.STARTED, run.uuid),
+                         (row.step, row.evacuation_uuid))
+        self.assertEqual(1, len(self.runs_of('a')))
+        self.assertEqual([], fence_agents.fenced(self.record))
+
+
+def lease_row_expires_now():
+    with db_api.session() as session:
+        session.execute(sa.update(models.HaMonitorLease).values(
+            expires_at=obj_base.utcnow() - datetime.timedelta(seconds=1)))
+
+
+def recovered_ten_minutes_ago():
+    with db_api.session() as session:
+        session.execute(sa.update(models.HaHostRecovery).values(
+            created_at=obj_base.utcnow() - datetime.timedelta(minutes=10)))
