@@ -595,3 +595,42 @@ class UnknownDiskFormat(Invalid):
 class HaLeaseLost(NovaException):
     msg_fmt = ('This monitor no longer holds the lease of region '
                '%(region)s (before %(before)s)')
+
+
+class AggregateNotFound(NotFound):
+    msg_fmt = 'Aggregate %(aggregate_id)s could not be found.'
+
+
+class AggregateNameExists(Conflict):
+    msg_fmt = 'Aggregate %(aggregate_name)s already exists.'
+
+
+class AggregateHostExists(Conflict):
+    msg_fmt = ('Aggregate %(aggregate_id)s already has host '
+               '%(host)s.')
+
+
+class AggregateHostNotFound(NotFound):
+    msg_fmt = 'Aggregate %(aggregate_id)s has no host %(host)s.'
+
+
+class InvalidAggregateAction(Invalid):
+    msg_fmt = ('Cannot %(action)s aggregate %(aggregate_id)s. Reason: '
+               '%(reason)s.')
+
+
+class AggregateHostZoneConflict(Conflict):
+    # NOTE: a 409 where InvalidAggregateAction is a 400: the reference
+    # answers adding a host that would be in two zones so.
+    msg_fmt = ('Cannot add host %(host)s to aggregate %(aggregate_id)s. '
+               'Reason: %(reason)s.')
+
+
+class InvalidAvailabilityZone(Invalid):
+    msg_fmt = 'The requested availability zone is not available: %(zone)s'
+
+
+class HostActionNotSupported(NovaException):
+    msg_fmt = ('%(action)s of host %(host)s is not supported by its '
+               'hypervisor driver.')
+    code = 501

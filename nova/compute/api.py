@@ -21,6 +21,7 @@ import dataclasses
 from oslo_log import log as logging
 from oslo_utils import excutils
 
+from nova.compute import availability_zones
 from nova.compute import evacuation_states
 from nova.compute import hostnames
 from nova.compute import port_bindings
@@ -130,7 +131,8 @@ class API:
                networks=None, requested_host=None,
                requested_node=None, hostname=None, access_ip_v4=None,
                access_ip_v6=None, key_name=None,
-               group_uuid=None) -> objects.Instance:
+               group_uuid=None,
+               availability_zone=None) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
         ``networks``: as ``network.api.API.validate_networks`` takes them
@@ -154,6 +156,11 @@ class API:
         ``NoValidHost`` when it is down, disabled or full, or the two
         name different hosts.
 
+        ``availability_zone``: only compute hosts of that zone are
+        considered (``InvalidAvailabilityZone`` when no enabled compute
+        host is in it); recorded on the instance, so that an evacuation
+        keeps to it too.
+
         ``hostname`` (microversion 2.90): the guest's hostname; when None,
         the one derived from ``display_name`` (``compute.hostnames``).
         ``access_ip_v4`` / ``access_ip_v6``: stored as given (validated
@@ -171,6 +178,8 @@ class API:
             context, requested_host, requested_node)
         group = (None if group_uuid is None
                  else self._group_of_caller(context, group_uuid))
+        if availability_zone is not None:
+            availability_zones.check_requested(context, availability_zone)
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
         if key_name is not None:
             objects.KeyPair.get_by_name(context, context.user_id, key_name)
@@ -186,7 +195,7 @@ class API:
             image_ref=image_meta.id, key_name=key_name,
             vm_state=vm_states.BUILDING,
             task_state=task_states.SCHEDULING, access_ip_v4=access_ip_v4,
-            access_ip_v6=access_ip_v6)
+            access_ip_v6=access_ip_v6, availability_zone=availability_zone)
         instance.hostname = (hostname if hostname is not None else
                              hostnames.from_display_name(display_name,
                                                          instance.uuid))

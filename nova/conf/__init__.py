@@ -9,6 +9,7 @@ from oslo_config import cfg
 
 from nova.conf import all_in_one
 from nova.conf import api
+from nova.conf import availability_zone
 from nova.conf import base
 from nova.conf import compute
 from nova.conf import conductor
@@ -24,8 +25,9 @@ from nova.conf import storage
 
 CONF = cfg.CONF
 
-_MODULES = (all_in_one, api, base, compute, conductor, database, ha, image,
-            keystone, libvirt, network, reaper, service, storage)
+_MODULES = (all_in_one, api, availability_zone, base, compute, conductor,
+            database, ha, image, keystone, libvirt, network, reaper, service,
+            storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

@@ -87,6 +87,8 @@ class Instance(TimestampMixin, Base):
     # Where the owner says the server is reached (0011); never routed.
     access_ip_v4: orm.Mapped[str | None] = orm.mapped_column(_str(39))
     access_ip_v6: orm.Mapped[str | None] = orm.mapped_column(_str(39))
+    # The availability zone the create asked for (0015); NULL: none.
+    availability_zone: orm.Mapped[str | None] = orm.mapped_column(_str())
 
 
 class InstanceAttempt(TimestampMixin, Base):
@@ -331,6 +333,37 @@ class InstanceGroupMember(Base):
     instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
                                                        unique=True)
     created_at: orm.Mapped[Timestamp | None]
+
+
+class Aggregate(TimestampMixin, Base):
+    """An operator's group of compute hosts (os-aggregates)."""
+    __tablename__ = 'aggregates'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    name: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
+
+
+class AggregateHost(TimestampMixin, Base):
+    __tablename__ = 'aggregate_hosts'
+    __table_args__ = (sa.UniqueConstraint('aggregate_id', 'host'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    aggregate_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('aggregates.id'))
+    # A host's zone is read by host, for every server shown.
+    host: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
+
+
+class AggregateMetadata(TimestampMixin, Base):
+    __tablename__ = 'aggregate_metadata'
+    __table_args__ = (sa.UniqueConstraint('aggregate_id', 'key'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    aggregate_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('aggregates.id'))
+    key: orm.Mapped[str] = orm.mapped_column(_str())
+    value: orm.Mapped[str] = orm.mapped_column(_str())
 
 
 class Network(TimestampMixin, Base):

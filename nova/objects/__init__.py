@@ -7,6 +7,7 @@ internals.rst`` ("Persistence").
 
 from nova.objects.action import InstanceAction  # noqa: F401
 from nova.objects.action import InstanceActionEvent  # noqa: F401
+from nova.objects.aggregate import Aggregate  # noqa: F401
 from nova.objects.attempt import InstanceAttempt  # noqa: F401
 from nova.objects.compute_node import ComputeNode  # noqa: F401
 from nova.objects.fault import InstanceFault  # noqa: F401

@@ -74,6 +74,10 @@ class Instance(base.NovaObject):
         # ``accessIPv6``), in canonical form; nothing here routes them.
         'access_ip_v4': fields.String(),
         'access_ip_v6': fields.String(),
+        # The availability zone the create asked for (None: none): an
+        # evacuation keeps to it. The zone shown is the host's
+        # (``nova.compute.availability_zones``).
+        'availability_zone': fields.String(),
     }
 
     # The fields as attributes, for readers and type checkers (their
@@ -104,6 +108,7 @@ class Instance(base.NovaObject):
     hostname: str | None
     access_ip_v4: str | None
     access_ip_v6: str | None
+    availability_zone: str | None
 
     def create(self) -> 'Instance':
         if self.id is not None:

@@ -1,8 +1,11 @@
 """Choosing the compute host an evacuated instance goes to.
 
 A candidate is a compute service that is up (``Service.is_up`` with
-``service_down_time``), enabled, not the source, and has room for the
-instance's flavor.
+``service_down_time``), enabled, not the source, in the availability zone
+the instance's create asked for (``instance.availability_zone``; any zone
+when it asked for none), and has room for the instance's flavor. The zone
+holds for new instances and evacuations alike, so an evacuated server stays
+in the zone its owner chose.
 
 Room: capacity (vCPUs, memory, disk) comes from a *capacity provider*,
 ``provider(context, host) -> HostResources | None``. The default,
@@ -68,6 +71,7 @@ from nova.objects import host_lease
 from nova.objects import service as service_obj
 from nova.scheduler import group_policy
 from nova.scheduler import usage as usage_mod
+from nova.scheduler import zones
 
 LOG = logging.getLogger(__name__)
 
@@ -218,10 +222,15 @@ class TargetChooser:
     @staticmethod
     def _usable(context, instance, exclude):
         """Up, enabled compute services other than the source's and
-        ``exclude``."""
+        ``exclude``, in the zone the instance's create asked for (if it
+        asked for one)."""
+        zone = instance.availability_zone
+        zone_map = zones.ZoneMap.read(context) if zone else None
         return [service for service in compute_services(context)
                 if service.host != instance.host and not service.disabled
                 and service.host not in exclude
+                and (zone_map is None
+                     or zone_map.of_host(service.host) == zone)
                 and service.is_up(CONF.service_down_time)]
 
     def _left_out_by_storage(self, context, instance, on_shared_storage,
@@ -282,6 +291,9 @@ class TargetChooser:
                          'contradicts their recorded storage identity: %s'
                          % (bool(on_shared_storage),
                             ', '.join(contradicted)))
+        if instance.availability_zone:
+            left_out += ('; only hosts of availability zone %s were '
+                         'considered' % instance.availability_zone)
         raise exception.NoValidHost(
             reason='no up, enabled compute host other than %s has room for '
                    '%s (%d candidates checked)%s' % (

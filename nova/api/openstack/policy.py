@@ -77,6 +77,23 @@ RULES = {
     'os_compute_api:os-server-groups:show': OWNER,
     'os_compute_api:os-server-groups:create': OWNER,
     'os_compute_api:os-server-groups:delete': OWNER,
+    'os_compute_api:os-aggregates:index': ADMIN,
+    'os_compute_api:os-aggregates:create': ADMIN,
+    'os_compute_api:os-aggregates:show': ADMIN,
+    'os_compute_api:os-aggregates:update': ADMIN,
+    'os_compute_api:os-aggregates:delete': ADMIN,
+    'os_compute_api:os-aggregates:add_host': ADMIN,
+    'os_compute_api:os-aggregates:remove_host': ADMIN,
+    'os_compute_api:os-aggregates:set_metadata': ADMIN,
+    'os_compute_api:os-availability-zone:list': OWNER,
+    'os_compute_api:os-availability-zone:detail': ADMIN,
+    'os_compute_api:os-hosts:list': ADMIN,
+    'os_compute_api:os-hosts:show': ADMIN,
+    'os_compute_api:os-hosts:update': ADMIN,
+    'os_compute_api:os-hosts:reboot': ADMIN,
+    'os_compute_api:os-hosts:shutdown': ADMIN,
+    'os_compute_api:os-hosts:start': ADMIN,
+    'os_compute_api:servers:create:forced_host': ADMIN,
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
     # Below 2.51 only administrators see the events of an action; from
@@ -172,6 +189,38 @@ DESCRIPTIONS = {
     'os_compute_api:os-server-groups:show': 'Show a server group.',
     'os_compute_api:os-server-groups:create': 'Create a server group.',
     'os_compute_api:os-server-groups:delete': 'Delete a server group.',
+    'os_compute_api:os-aggregates:index': 'List host aggregates.',
+    'os_compute_api:os-aggregates:create':
+        'Create a host aggregate (and its availability zone).',
+    'os_compute_api:os-aggregates:show': 'Show a host aggregate.',
+    'os_compute_api:os-aggregates:update':
+        'Rename a host aggregate or change its availability zone.',
+    'os_compute_api:os-aggregates:delete': 'Delete an empty aggregate.',
+    'os_compute_api:os-aggregates:add_host':
+        'Add a compute host to an aggregate.',
+    'os_compute_api:os-aggregates:remove_host':
+        'Remove a compute host from an aggregate.',
+    'os_compute_api:os-aggregates:set_metadata':
+        'Set or delete the metadata of an aggregate.',
+    'os_compute_api:os-availability-zone:list':
+        'List the availability zones servers may be created in.',
+    'os_compute_api:os-availability-zone:detail':
+        'List every availability zone with its hosts and services.',
+    'os_compute_api:os-hosts:list':
+        'List the hosts of the enabled services (os-hosts, before '
+        'microversion 2.43).',
+    'os_compute_api:os-hosts:show':
+        'Show the resources of a compute host and what its servers take.',
+    'os_compute_api:os-hosts:update':
+        'Enable a host or set its maintenance mode (not supported by the '
+        'libvirt driver: 501).',
+    'os_compute_api:os-hosts:reboot': 'Reboot a host (501 with libvirt).',
+    'os_compute_api:os-hosts:shutdown':
+        'Shut a host down (501 with libvirt).',
+    'os_compute_api:os-hosts:start': 'Start a host up (501 with libvirt).',
+    'os_compute_api:servers:create:forced_host':
+        'Create a server on a named host through its availability zone '
+        '(availability_zone "zone:host").',
     'os_compute_api:os-host-evacuations:create':
         'Evacuate every server of a failed host (POST '
         '/os-host-evacuations, this project\'s own resource).',

@@ -5,11 +5,14 @@ every path under ``/v2.1``, with this project's own
 ``/os-host-evacuations`` (cast to the compute API's conductor).
 """
 
+from nova.api.openstack.compute import aggregates
+from nova.api.openstack.compute import availability_zone
 from nova.api.openstack.compute import disk_leases
 from nova.api.openstack.compute import flavor_access
 from nova.api.openstack.compute import flavor_extra_specs
 from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import host_evacuations
+from nova.api.openstack.compute import hosts
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
 from nova.api.openstack.compute import keypairs
@@ -39,6 +42,9 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         networks.NetworksController(),
         keypairs.KeypairsController(max_limit),
         server_groups.ServerGroupsController(max_limit),
+        aggregates.AggregatesController(),
+        availability_zone.AvailabilityZoneController(),
+        hosts.HostsController(),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]

@@ -17,6 +17,10 @@ and has room, else the request is refused (400) and nothing is created.
 Create takes ``os:scheduler_hints`` (or ``OS-SCH-HNT:scheduler_hints``)
 with ``group`` only: the server group of the caller's project the server
 joins (``server_groups.py``); any other hint is a 400.
+Create takes ``availability_zone``: the server is placed only on a compute
+host of that zone (an unknown zone is a 400), and an evacuation keeps it
+there; ``zone:host`` and ``zone:host:node`` (administrators) name the host
+as 2.74's ``host`` does.
 
 Create takes ``accessIPv4`` and ``accessIPv6`` (stored, shown on the
 server; nothing here routes them) and ``adminPass`` at every version, and
@@ -38,6 +42,7 @@ from nova.api.openstack.compute.views import servers as views
 from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import wsgi
+from nova.compute import availability_zones
 from nova.conf import CONF
 from nova import exception
 from nova import objects
@@ -79,6 +84,23 @@ def _last_segment(ref) -> str:
     """``flavorRef``/``imageRef`` may be a URL; its last segment is the id."""
     text = str(ref)
     return text.rstrip('/').rsplit('/', 1)[-1]
+
+
+def _requested_zone(context, server: dict,
+                    destination: dict) -> str | None:
+    """The zone a create asks for; a host named in it (``zone:host``,
+    administrators only) fills ``destination`` unless 2.74's did."""
+    try:
+        requested = availability_zones.RequestedZone.parse(
+            server.get('availability_zone'))
+    except exception.InvalidInput as e:
+        raise exception.ValidationError(detail=e.format_message())
+    if requested.names_a_host:
+        policy.authorize(context, 'os_compute_api:servers:create:forced_host')
+        if not destination:
+            destination.update(requested_host=requested.host,
+                               requested_node=requested.node)
+    return requested.zone
 
 
 class ServersController:
@@ -307,6 +329,7 @@ class ServersController:
             destination = {'requested_host': server.get('host'),
                            'requested_node': server.get(
                                'hypervisor_hostname')}
+        requested_zone = _requested_zone(context, server, destination)
         networks = self._requested_networks(context, server.get('networks'))
         hints = (body.get('os:scheduler_hints')
                  or body.get('OS-SCH-HNT:scheduler_hints') or {})
@@ -321,7 +344,8 @@ class ServersController:
                 access_ip_v4=_canonical_ip(server.get('accessIPv4')),
                 access_ip_v6=_canonical_ip(server.get('accessIPv6')),
                 key_name=server.get('key_name'),
-                group_uuid=hints.get('group'), **destination)
+                group_uuid=hints.get('group'),
+                availability_zone=requested_zone, **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
                 exception.NetworkNotFound, exception.KeypairNotFound,
                 exception.ComputeHostNotFound,

@@ -21,6 +21,7 @@ from nova.api.openstack.compute.schemas import services as schemas
 from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import validation
+from nova.compute import availability_zones
 from nova.conf import CONF
 from nova import exception
 from nova.model import binaries
@@ -31,12 +32,12 @@ LIST_RULE = 'os_compute_api:os-services:list'
 UPDATE_RULE = 'os_compute_api:os-services:update'
 
 
-def _view(req, service) -> dict:
+def _view(req, service, zones: availability_zones.ZoneMap) -> dict:
     view = {
         'id': service.uuid if req.is_version('2.53') else service.id,
         'binary': service.binary,
         'host': service.host,
-        'zone': 'nova' if service.binary == COMPUTE_BINARY else 'internal',
+        'zone': zones.of_service(service),
         'status': 'disabled' if service.disabled else 'enabled',
         'state': 'up' if service.is_up(CONF.service_down_time) else 'down',
         # The reference's updated_at is the time of the last heartbeat.
@@ -74,7 +75,8 @@ class ServicesController:
         services = objects.Service.get_all(req.context, binary=binary)
         if host is not None:
             services = [s for s in services if s.host == host]
-        return {'services': [_view(req, s) for s in services]}
+        zones = availability_zones.ZoneMap.read(req.context)
+        return {'services': [_view(req, s, zones) for s in services]}
 
     # -- 2.1 to 2.52: by host and binary -------------------------------------
 
@@ -142,7 +144,8 @@ class ServicesController:
         if 'forced_down' in body:
             service.forced_down = validation.to_bool(body['forced_down'])
         service.save()
-        return {'service': _view(req, service)}
+        return {'service': _view(
+            req, service, availability_zones.ZoneMap.read(req.context))}
 
     @staticmethod
     def _get_by_uuid(context, service_uuid):

@@ -198,6 +198,48 @@ class TestClaim(TargetTestCase):
                           objects.Instance.get_by_uuid, self.ctx, full.uuid)
 
 
+class TestZones(TargetTestCase):
+    """A create's zone keeps the instance there: placement and every
+    evacuation after it."""
+
+    def setUp(self):
+        super().setUp()
+        for host in ('b', 'c', 'd'):
+            dbf.make_service(self.ctx, host)
+        # c has the most room: the choice goes there unless a zone says no.
+        self.capacities = {'b': _capacity(2048), 'c': _capacity(8192),
+                           'd': _capacity(4096)}
+        zone1 = objects.Aggregate.create(self.ctx, 'rack1',
+                                         {'availability_zone': 'az1'})
+        for host in ('a', 'b', 'd'):
+            objects.Aggregate.add_host(self.ctx, zone1.id, host)
+
+    def test_place_new_considers_only_the_zone_asked_for(self):
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor, availability_zone='az1')
+        self.assertEqual('d', self.chooser.place_new(self.ctx, new))
+        anywhere = objects.Instance(self.ctx, display_name='m',
+                                    flavor=self.flavor)
+        self.assertEqual('c', self.chooser.place_new(self.ctx, anywhere))
+
+    def test_the_default_zone_is_the_hosts_in_no_zone(self):
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor, availability_zone='nova')
+        self.assertEqual('c', self.chooser.place_new(self.ctx, new))
+
+    def test_an_evacuation_keeps_to_the_zone_its_create_asked_for(self):
+        self.instance.availability_zone = 'az1'
+        self.instance.save()
+        instance = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+        self.assertEqual('d', self.chooser.choose(self.ctx, instance))
+        with self.assertRaises(exception.NoValidHost) as caught:
+            self.chooser.choose(self.ctx, instance, exclude=('b', 'd'))
+        self.assertIn('availability zone az1', str(caught.exception))
+
+    def test_an_instance_that_asked_for_no_zone_goes_anywhere(self):
+        self.assertEqual('c', self.chooser.choose(self.ctx, self.instance))
+
+
 class TestClaimsAcrossProcesses(TargetTestCase):
     """Two choosers, each with its own in-process lock, as nova-api and a
     conductor (or two conductors) have: the host lease alone keeps them

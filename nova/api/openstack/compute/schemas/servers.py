@@ -57,7 +57,9 @@ _server = {
         'min_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
         'max_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
         'metadata': {'type': 'object', 'maxProperties': 0},
-        'availability_zone': {'type': 'string', 'enum': ['nova']},
+        # A zone, or zone:host[:node] (administrators).
+        'availability_zone': {'type': 'string', 'minLength': 1,
+                              'maxLength': 255},
         'OS-DCF:diskConfig': {'type': 'string', 'enum': ['MANUAL']},
         # Returned in the response, never stored (admin_password.py).
         'adminPass': validation.admin_password,

@@ -24,6 +24,7 @@ import ipaddress
 
 from nova.api.openstack import common
 from nova.api.openstack import policy
+from nova.compute import availability_zones
 from nova.compute import hostnames
 from nova.conf import CONF
 from nova import exception
@@ -146,6 +147,16 @@ def hostname(instance) -> str:
                                        instance.uuid)
 
 
+def _zones(req) -> availability_zones.ZoneMap:
+    """The hosts' zones, read once a request (a list shows many
+    servers)."""
+    zones = req.environ.get('nova.zone_map')
+    if zones is None:
+        zones = availability_zones.ZoneMap.read(req.context)
+        req.environ['nova.zone_map'] = zones
+    return zones
+
+
 def detail(req, instance, services=None, show=False) -> dict:
     """The full view; ``services``: compute services by host (2.16);
     ``show``: the view of ``GET /servers/{id}`` (``server_groups``)."""
@@ -169,7 +180,8 @@ def detail(req, instance, services=None, show=False) -> dict:
         'key_name': instance.key_name,
         'config_drive': '',
         'OS-DCF:diskConfig': 'MANUAL',
-        'OS-EXT-AZ:availability_zone': 'nova',
+        'OS-EXT-AZ:availability_zone': availability_zones.instance_zone(
+            _zones(req), instance),
         'OS-EXT-STS:vm_state': instance.vm_state,
         'OS-EXT-STS:task_state': instance.task_state,
         'OS-EXT-STS:power_state': instance.power_state,

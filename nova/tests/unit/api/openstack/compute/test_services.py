@@ -38,6 +38,16 @@ class ServicesTest(fakes.APITestCase):
         self.assertEqual('down', services['host2/nova-compute']['state'])
         self.assertEqual('internal', services['ctl/nova-conductor']['zone'])
 
+    def test_a_compute_host_shows_its_aggregates_zone(self):
+        aggregate = objects.Aggregate.create(self.ctx, 'rack1',
+                                             {'availability_zone': 'az1'})
+        objects.Aggregate.add_host(self.ctx, aggregate.id, 'host1')
+        services = self.services()
+        self.assertEqual(('az1', 'nova', 'internal'), tuple(
+            services[name]['zone'] for name in (
+                'host1/nova-compute', 'host2/nova-compute',
+                'ctl/nova-conductor')))
+
     def test_exactly_the_reference_fields_at_each_microversion(self):
         # A compute host that records disk leases on shared storage (this
         # project's own knowledge) shows none of it here.
