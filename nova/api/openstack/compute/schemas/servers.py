@@ -20,6 +20,12 @@ V274 = api_version.v('2.74')
 V290 = api_version.v('2.90')
 V294 = api_version.v('2.94')
 
+# ``AUTO`` is accepted and handled as ``MANUAL``: the root disk is made
+# the flavor's size either way, and nothing here grows the guest's
+# partitions and file systems (there is no guest agent), so the server
+# shows ``MANUAL`` (doc/source/api.rst).
+disk_config = {'type': 'string', 'enum': ['AUTO', 'MANUAL']}
+
 _network = {
     'type': 'object',
     'properties': {
@@ -61,7 +67,7 @@ _server = {
         'min_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
         'max_count': {'type': ['integer', 'string'], 'enum': [1, '1']},
         'availability_zone': {'type': 'string', 'enum': ['nova']},
-        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['MANUAL']},
+        'OS-DCF:diskConfig': disk_config,
         # Returned in the response, never stored (admin_password.py).
         'adminPass': validation.admin_password,
         'accessIPv4': {'type': 'string', 'format': 'ipv4'},
@@ -188,7 +194,7 @@ _update_server = {
         'name': validation.name,
         'accessIPv4': {'type': 'string', 'format': 'ipv4'},
         'accessIPv6': {'type': 'string', 'format': 'ipv6'},
-        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['MANUAL']},
+        'OS-DCF:diskConfig': disk_config,
     },
     'additionalProperties': False,
 }
@@ -250,7 +256,7 @@ _rebuild = {
         'adminPass': validation.admin_password,
         'accessIPv4': {'type': 'string', 'format': 'ipv4'},
         'accessIPv6': {'type': 'string', 'format': 'ipv6'},
-        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['MANUAL']},
+        'OS-DCF:diskConfig': disk_config,
         'preserve_ephemeral': {'type': 'boolean'},
     },
     'required': ['imageRef'],

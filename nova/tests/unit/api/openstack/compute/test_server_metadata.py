@@ -124,7 +124,7 @@ class CreateWithMetadataTest(fakes.APITestCase):
 
     def test_metadata_on_create_is_stored_and_shown(self):
         body = {'server': {'name': 'vm', 'imageRef': fakes.IMAGE.id,
-                           'flavorRef': '1',
+                           'flavorRef': '1', 'OS-DCF:diskConfig': 'AUTO',
                            'metadata': {'HA_Enabled': 'True', 'k': ''}}}
         response = self.request('POST', '/v2.1/servers', body=body,
                                 token=fakes.USER_TOKEN)

@@ -49,6 +49,15 @@ class RebuildTest(fakes.APITestCase):
             recreate=False, image_ref=ALT.id), kwargs['request'])
         self.assertEqual('host1', kwargs['host'])
 
+    def test_disk_config_auto_is_handled_as_manual(self):
+        response = self.rebuild(**{'OS-DCF:diskConfig': 'AUTO'})
+        self.assertEqual(202, response.status_int, response.text)
+        self.assertEqual('MANUAL',
+                         response.json['server']['OS-DCF:diskConfig'])
+        self._idle()
+        self.assertFault(self.rebuild(**{'OS-DCF:diskConfig': 'auto'}), 400,
+                         'badRequest')
+
     def test_fields_of_later_microversions(self):
         objects.KeyPair(name='k', user_id='alice', fingerprint='f',
                         public_key='ssh-rsa AAAA').create()
