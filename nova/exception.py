@@ -185,9 +185,20 @@ class InstanceGroupNotFound(NotFound):
     safe_msg = 'The server group could not be found.'
 
 
+class MetadataItemNotFound(NotFound):
+    msg_fmt = ('Metadata item %(key)s of instance %(instance_uuid)s was '
+               'not found.')
+    safe_msg = 'The metadata item of the server could not be found.'
+
+
 class Conflict(NovaException):
     msg_fmt = 'Conflict: %(reason)s'
     code = 409
+
+
+class InstanceIsLocked(Conflict):
+    msg_fmt = 'Instance %(instance_uuid)s is locked'
+    safe_msg = 'The server is locked: only an administrator may act on it.'
 
 
 class HostEvacuationInProgress(Conflict):

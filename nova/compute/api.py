@@ -24,6 +24,7 @@ from oslo_utils import excutils
 from nova.compute import availability_zones
 from nova.compute import evacuation_states
 from nova.compute import hostnames
+from nova.compute import instance_lock
 from nova.compute import port_bindings
 from nova.compute import rebuild_request
 from nova.compute import shared_storage
@@ -42,6 +43,10 @@ LOG = logging.getLogger(__name__)
 
 RESET_STATES = {'active': vm_states.ACTIVE, 'error': vm_states.ERROR}
 REBOOT_TYPES = ('SOFT', 'HARD')
+# The vm_states in which a server's metadata may change (the reference's).
+METADATA_VM_STATES = (vm_states.ACTIVE, vm_states.PAUSED,
+                      vm_states.SUSPENDED, vm_states.STOPPED,
+                      vm_states.SHELVED, vm_states.SHELVED_OFFLOADED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +98,7 @@ class API:
         ``expected``: further compare-and-swap checks of the same save
         (``expected_host``).
         """
+        instance_lock.check(context, instance)
         transition = states.check(instance, action)
         instance.task_state = transition.task_state
         instance.save(expected_task_state=list(transition.from_task_states),
@@ -130,8 +136,8 @@ class API:
     def create(self, context, display_name, image_ref, flavor_id,
                networks=None, requested_host=None,
                requested_node=None, hostname=None, access_ip_v4=None,
-               access_ip_v6=None, key_name=None,
-               group_uuid=None,
+               access_ip_v6=None, key_name=None, metadata=None,
+               description=None, group_uuid=None,
                availability_zone=None) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
@@ -172,6 +178,9 @@ class API:
         hard policy leaves no host with room, the instance is created in
         ERROR, on no host, with a fault saying why (a member of its group,
         as Nova leaves it), and nothing is cast.
+        ``metadata`` (``{key: value}``, checked by the API) is stored with
+        the instance row, before the build is cast; ``description`` is
+        the server's description (microversion 2.19).
         """
         phases.mark('api.create_received', context.request_id)
         destination = self._requested_destination(
@@ -195,7 +204,8 @@ class API:
             image_ref=image_meta.id, key_name=key_name,
             vm_state=vm_states.BUILDING,
             task_state=task_states.SCHEDULING, access_ip_v4=access_ip_v4,
-            access_ip_v6=access_ip_v6, availability_zone=availability_zone)
+            access_ip_v6=access_ip_v6, availability_zone=availability_zone,
+            display_description=description)
         instance.hostname = (hostname if hostname is not None else
                              hostnames.from_display_name(display_name,
                                                          instance.uuid))
@@ -217,6 +227,9 @@ class API:
                 network_api.deallocate_for_instance(context, instance)
         objects.InstanceAction.action_start(context, instance.uuid, 'create')
         try:
+            if metadata:
+                objects.InstanceMetadata.replace(context, instance.uuid,
+                                                 metadata)
             network_info = network_api.bind_ports(context, instance, host)
             instance.network_info = network_info
             instance.save()
@@ -306,14 +319,85 @@ class API:
                                                     reboot_type)),
             instance_action='reboot')
 
-    def rebuild(self, context, instance, image_ref=None):
-        """Rebuild on the instance's own host from ``image_ref``."""
+    def rebuild(self, context, instance, image_ref=None, changes=None,
+                metadata=None, preserve_ephemeral=False):
+        """Rebuild on the instance's own host from ``image_ref``.
+
+        ``changes``: instance fields the rebuild also sets (``display_
+        name``, ``display_description``, ``key_name``, ``user_data``,
+        access addresses), written by the same compare-and-swap save that
+        takes the instance, so a refused rebuild changes none of them.
+        ``metadata``: the server's new metadata, replacing the old once
+        the instance is taken. ``preserve_ephemeral``: honoured trivially
+        when the flavor has no ephemeral disk (there is nothing to keep);
+        refused otherwise (``InvalidInput``), since a rebuild here
+        replaces every disk of the instance.
+        """
         image_meta = self._image_meta(image_ref or instance.image_ref)
-        self._take_and_cast(context, instance, 'rebuild', lambda: (
+        if not image_meta.is_bootable_disk:
+            raise exception.ImageUnacceptable(
+                image_id=image_meta.id, reason='not a bootable disk image')
+        if preserve_ephemeral and instance.flavor is not None and \
+                instance.flavor.ephemeral_gb:
+            raise exception.InvalidInput(
+                reason='preserve_ephemeral is not supported: a rebuild '
+                       'replaces the ephemeral disk too')
+        key_name = (changes or {}).get('key_name')
+        if key_name is not None:
+            objects.KeyPair.get_by_name(context, context.user_id, key_name)
+        for name, value in (changes or {}).items():
+            setattr(instance, name, value)
+        transition = self._take(context, instance, 'rebuild')
+        try:
+            if metadata is not None:
+                objects.InstanceMetadata.replace(context, instance.uuid,
+                                                 metadata)
             self.compute_rpcapi.rebuild_instance(
                 context, instance, request=rebuild_request.RebuildRequest(
                     recreate=False, image_ref=image_meta.id),
-                host=instance.host)))
+                host=instance.host)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release(instance, transition.task_state)
+        return image_meta
+
+    # -- changes that run no operation on the host ---------------------------
+
+    def update(self, context, instance, changes: dict) -> None:
+        """Set the fields ``changes`` names (``PUT /servers/{id}``:
+        display name, description, access addresses). Nothing runs on the
+        host; as in the reference, a locked server may be renamed."""
+        for name, value in changes.items():
+            setattr(instance, name, value)
+        instance.save()
+
+    def _check_metadata_change(self, context, instance):
+        instance_lock.check(context, instance)
+        if instance.vm_state not in METADATA_VM_STATES:
+            raise exception.InstanceInvalidState(
+                instance_uuid=instance.uuid, attr='vm_state',
+                state=instance.vm_state, method='update metadata')
+
+    def update_metadata(self, context, instance, metadata: dict,
+                        replace: bool = False) -> dict:
+        """Set metadata keys (all of them with ``replace``); the
+        server's whole metadata afterwards."""
+        self._check_metadata_change(context, instance)
+        if replace:
+            return objects.InstanceMetadata.replace(context, instance.uuid,
+                                                    metadata)
+        return objects.InstanceMetadata.update(context, instance.uuid,
+                                               metadata)
+
+    def delete_metadata_item(self, context, instance, key: str) -> None:
+        self._check_metadata_change(context, instance)
+        objects.InstanceMetadata.delete_key(context, instance.uuid, key)
+
+    def lock(self, context, instance, reason=None) -> None:
+        instance_lock.lock(context, instance, reason)
+
+    def unlock(self, context, instance) -> None:
+        instance_lock.unlock(context, instance)
 
     def _host_is_up(self, context, host):
         try:
@@ -331,6 +415,7 @@ class API:
         delete"); what is left on that host is an orphan its init_host
         reports and never starts.
         """
+        instance_lock.check(context, instance)
         transition = states.check(instance, 'delete')
         instance.task_state = task_states.DELETING
         # An attempt in progress (a build, an evacuation) loses its token:

@@ -89,6 +89,28 @@ class Instance(TimestampMixin, Base):
     access_ip_v6: orm.Mapped[str | None] = orm.mapped_column(_str(39))
     # The availability zone the create asked for (0015); NULL: none.
     availability_zone: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # The server's description (2.19) and who locked it, why (0018).
+    display_description: orm.Mapped[str | None] = orm.mapped_column(_str())
+    locked_by: orm.Mapped[str | None] = orm.mapped_column(sa.String(16))
+    locked_reason: orm.Mapped[str | None] = orm.mapped_column(_str())
+    # A rebuild's user_data (2.57), base64 as given; never sent to a guest.
+    user_data: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
+class InstanceMetadata(TimestampMixin, Base):
+    """One key/value pair of a server's metadata (0018)."""
+    __tablename__ = 'instance_metadata'
+    __table_args__ = (
+        sa.UniqueConstraint('instance_uuid', 'key'),
+        # Finding the servers that carry a key (and value).
+        sa.Index('ix_instance_metadata_key_value', 'key', 'value'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instances.uuid'))
+    key: orm.Mapped[str] = orm.mapped_column(_str())
+    value: orm.Mapped[str] = orm.mapped_column(_str())
 
 
 class InstanceAttempt(TimestampMixin, Base):

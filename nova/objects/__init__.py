@@ -18,6 +18,7 @@ from nova.objects.host_evacuation import HostEvacuation  # noqa: F401
 from nova.objects.host_evacuation import HostEvacuationInstance  # noqa: F401,E501
 from nova.objects.instance import Instance  # noqa: F401
 from nova.objects.instance_group import InstanceGroup  # noqa: F401
+from nova.objects.instance_metadata import InstanceMetadata  # noqa: F401,E501
 from nova.objects.keypair import KeyPair  # noqa: F401
 from nova.objects.migration import Migration  # noqa: F401
 from nova.objects.network import Network  # noqa: F401

@@ -78,6 +78,17 @@ class Instance(base.NovaObject):
         # evacuation keeps to it. The zone shown is the host's
         # (``nova.compute.availability_zones``).
         'availability_zone': fields.String(),
+        # The owner's description of the server (microversion 2.19).
+        'display_description': fields.String(),
+        # Who locked the server (``locks.OWNER`` or ``locks.ADMIN``; None:
+        # unlocked) and why (2.73); a locked server refuses every change
+        # asked by anyone but an administrator.
+        'locked_by': fields.String(),
+        'locked_reason': fields.String(),
+        # What a rebuild was given as ``user_data`` (base64, as given);
+        # shown by the API, handed to no guest (there is no metadata
+        # service or config drive here).
+        'user_data': fields.String(),
     }
 
     # The fields as attributes, for readers and type checkers (their
@@ -109,6 +120,14 @@ class Instance(base.NovaObject):
     access_ip_v4: str | None
     access_ip_v6: str | None
     availability_zone: str | None
+    display_description: str | None
+    locked_by: str | None
+    locked_reason: str | None
+    user_data: str | None
+
+    @property
+    def locked(self) -> bool:
+        return self.locked_by is not None
 
     def create(self) -> 'Instance':
         if self.id is not None:

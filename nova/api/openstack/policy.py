@@ -40,6 +40,17 @@ RULES = {
     'os_compute_api:servers:start': OWNER,
     'os_compute_api:servers:stop': OWNER,
     'os_compute_api:servers:reboot': OWNER,
+    'os_compute_api:servers:update': OWNER,
+    'os_compute_api:servers:rebuild': OWNER,
+    'os_compute_api:os-lock-server:lock': OWNER,
+    'os_compute_api:os-lock-server:unlock': OWNER,
+    'os_compute_api:os-lock-server:unlock:unlock_override': ADMIN,
+    'os_compute_api:server-metadata:index': OWNER,
+    'os_compute_api:server-metadata:show': OWNER,
+    'os_compute_api:server-metadata:create': OWNER,
+    'os_compute_api:server-metadata:update': OWNER,
+    'os_compute_api:server-metadata:update_all': OWNER,
+    'os_compute_api:server-metadata:delete': OWNER,
     'os_compute_api:os-suspend-server:suspend': OWNER,
     'os_compute_api:os-suspend-server:resume': OWNER,
     'os_compute_api:os-extended-server-attributes': ADMIN,
@@ -119,6 +130,26 @@ DESCRIPTIONS = {
     'os_compute_api:servers:start': 'Start a server (os-start).',
     'os_compute_api:servers:stop': 'Stop a server (os-stop).',
     'os_compute_api:servers:reboot': 'Reboot a server.',
+    'os_compute_api:servers:update':
+        'Update a server (name, description, access addresses).',
+    'os_compute_api:servers:rebuild':
+        'Rebuild a server from an image on its own host.',
+    'os_compute_api:os-lock-server:lock': 'Lock a server.',
+    'os_compute_api:os-lock-server:unlock': 'Unlock a server.',
+    'os_compute_api:os-lock-server:unlock:unlock_override':
+        'Unlock a server an administrator locked.',
+    'os_compute_api:server-metadata:index':
+        'List the metadata of a server.',
+    'os_compute_api:server-metadata:show':
+        'Show one metadata item of a server.',
+    'os_compute_api:server-metadata:create':
+        'Set metadata items of a server, keeping the others (POST).',
+    'os_compute_api:server-metadata:update':
+        'Set one metadata item of a server (PUT .../metadata/{key}).',
+    'os_compute_api:server-metadata:update_all':
+        'Replace the whole metadata of a server (PUT .../metadata).',
+    'os_compute_api:server-metadata:delete':
+        'Delete one metadata item of a server.',
     'os_compute_api:os-suspend-server:suspend': 'Suspend a server.',
     'os_compute_api:os-suspend-server:resume': 'Resume a server.',
     'os_compute_api:os-extended-server-attributes':

@@ -9,6 +9,7 @@ Compute API does::
     Additional properties are not allowed ('foo' was unexpected)
 """
 
+import base64
 import re
 
 import jsonschema
@@ -82,6 +83,14 @@ def _check_display_name(value):
         raise ValueError("it must not contain '/' or '\\'")
     if value.strip('.') == '' or _ENCODED_PATH_CHARS.search(value):
         raise ValueError('it must not look like a path')
+    return True
+
+
+@FORMATS.checks('base64', raises=ValueError)
+def _check_base64(value):
+    # Strictly: a client's mistake is answered, not stored.
+    if isinstance(value, str):
+        base64.b64decode(value, validate=True)
     return True
 
 

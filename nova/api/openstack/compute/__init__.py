@@ -21,6 +21,7 @@ from nova.api.openstack.compute import networks
 from nova.api.openstack.compute import server_actions
 from nova.api.openstack.compute import server_external_events
 from nova.api.openstack.compute import server_groups
+from nova.api.openstack.compute import server_metadata
 from nova.api.openstack.compute import servers
 from nova.api.openstack.compute import services
 from nova.api.openstack import router
@@ -30,6 +31,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
     controllers = [
         servers.ServersController(compute_api, max_limit),
         server_actions.ServerActionsController(compute_api),
+        server_metadata.ServerMetadataController(compute_api),
         instance_actions.InstanceActionsController(max_limit),
         services.ServicesController(),
         disk_leases.DiskLeasesController(),

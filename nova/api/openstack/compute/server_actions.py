@@ -5,18 +5,35 @@ action is checked in this order, so a refused request changes nothing:
 the body's shape, the policy (admin-only actions answer 403 before
 anything is looked up), the action's own schema, the server (404), then
 the compute API, whose state checks answer 409.
+
+``lock`` (2.73: with a ``locked_reason``) and ``unlock``: a locked
+server refuses every other action from anyone but an administrator
+(409). An owner lifts its own lock; lifting an administrator's needs
+``os-lock-server:unlock:unlock_override``.
+
+``rebuild`` runs the same-host rebuild (``nova.compute.rebuild``) from
+``imageRef``, also setting what the body gives (name, metadata, access
+addresses, description 2.19, key_name 2.54, user_data 2.57, hostname
+2.90), and answers 202 with the server (``views.changed``) showing the
+new image, and ``adminPass`` when ``[api] enable_instance_password`` is
+set (never stored or set in the guest, as for create).
 """
 
 import dataclasses
 from typing import Callable
 
 from nova.api.openstack import common
+from nova.api.openstack.compute import admin_password
 from nova.api.openstack.compute import evacuate
 from nova.api.openstack.compute.schemas import servers as schemas
+from nova.api.openstack.compute import servers
+from nova.api.openstack.compute.views import servers as views
 from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import validation
 from nova.api.openstack import wsgi
+from nova.compute import instance_lock
+from nova.conf import CONF
 from nova import exception
 
 
@@ -54,6 +71,12 @@ class ServerActionsController:
             'evacuate': Action('os_compute_api:os-evacuate', True,
                                self.evacuate.run,
                                self.evacuate.schema_for),
+            'lock': Action('os_compute_api:os-lock-server:lock', False,
+                           self._lock, schemas.lock_for),
+            'unlock': Action('os_compute_api:os-lock-server:unlock', False,
+                             self._unlock, schemas.no_argument),
+            'rebuild': Action('os_compute_api:servers:rebuild', False,
+                              self._rebuild, schemas.rebuild_for),
         }
 
     def routes(self) -> list[Route]:
@@ -125,3 +148,41 @@ class ServerActionsController:
         self.compute_api.reset_state(req.context, instance,
                                      argument['state'])
         return self._accepted()
+
+    def _lock(self, req, instance, argument):
+        self.compute_api.lock(req.context, instance,
+                              (argument or {}).get('locked_reason'))
+        return self._accepted()
+
+    def _unlock(self, req, instance, _argument):
+        if not instance_lock.locked_by_requester(req.context, instance):
+            policy.authorize(
+                req.context,
+                'os_compute_api:os-lock-server:unlock:unlock_override',
+                target_project_id=instance.project_id)
+        self.compute_api.unlock(req.context, instance)
+        return self._accepted()
+
+    def _rebuild(self, req, instance, argument):
+        image_ref = servers.last_segment(argument['imageRef'])
+        if not common.uuid_like(image_ref):
+            raise exception.ValidationError(
+                detail='Invalid imageRef provided: %s' % argument['imageRef'])
+        metadata = argument.get('metadata')
+        try:
+            image = self.compute_api.rebuild(
+                req.context, instance, image_ref,
+                changes=servers.changes_of(argument), metadata=metadata,
+                preserve_ephemeral=argument.get('preserve_ephemeral', False))
+        except (exception.ImageNotFound, exception.KeypairNotFound) as e:
+            # What the body refers to is missing: a 400, as for create.
+            raise exception.ValidationError(detail=e.format_message())
+        view = views.changed(req, instance, rebuild=True, metadata=metadata)
+        # The image the rebuild boots; the instance records it when the
+        # rebuild lands (the reference shows it at once too).
+        view['image'] = views.image_link(req, image.id)
+        if CONF.api.enable_instance_password:
+            view['adminPass'] = (argument['adminPass']
+                                 if 'adminPass' in argument
+                                 else admin_password.generate())
+        return wsgi.Result({'server': view}, status=202)

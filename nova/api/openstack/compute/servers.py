@@ -27,7 +27,13 @@ server; nothing here routes them) and ``adminPass`` at every version, and
 ``hostname`` from 2.90 (one DNS label; from 2.94 a fully qualified domain
 name). The response carries ``adminPass`` when ``[api]
 enable_instance_password`` is set: the one given or a generated one. No
-guest agent sets it in the guest, and it is stored nowhere.
+guest agent sets it in the guest, and it is stored nowhere. Create also
+takes ``metadata`` (keys 1-255 characters, values up to 255) and, from
+2.19, ``description``.
+
+``PUT /servers/{id}`` changes the name, the access addresses, from 2.19
+the description and from 2.90 the hostname, and answers the server
+(``views.changed``).
 """
 
 import ipaddress
@@ -80,7 +86,7 @@ def _canonical_ip(text: str | None) -> str | None:
     return None if text is None else str(ipaddress.ip_address(text))
 
 
-def _last_segment(ref) -> str:
+def last_segment(ref) -> str:
     """``flavorRef``/``imageRef`` may be a URL; its last segment is the id."""
     text = str(ref)
     return text.rstrip('/').rsplit('/', 1)[-1]
@@ -103,6 +109,24 @@ def _requested_zone(context, server: dict,
     return requested.zone
 
 
+# Request attributes and the instance fields they set (update, rebuild).
+_CHANGED_FIELDS = {'name': 'display_name',
+                   'description': 'display_description',
+                   'hostname': 'hostname', 'key_name': 'key_name',
+                   'user_data': 'user_data'}
+
+
+def changes_of(server: dict) -> dict:
+    """The instance fields a validated update or rebuild body sets."""
+    changes = {field: server[name]
+               for name, field in _CHANGED_FIELDS.items() if name in server}
+    for name, field in (('accessIPv4', 'access_ip_v4'),
+                        ('accessIPv6', 'access_ip_v6')):
+        if name in server:
+            changes[field] = _canonical_ip(server[name])
+    return changes
+
+
 class ServersController:
     def __init__(self, compute_api, max_limit: int):
         self.compute_api = compute_api
@@ -115,6 +139,8 @@ class ServersController:
             Route('POST', '/servers', self.create,
                   body=schemas.create_for),
             Route('GET', '/servers/{server_id}', self.show),
+            Route('PUT', '/servers/{server_id}', self.update,
+                  body=schemas.update_for),
             Route('DELETE', '/servers/{server_id}', self.delete),
         ]
 
@@ -188,9 +214,9 @@ class ServersController:
                     detail='Invalid power_state filter %r: an integer is '
                            'expected.' % wanted['power_state'][:100])
         if 'image' in wanted:
-            wanted['image'] = _last_segment(wanted['image'])
+            wanted['image'] = last_segment(wanted['image'])
         if 'flavor' in wanted:
-            wanted['flavor'] = _last_segment(wanted['flavor'])
+            wanted['flavor'] = last_segment(wanted['flavor'])
 
         def value_of(instance, name):
             if name == 'image':
@@ -204,8 +230,7 @@ class ServersController:
 
     @staticmethod
     def _by_locked(req, instances):
-        """``locked`` (2.73): nothing locks a server here, so
-        ``locked=true`` finds none."""
+        """``locked`` (2.73): the servers locked, or not."""
         if not req.is_version('2.73'):
             return instances
         text = common.query_value(req, 'locked')
@@ -217,7 +242,7 @@ class ServersController:
             raise exception.ValidationError(
                 detail='Invalid locked filter %r: a boolean is expected.'
                        % text[:100])
-        return [] if locked else instances
+        return [i for i in instances if i.locked == locked]
 
     @staticmethod
     def _by_ip(req, instances, admin_filters):
@@ -285,7 +310,10 @@ class ServersController:
     def detail(self, req):
         instances = self._filtered(req)
         services = self._services_for_host_status(req)
-        return {'servers': [views.detail(req, i, services)
+        metadata = objects.InstanceMetadata.get_for(
+            req.context, [i.uuid for i in instances])
+        return {'servers': [views.detail(req, i, services,
+                                         metadata=metadata.get(i.uuid, {}))
                             for i in instances]}
 
     @staticmethod
@@ -309,7 +337,7 @@ class ServersController:
         policy.authorize(context, 'os_compute_api:servers:create')
         body = req.validated_body()
         server = body['server']
-        image_ref = _last_segment(server['imageRef'])
+        image_ref = last_segment(server['imageRef'])
         if not common.uuid_like(image_ref):
             raise exception.ValidationError(
                 detail='Invalid imageRef provided: %s' % server['imageRef'])
@@ -319,7 +347,7 @@ class ServersController:
                     detail='block_device_mapping_v2 may only name the '
                            'image of imageRef as the local root disk: '
                            'this service has no volumes.')
-        flavor_id = _last_segment(server['flavorRef'])
+        flavor_id = last_segment(server['flavorRef'])
         destination = {}
         if 'host' in server or 'hypervisor_hostname' in server:
             # 2.74 (the schema has them from there): administrators only.
@@ -345,7 +373,10 @@ class ServersController:
                 access_ip_v6=_canonical_ip(server.get('accessIPv6')),
                 key_name=server.get('key_name'),
                 group_uuid=hints.get('group'),
-                availability_zone=requested_zone, **destination)
+                availability_zone=requested_zone,
+                metadata=server.get('metadata'),
+                description=server.get('description'),
+                **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
                 exception.NetworkNotFound, exception.KeypairNotFound,
                 exception.ComputeHostNotFound,
@@ -383,6 +414,17 @@ class ServersController:
                            'Network ID to be more specific.')
             return [{'uuid': n.uuid} for n in available]
         return [{'uuid': n['uuid']} for n in requested]
+
+    def update(self, req, server_id):
+        context = req.context
+        body = req.validated_body()
+        instance = common.get_instance(self.compute_api, context,
+                                       server_id)
+        policy.authorize(context, 'os_compute_api:servers:update',
+                         target_project_id=instance.project_id)
+        self.compute_api.update(context, instance,
+                                changes_of(body['server']))
+        return {'server': views.changed(req, instance)}
 
     def delete(self, req, server_id):
         policy.authorize(req.context, 'os_compute_api:servers:delete')

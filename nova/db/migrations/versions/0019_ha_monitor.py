@@ -18,7 +18,7 @@ import sqlalchemy as sa
 revision = '0019'
 # NOTE: 0015-0018 are taken by work merged in parallel; whoever merges
 # this after them points this at the newest one.
-down_revision = '0017'
+down_revision = '0018'
 branch_labels = None
 depends_on = None
 

@@ -12,11 +12,18 @@ Fields by microversion beyond the base: ``OS-EXT-SRV-ATTR`` extras 2.3,
 ``locked`` 2.9, ``host_status`` 2.16, ``description`` 2.19, ``tags`` 2.26,
 the embedded flavor 2.47, ``trusted_image_certificates`` 2.63 (null: no
 image is signature-checked here), ``server_groups`` 2.71 (show only:
-the group the server is in, if any), ``locked_reason`` 2.73 (null: nothing
-locks a server here), and from 2.90 ``OS-EXT-SRV-ATTR:hostname`` for
-every user who may see the server. ``accessIPv4`` and ``accessIPv6`` are
-what the create gave, empty strings when it gave none; ``adminPass`` is
-never shown (it is not stored).
+the group the server is in, if any), ``locked_reason`` 2.73, and from 2.90
+``OS-EXT-SRV-ATTR:hostname`` for every user who may see the server.
+``accessIPv4`` and ``accessIPv6`` are what the create or an update gave,
+empty strings when none did; ``adminPass`` is never shown (it is not
+stored). ``metadata`` is the server's metadata (``instance_metadata``).
+``OS-EXT-AZ:availability_zone`` is the zone of the server's host.
+
+``PUT /servers/{id}`` and the rebuild action answer ``changed`` below
+2.75: the reference's shorter view (no extended attributes, addresses
+without their type and MAC), with ``key_name`` (2.54) and ``user_data``
+(2.57) for a rebuild; from 2.75 they answer the ``show`` view (a rebuild
+with ``user_data`` instead of ``OS-EXT-SRV-ATTR:user_data``).
 """
 
 import hashlib
@@ -72,13 +79,14 @@ def addresses(network_info) -> dict:
     return result
 
 
-def _image(req, instance):
-    if not instance.image_ref:
+def image_link(req, image_ref: str | None):
+    """``image`` of a server booted from ``image_ref``."""
+    if not image_ref:
         return ''
     prefix = common.link_prefix(req)
-    return {'id': instance.image_ref,
+    return {'id': image_ref,
             'links': [{'rel': 'bookmark', 'href': '%s/images/%s'
-                       % (prefix, instance.image_ref)}]}
+                       % (prefix, image_ref)}]}
 
 
 def _flavor(req, instance):
@@ -157,29 +165,93 @@ def _zones(req) -> availability_zones.ZoneMap:
     return zones
 
 
-def detail(req, instance, services=None, show=False) -> dict:
-    """The full view; ``services``: compute services by host (2.16);
-    ``show``: the view of ``GET /servers/{id}`` (``server_groups``)."""
-    context = req.context
+def _metadata_of(context, instance, metadata):
+    if metadata is not None:
+        return metadata
+    return objects.InstanceMetadata.get(context, instance.uuid)
+
+
+def _common(req, instance, metadata) -> dict:
+    """The fields every full view has (the reference's base view)."""
     status = common.status_from_state(instance.vm_state, instance.task_state)
     view = basic(req, instance)
     view.update({
         'status': status,
         'tenant_id': instance.project_id,
         'user_id': instance.user_id,
-        'metadata': {},
+        'metadata': _metadata_of(req.context, instance, metadata),
         'hostId': host_id(instance),
-        'image': _image(req, instance),
+        'image': image_link(req, instance.image_ref),
         'flavor': _flavor(req, instance),
         'created': common.isotime(instance.created_at),
         'updated': common.isotime(instance.updated_at),
-        'addresses': addresses(instance.network_info),
         # Empty when not given, as the reference shows them.
         'accessIPv4': instance.access_ip_v4 or '',
         'accessIPv6': instance.access_ip_v6 or '',
+        'OS-DCF:diskConfig': 'MANUAL',
+    })
+    if status in _PROGRESS_STATUSES:
+        view['progress'] = 0
+    return view
+
+
+def _since_2_9(req, instance, view, show) -> None:
+    """The fields later microversions add to every full view."""
+    if req.is_version('2.9'):
+        view['locked'] = instance.locked
+    if req.is_version('2.19'):
+        view['description'] = instance.display_description
+    if req.is_version('2.26'):
+        view['tags'] = []
+    if req.is_version('2.63'):
+        view['trusted_image_certificates'] = None
+    if req.is_version('2.71') and show:
+        group = objects.InstanceGroup.get_by_instance_uuid(req.context,
+                                                           instance.uuid)
+        view['server_groups'] = [] if group is None else [group.uuid]
+    if req.is_version('2.73'):
+        view['locked_reason'] = instance.locked_reason
+
+
+def changed(req, instance, rebuild=False, metadata=None) -> dict:
+    """The view ``PUT /servers/{id}`` (and, with ``rebuild``, the
+    rebuild action) answers."""
+    if req.is_version('2.75'):
+        services = (compute_services_by_host(req.context)
+                    if req.context.is_admin else None)
+        view = detail(req, instance, services, show=True, metadata=metadata)
+        if rebuild:
+            view.pop('OS-EXT-SRV-ATTR:user_data', None)
+            view['user_data'] = instance.user_data
+        return view
+    view = _common(req, instance, metadata)
+    view['addresses'] = {
+        label: [{'version': a['version'], 'addr': a['addr']}
+                for a in entries]
+        for label, entries in addresses(instance.network_info).items()}
+    shown_fault = fault(req.context, instance)
+    if shown_fault is not None:
+        view['fault'] = shown_fault
+    if rebuild and req.is_version('2.54'):
+        view['key_name'] = instance.key_name
+    if rebuild and req.is_version('2.57'):
+        view['user_data'] = instance.user_data
+    _since_2_9(req, instance, view, show=True)
+    return view
+
+
+def detail(req, instance, services=None, show=False,
+           metadata=None) -> dict:
+    """The full view; ``services``: compute services by host (2.16);
+    ``show``: the view of ``GET /servers/{id}`` (``server_groups``);
+    ``metadata``: the server's, when the caller read it already (a list
+    reads every server's in one query)."""
+    context = req.context
+    view = _common(req, instance, metadata)
+    view.update({
+        'addresses': addresses(instance.network_info),
         'key_name': instance.key_name,
         'config_drive': '',
-        'OS-DCF:diskConfig': 'MANUAL',
         'OS-EXT-AZ:availability_zone': availability_zones.instance_zone(
             _zones(req), instance),
         'OS-EXT-STS:vm_state': instance.vm_state,
@@ -189,8 +261,6 @@ def detail(req, instance, services=None, show=False) -> dict:
         'OS-SRV-USG:terminated_at': common.dbtime(instance.terminated_at),
         'os-extended-volumes:volumes_attached': [],
     })
-    if status in _PROGRESS_STATUSES:
-        view['progress'] = 0
     if policy.check(context, 'os_compute_api:os-extended-server-attributes'):
         view['OS-EXT-SRV-ATTR:host'] = instance.host
         view['OS-EXT-SRV-ATTR:hypervisor_hostname'] = instance.node
@@ -204,25 +274,12 @@ def detail(req, instance, services=None, show=False) -> dict:
                 'OS-EXT-SRV-ATTR:kernel_id': '',
                 'OS-EXT-SRV-ATTR:ramdisk_id': '',
                 'OS-EXT-SRV-ATTR:root_device_name': None,
-                'OS-EXT-SRV-ATTR:user_data': None,
+                'OS-EXT-SRV-ATTR:user_data': instance.user_data,
             })
         if req.is_version('2.16') and services is not None:
             view['host_status'] = (host_status(services.get(instance.host))
                                    if instance.host else '')
-    if req.is_version('2.9'):
-        view['locked'] = False
-    if req.is_version('2.19'):
-        view['description'] = None
-    if req.is_version('2.26'):
-        view['tags'] = []
-    if req.is_version('2.63'):
-        view['trusted_image_certificates'] = None
-    if req.is_version('2.71') and show:
-        group = objects.InstanceGroup.get_by_instance_uuid(context,
-                                                           instance.uuid)
-        view['server_groups'] = [] if group is None else [group.uuid]
-    if req.is_version('2.73'):
-        view['locked_reason'] = None
+    _since_2_9(req, instance, view, show)
     if req.is_version('2.90'):
         view['OS-EXT-SRV-ATTR:hostname'] = hostname(instance)
     shown_fault = fault(context, instance)

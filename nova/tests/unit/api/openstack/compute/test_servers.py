@@ -270,7 +270,11 @@ class CreateTest(fakes.APITestCase):
             self.body(networks='auto'),
             self.body(max_count=2),
             self.body(key_name='mine'),
-            self.body(metadata={'a': 'b'}),
+            self.body(metadata={'': 'b'}),
+            self.body(metadata={'k' * 256: 'b'}),
+            self.body(metadata={'a': 'v' * 256}),
+            self.body(metadata={'a': 1}),
+            self.body(metadata=['a']),
         ]
         for body in bodies:
             with self.subTest(body=body):
