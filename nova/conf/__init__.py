@@ -17,6 +17,7 @@ from nova.conf import image
 from nova.conf import keystone
 from nova.conf import libvirt
 from nova.conf import network
+from nova.conf import quota
 from nova.conf import reaper
 from nova.conf import service
 from nova.conf import storage
@@ -24,7 +25,7 @@ from nova.conf import storage
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, base, compute, conductor, database, image,
-            keystone, libvirt, network, reaper, service, storage)
+            keystone, libvirt, network, quota, reaper, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

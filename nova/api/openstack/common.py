@@ -141,6 +141,19 @@ def query_value(req, name: str) -> str | None:
     return values[-1] if values else None
 
 
+def check_known_query(req, known) -> None:
+    """From microversion 2.75, a query parameter outside ``known`` is a
+    400 (before it, unknown parameters are ignored)."""
+    if not req.is_version('2.75'):
+        return
+    unknown = sorted(set(req.GET.keys()) - set(known))
+    if unknown:
+        raise exception.ValidationError(
+            detail='Invalid input for query parameters %s: additional '
+                   'properties are not allowed.'
+                   % ', '.join(n[:100] for n in unknown[:10]))
+
+
 def limit_and_marker(req, max_limit: int) -> tuple[int, str | None]:
     text = query_value(req, 'limit')
     limit = max_limit

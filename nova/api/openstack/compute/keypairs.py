@@ -17,7 +17,6 @@ from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import wsgi
 from nova.compute import keypairs as keypairs_api
-from nova import exception
 
 RULE = 'os_compute_api:os-keypairs:%s'
 
@@ -36,18 +35,6 @@ def _query_user_id(req, rule: str) -> str:
     return _user_id(req, rule, common.query_value(req, 'user_id'))
 
 
-def _check_known_query(req) -> None:
-    if not req.is_version('2.75'):
-        return
-    known = {'user_id', 'limit', 'marker'}
-    unknown = sorted(set(req.GET.keys()) - known)
-    if unknown:
-        raise exception.ValidationError(
-            detail='Invalid input for query parameters %s: additional '
-                   'properties are not allowed.'
-                   % ', '.join(n[:100] for n in unknown[:10]))
-
-
 class KeypairsController:
     def __init__(self, max_limit: int):
         self.max_limit = max_limit
@@ -62,7 +49,7 @@ class KeypairsController:
         ]
 
     def index(self, req):
-        _check_known_query(req)
+        common.check_known_query(req, ('user_id', 'limit', 'marker'))
         user_id = _query_user_id(req, 'index')
         keypairs = keypairs_api.get_all(req.context, user_id)
         if not req.is_version('2.35'):

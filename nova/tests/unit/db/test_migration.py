@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0013'
+HEAD = '0016'
 
 
 class MigrationTestCase(base.TestCase):
