@@ -181,6 +181,19 @@ def check_metadata_items(context, metadata: dict) -> None:
         raise exception.MetadataLimitExceeded(allowed=limit)
 
 
+def parse_limits(values: dict) -> dict[str, int]:
+    """Limits as a request gives them (integers, or strings of one) as
+    ints; ``InvalidQuotaValue`` (400) for one outside -1 .. ``MAX_LIMIT``
+    (a schema cannot bound the value of a string)."""
+    limits = {name: int(value) for name, value in values.items()}
+    for name, limit in sorted(limits.items()):
+        if not UNLIMITED <= limit <= MAX_LIMIT:
+            raise exception.InvalidQuotaValue(reason=(
+                'Quota limit %s for %s must be between %d and %d.'
+                % (str(limit)[:20], name, UNLIMITED, MAX_LIMIT)))
+    return limits
+
+
 def _settable_bounds(project_id: str, user_id: str | None
                      ) -> tuple[dict[str, int], dict[str, int]]:
     """(minimum, maximum) of each limit an administrator may set without

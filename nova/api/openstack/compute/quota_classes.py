@@ -41,6 +41,5 @@ class QuotaClassesController:
         body = req.validated_body()['quota_class_set']
         policy.authorize(req.context, RULE % 'update')
         _check_name(id)
-        quotas.set_class_limits(
-            id, {name: int(value) for name, value in body.items()})
+        quotas.set_class_limits(id, quotas.parse_limits(body))
         return views.quota_class_set(req, quotas.class_limits(id))

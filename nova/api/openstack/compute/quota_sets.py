@@ -60,8 +60,7 @@ class QuotaSetsController:
         body = dict(req.validated_body()['quota_set'])
         user_id = _user_id(req, 'update', tenant_id)
         force = validation.to_bool(body.pop('force', False))
-        quotas.set_limits(tenant_id, user_id,
-                          {name: int(value) for name, value in body.items()},
+        quotas.set_limits(tenant_id, user_id, quotas.parse_limits(body),
                           force=force)
         return views.quota_set(req, quotas.limits_of(tenant_id, user_id))
 

@@ -146,6 +146,8 @@ class QuotaSetsTest(fakes.APITestCase):
                               ({'injected_files': 1}, '2.57'),
                               ({'ram': -2}, None), ({'ram': 'x'}, None),
                               ({'ram': 2 ** 31}, None),
+                              ({'ram': str(2 ** 31)}, None),
+                              ({'ram': '9' * 30}, None), ({'ram': '-2'}, None),
                               ({'networks': 1}, None),
                               ({'ram': 1, 'force': 'maybe'}, None)):
             with self.subTest(body=body, version=version):
@@ -222,6 +224,14 @@ class QuotaClassSetsTest(fakes.APITestCase):
         self.assertEqual(1, response.json['quota_class_set']['ram'])
         self.assertEqual(51200, self.request(
             'GET', PATH, token=fakes.USER_TOKEN).json['quota_set']['ram'])
+
+    def test_limits_out_of_range_are_refused(self):
+        for value in (-2, '-2', 2 ** 31, str(2 ** 31), '9' * 30):
+            with self.subTest(value=value):
+                response = self.request(
+                    'PUT', CLASS_PATH, {'quota_class_set': {'ram': value}})
+                self.assertFault(response, 400, 'badRequest')
+        self.assertEqual([], rows(models.QuotaClass))
 
     def test_only_administrators(self):
         for method in ('GET', 'PUT'):
