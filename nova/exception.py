@@ -485,6 +485,30 @@ class ValidationError(Invalid):
     msg_fmt = '%(detail)s'
 
 
+class QuotaError(NovaException):
+    """A request that would take more than a quota allows: nothing of it
+    was kept."""
+    msg_fmt = 'Quota exceeded: code=%(code)s'
+    code = 403
+
+
+class TooManyInstances(QuotaError):
+    msg_fmt = ('Quota exceeded for %(overs)s: Requested %(req)s, but '
+               'already used %(used)s of %(allowed)s %(overs)s')
+
+
+class KeypairLimitExceeded(QuotaError):
+    msg_fmt = 'Maximum number of key pairs exceeded'
+
+
+class MetadataLimitExceeded(QuotaError):
+    msg_fmt = 'Maximum number of metadata items exceeds %(allowed)d'
+
+
+class InvalidQuotaValue(Invalid):
+    msg_fmt = '%(reason)s'
+
+
 class OperationInterrupted(NovaException):
     """An operation that a restart of the compute service cut short."""
     msg_fmt = ('%(operation)s was interrupted by a restart of the compute '

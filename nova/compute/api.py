@@ -26,6 +26,7 @@ from nova.compute import evacuation_states
 from nova.compute import hostnames
 from nova.compute import instance_lock
 from nova.compute import port_bindings
+from nova.compute import quotas
 from nova.compute import rebuild_request
 from nova.compute import shared_storage
 from nova.compute import states
@@ -156,6 +157,12 @@ class API:
         ``key_name``: a key pair of the caller (``KeypairNotFound``
         otherwise), recorded on the instance.
 
+        Quotas: ``TooManyInstances`` (403) before anything is written when
+        the project or user has no room for one more instance of the
+        flavor (instances, cores, ram; ``compute.quotas``); counted again
+        once the row exists, and a create that raced past the first count
+        with others is taken back.
+
         ``requested_host`` / ``requested_node`` (microversion 2.74): only
         that compute host (a node is named as its host here) is
         considered: ``ComputeHostNotFound`` when there is none, and
@@ -190,6 +197,7 @@ class API:
         if availability_zone is not None:
             availability_zones.check_requested(context, availability_zone)
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
+        quotas.check_instances(context, flavor)
         if key_name is not None:
             objects.KeyPair.get_by_name(context, context.user_id, key_name)
         image_meta = self._image_meta(image_ref)
@@ -225,6 +233,14 @@ class API:
         except Exception:
             with excutils.save_and_reraise_exception():
                 network_api.deallocate_for_instance(context, instance)
+        try:
+            quotas.recheck_instances(context)
+        except exception.TooManyInstances:
+            # Raced past the first check with another create: this one
+            # goes, its row deleted and its ports freed.
+            with excutils.save_and_reraise_exception():
+                network_api.deallocate_for_instance(context, instance)
+                instance.destroy()
         objects.InstanceAction.action_start(context, instance.uuid, 'create')
         try:
             if metadata:

@@ -14,7 +14,11 @@ Example::
 
 import dataclasses
 
+from oslo_utils import excutils
+
 from nova.compute import key_material
+from nova.compute import quotas
+from nova import exception
 from nova import objects
 
 
@@ -33,8 +37,11 @@ def create(context, user_id: str, name: str,
 
     ``InvalidKeypair`` (400) for a public key that is not one of
     ``key_type``, ``KeyPairExists`` (409) when the user has a pair of
-    that name already; either way nothing is written.
+    that name already, ``KeypairLimitExceeded`` (403) when the user has
+    as many as the ``key_pairs`` quota allows; either way nothing is
+    written.
     """
+    quotas.check_key_pairs(context, user_id)
     private_key = None
     if public_key is None:
         generated = key_material.generate(key_type)
@@ -43,6 +50,13 @@ def create(context, user_id: str, name: str,
     keypair = objects.KeyPair(name=name, user_id=user_id,
                               fingerprint=fingerprint, public_key=public_key,
                               type=key_type).create()
+    try:
+        quotas.check_key_pairs(context, user_id, recheck=True)
+    except exception.KeypairLimitExceeded:
+        # Raced past the first check with another create: this pair
+        # goes.
+        with excutils.save_and_reraise_exception():
+            objects.KeyPair.destroy_by_name(context, user_id, name)
     return CreatedKeyPair(keypair, private_key)
 
 

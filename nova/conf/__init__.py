@@ -19,6 +19,7 @@ from nova.conf import image
 from nova.conf import keystone
 from nova.conf import libvirt
 from nova.conf import network
+from nova.conf import quota
 from nova.conf import reaper
 from nova.conf import service
 from nova.conf import storage
@@ -26,8 +27,8 @@ from nova.conf import storage
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, availability_zone, base, compute, conductor,
-            database, ha, image, keystone, libvirt, network, reaper, service,
-            storage)
+            database, ha, image, keystone, libvirt, network, quota, reaper,
+            service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

@@ -49,6 +49,8 @@ class Instance(TimestampMixin, Base):
         # The usage audit sums a host's instances from this index alone.
         sa.Index('ix_instances_usage', 'host', 'deleted', 'flavor_vcpus',
                  'flavor_memory_mb', 'flavor_disk_gb'),
+        # Quota usage is counted per project (0016).
+        sa.Index(None, 'project_id', 'deleted'),
     )
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
@@ -386,6 +388,38 @@ class AggregateMetadata(TimestampMixin, Base):
         sa.ForeignKey('aggregates.id'))
     key: orm.Mapped[str] = orm.mapped_column(_str())
     value: orm.Mapped[str] = orm.mapped_column(_str())
+class _QuotaLimit(TimestampMixin):
+    """An owner's limit of one resource (the owner's columns are the
+    table's own)."""
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    resource: orm.Mapped[str] = orm.mapped_column(_str())
+    hard_limit: orm.Mapped[int]
+
+
+class Quota(_QuotaLimit, Base):
+    """A project's limit, set by an administrator."""
+    __tablename__ = 'quotas'
+    __table_args__ = (sa.UniqueConstraint('project_id', 'resource'),)
+
+    project_id: orm.Mapped[str] = orm.mapped_column(_str())
+
+
+class ProjectUserQuota(_QuotaLimit, Base):
+    """One user's limit within a project."""
+    __tablename__ = 'project_user_quotas'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'user_id', 'resource'),)
+
+    project_id: orm.Mapped[str] = orm.mapped_column(_str())
+    user_id: orm.Mapped[str] = orm.mapped_column(_str())
+
+
+class QuotaClass(_QuotaLimit, Base):
+    """A quota class's limit (``default``: every project's)."""
+    __tablename__ = 'quota_classes'
+    __table_args__ = (sa.UniqueConstraint('class_name', 'resource'),)
+
+    class_name: orm.Mapped[str] = orm.mapped_column(_str())
 
 
 class Network(TimestampMixin, Base):

@@ -147,7 +147,7 @@ def refuse_unknown_query(req, known: frozenset) -> None:
     below, it is ignored."""
     if not req.is_version('2.75'):
         return
-    unknown = sorted(set(req.GET.keys()) - known)
+    unknown = sorted(set(req.GET.keys()) - set(known))
     if unknown:
         raise exception.ValidationError(
             detail='Invalid input for query parameters %s: additional '

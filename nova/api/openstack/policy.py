@@ -1,15 +1,16 @@
 """Who may do what: the API's policy rules, by Nova's rule names, through
 oslo.policy.
 
-Three kinds of default: ``ADMIN`` (``rule:context_is_admin``: the ``admin``
+Four kinds of default: ``ADMIN`` (``rule:context_is_admin``: the ``admin``
 role), ``OWNER`` (``rule:admin_or_owner``: an administrator, or a member of
-the project that owns the target) and ``USER`` (``rule:admin_or_user``: an
+the project that owns the target), ``USER`` (``rule:admin_or_user``: an
 administrator, or the user who owns the target: key pairs belong to users,
-not projects). The defaults are registered in code (``RULES``); an operator
-overrides any of them in the policy file (``[oslo_policy] policy_file``,
-``policy.yaml`` in the configuration directory; ``tox -e genpolicy`` writes
-``etc/nova/policy.yaml.sample`` with every rule and its default), read
-again when it changes.
+not projects) and ``ANYONE`` (Nova's ``@``: any authenticated caller; the
+default quotas and ``/limits``). The defaults are registered in code
+(``RULES``); an operator overrides any of them in the policy file
+(``[oslo_policy] policy_file``, ``policy.yaml`` in the configuration
+directory; ``tox -e genpolicy`` writes ``etc/nova/policy.yaml.sample``
+with every rule and its default), read again when it changes.
 
 Example::
 
@@ -28,6 +29,7 @@ from nova import exception
 ADMIN = 'admin'
 OWNER = 'admin_or_owner'
 USER = 'admin_or_user'
+ANYONE = 'anyone'
 
 RULES = {
     'os_compute_api:servers:index': OWNER,
@@ -105,6 +107,15 @@ RULES = {
     'os_compute_api:os-hosts:shutdown': ADMIN,
     'os_compute_api:os-hosts:start': ADMIN,
     'os_compute_api:servers:create:forced_host': ADMIN,
+    'os_compute_api:os-quota-sets:show': OWNER,
+    'os_compute_api:os-quota-sets:detail': OWNER,
+    'os_compute_api:os-quota-sets:defaults': ANYONE,
+    'os_compute_api:os-quota-sets:update': ADMIN,
+    'os_compute_api:os-quota-sets:delete': ADMIN,
+    'os_compute_api:os-quota-class-sets:show': ADMIN,
+    'os_compute_api:os-quota-class-sets:update': ADMIN,
+    'os_compute_api:limits': ANYONE,
+    'os_compute_api:limits:other_project': ADMIN,
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
     # Below 2.51 only administrators see the events of an action; from
@@ -252,6 +263,29 @@ DESCRIPTIONS = {
     'os_compute_api:servers:create:forced_host':
         'Create a server on a named host through its availability zone '
         '(availability_zone "zone:host").',
+    'os_compute_api:os-quota-sets:show':
+        'Show the quota limits of a project (or of one of its users: '
+        'user_id).',
+    'os_compute_api:os-quota-sets:detail':
+        'Show the quota limits of a project with what it uses '
+        '(/os-quota-sets/{tenant_id}/detail).',
+    'os_compute_api:os-quota-sets:defaults':
+        'Show the default quota limits (/os-quota-sets/{tenant_id}/'
+        'defaults).',
+    'os_compute_api:os-quota-sets:update':
+        'Set the quota limits of a project or of one of its users.',
+    'os_compute_api:os-quota-sets:delete':
+        'Revert the quota limits of a project (or of one of its users) '
+        'to the defaults.',
+    'os_compute_api:os-quota-class-sets:show':
+        'Show the quota limits of a quota class (default: every '
+        'project\'s defaults).',
+    'os_compute_api:os-quota-class-sets:update':
+        'Set the quota limits of a quota class.',
+    'os_compute_api:limits': 'Show the absolute limits of the caller\'s '
+                             'project and what it uses (GET /limits).',
+    'os_compute_api:limits:other_project':
+        'Show the limits of another project (GET /limits?tenant_id=).',
     'os_compute_api:os-host-evacuations:create':
         'Evacuate every server of a failed host (POST '
         '/os-host-evacuations, this project\'s own resource).',
@@ -264,6 +298,8 @@ _CHECK_STRINGS = {
     ADMIN: 'rule:context_is_admin',
     OWNER: 'rule:admin_or_owner',
     USER: 'rule:admin_or_user',
+    # Nova's '@': whoever the API authenticated.
+    ANYONE: '@',
 }
 
 _BASE_RULES = (

@@ -308,6 +308,13 @@ class EvacuateTestCase(base.TestCase):
         ``network_info_for(ctx, instance)`` gives its VIFs (default: one
         VIF on ``bridge``, with no port behind it).
         """
+        instance = self.build_on(host, bridge, network_info_for)
+        self.assertEqual('active', instance.vm_state)
+        return instance
+
+    def build_on(self, host, bridge=BRIDGE, network_info_for=None):
+        """A build sent to ``host``; the instance once the build ended,
+        whatever its outcome (``boot``'s arguments)."""
         ctx = nova_context.get_admin_context()
         instance = dbf.make_instance(
             ctx, host, vm_state='building', task_state='scheduling',
@@ -322,9 +329,7 @@ class EvacuateTestCase(base.TestCase):
             network_info=network_info)
         self.wait_for(lambda: self.fresh(instance).task_state is None,
                       'build of %s' % instance.uuid)
-        instance = self.fresh(instance)
-        self.assertEqual('active', instance.vm_state)
-        return instance
+        return self.fresh(instance)
 
     def fresh(self, obj):
         if isinstance(obj, objects.Migration):

@@ -16,8 +16,11 @@ from nova.api.openstack.compute import hosts
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
 from nova.api.openstack.compute import keypairs
+from nova.api.openstack.compute import limits
 from nova.api.openstack.compute import migrations
 from nova.api.openstack.compute import networks
+from nova.api.openstack.compute import quota_classes
+from nova.api.openstack.compute import quota_sets
 from nova.api.openstack.compute import server_actions
 from nova.api.openstack.compute import server_external_events
 from nova.api.openstack.compute import server_groups
@@ -47,6 +50,9 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         aggregates.AggregatesController(),
         availability_zone.AvailabilityZoneController(),
         hosts.HostsController(),
+        quota_sets.QuotaSetsController(),
+        quota_classes.QuotaClassesController(),
+        limits.LimitsController(),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]

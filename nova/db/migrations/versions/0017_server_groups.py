@@ -16,7 +16,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '0017'
-down_revision = '0015'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 
