@@ -198,6 +198,8 @@ class API:
             availability_zones.check_requested(context, availability_zone)
         flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
         quotas.check_instances(context, flavor)
+        if metadata:
+            quotas.check_metadata_items(context, metadata)
         if key_name is not None:
             objects.KeyPair.get_by_name(context, context.user_id, key_name)
         image_meta = self._image_meta(image_ref)
@@ -361,6 +363,8 @@ class API:
         key_name = (changes or {}).get('key_name')
         if key_name is not None:
             objects.KeyPair.get_by_name(context, context.user_id, key_name)
+        if metadata is not None:
+            quotas.check_metadata_items(context, metadata)
         for name, value in (changes or {}).items():
             setattr(instance, name, value)
         transition = self._take(context, instance, 'rebuild')
@@ -399,6 +403,9 @@ class API:
         """Set metadata keys (all of them with ``replace``); the
         server's whole metadata afterwards."""
         self._check_metadata_change(context, instance)
+        quotas.check_metadata_items(context, metadata if replace else {
+            **objects.InstanceMetadata.get(context, instance.uuid),
+            **metadata})
         if replace:
             return objects.InstanceMetadata.replace(context, instance.uuid,
                                                     metadata)

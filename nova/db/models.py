@@ -388,6 +388,8 @@ class AggregateMetadata(TimestampMixin, Base):
         sa.ForeignKey('aggregates.id'))
     key: orm.Mapped[str] = orm.mapped_column(_str())
     value: orm.Mapped[str] = orm.mapped_column(_str())
+
+
 class _QuotaLimit(TimestampMixin):
     """An owner's limit of one resource (the owner's columns are the
     table's own)."""

@@ -164,3 +164,48 @@ class RecheckTest(fakes.APITestCase):
         self.assertEqual(403, caught.exception.code)
         quotas.set_limits('demo', None, {'metadata_items': -1})
         quotas.check_metadata_items(ctx, {str(i): 'v' for i in range(500)})
+
+
+class MetadataQuotaTest(fakes.APITestCase):
+    """``metadata_items`` holds wherever a server's metadata is set: at
+    create and through the metadata calls (merged with what the server
+    has), and a refused call changes nothing."""
+
+    def setUp(self):
+        super().setUp()
+        response = self.request('PUT', QUOTAS, {'quota_set': {
+            'metadata_items': 2, 'force': True}})
+        self.assertEqual(200, response.status_int, response.text)
+
+    def create(self, metadata):
+        return self.request('POST', '/v2.1/servers', {'server': {
+            'name': 'new-vm', 'imageRef': fakes.IMAGE.id, 'flavorRef': '1',
+            'metadata': metadata}}, token=fakes.USER_TOKEN)
+
+    def test_create_over_the_limit_is_refused_and_creates_nothing(self):
+        self.assertFault(self.create({'a': '1', 'b': '2', 'c': '3'}), 403,
+                         'forbidden')
+        self.assertEqual([], objects.Instance.get_all(
+            self.ctx, include_deleted=True))
+        self.assertEqual(202, self.create({'a': '1', 'b': '2'}).status_int)
+
+    def test_merged_metadata_counts_what_the_server_has(self):
+        instance = self.make_instance()
+        objects.InstanceMetadata.replace(self.ctx, instance.uuid, {'a': '1'})
+        path = '/v2.1/servers/%s/metadata' % instance.uuid
+        # a stays: a, b and c would be three.
+        self.assertFault(self.request(
+            'POST', path, {'metadata': {'b': '2', 'c': '3'}},
+            token=fakes.USER_TOKEN), 403, 'forbidden')
+        self.assertEqual({'a': '1'}, objects.InstanceMetadata.get(
+            self.ctx, instance.uuid))
+        # Replacing counts only the new set; one key more merges to three.
+        response = self.request('PUT', path,
+                                {'metadata': {'b': '2', 'c': '3'}},
+                                token=fakes.USER_TOKEN)
+        self.assertEqual(200, response.status_int, response.text)
+        self.assertFault(self.request(
+            'PUT', path + '/d', {'meta': {'d': '4'}},
+            token=fakes.USER_TOKEN), 403, 'forbidden')
+        self.assertEqual({'b': '2', 'c': '3'}, objects.InstanceMetadata.get(
+            self.ctx, instance.uuid))
