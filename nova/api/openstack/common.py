@@ -141,6 +141,17 @@ def query_value(req, name: str) -> str | None:
     return values[-1] if values else None
 
 
+def refuse_unknown_query(req, known: set[str]) -> None:
+    """400 when the query has a parameter not in ``known`` (the
+    reference's query schemas without additional properties)."""
+    unknown = sorted(set(req.GET.keys()) - known)
+    if unknown:
+        raise exception.ValidationError(
+            detail='Invalid input for query parameters %s: additional '
+                   'properties are not allowed.'
+                   % ', '.join(n[:100] for n in unknown[:10]))
+
+
 def limit_and_marker(req, max_limit: int) -> tuple[int, str | None]:
     text = query_value(req, 'limit')
     limit = max_limit

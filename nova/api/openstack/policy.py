@@ -63,6 +63,13 @@ RULES = {
     'os_compute_api:os-keypairs:delete': USER,
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
+    'os_compute_api:os-hypervisors:list': ADMIN,
+    'os_compute_api:os-hypervisors:list-detail': ADMIN,
+    'os_compute_api:os-hypervisors:show': ADMIN,
+    'os_compute_api:os-hypervisors:statistics': ADMIN,
+    'os_compute_api:os-hypervisors:uptime': ADMIN,
+    'os_compute_api:os-hypervisors:search': ADMIN,
+    'os_compute_api:os-hypervisors:servers': ADMIN,
     # Below 2.51 only administrators see the events of an action; from
     # 2.51 the owner sees them too (without tracebacks).
     'os_compute_api:os-instance-actions:events:2.51': OWNER,
@@ -133,6 +140,20 @@ DESCRIPTIONS = {
     'os_compute_api:os-host-evacuations:show':
         'List and show host-evacuate runs and the outcome of each of '
         'their servers.',
+    'os_compute_api:os-hypervisors:list': 'List hypervisors.',
+    'os_compute_api:os-hypervisors:list-detail':
+        'List hypervisors with their details.',
+    'os_compute_api:os-hypervisors:show': 'Show a hypervisor.',
+    'os_compute_api:os-hypervisors:statistics':
+        'Show the hypervisors\' figures summed (before microversion '
+        '2.88).',
+    'os_compute_api:os-hypervisors:uptime':
+        'Show the uptime of a hypervisor\'s host (before microversion '
+        '2.88).',
+    'os_compute_api:os-hypervisors:search':
+        'Search hypervisors by name (before microversion 2.53).',
+    'os_compute_api:os-hypervisors:servers':
+        'List the servers of hypervisors (before microversion 2.53).',
 }
 
 _CHECK_STRINGS = {

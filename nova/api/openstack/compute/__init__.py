@@ -8,6 +8,7 @@ every path under ``/v2.1``, with this project's own
 from nova.api.openstack.compute import disk_leases
 from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import host_evacuations
+from nova.api.openstack.compute import hypervisors
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
 from nova.api.openstack.compute import keypairs
@@ -33,6 +34,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         images.ImagesController(image_store),
         networks.NetworksController(),
         keypairs.KeypairsController(max_limit),
+        hypervisors.HypervisorsController(compute_api, max_limit),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]

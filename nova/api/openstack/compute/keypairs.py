@@ -17,7 +17,6 @@ from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import wsgi
 from nova.compute import keypairs as keypairs_api
-from nova import exception
 
 RULE = 'os_compute_api:os-keypairs:%s'
 
@@ -39,13 +38,7 @@ def _query_user_id(req, rule: str) -> str:
 def _check_known_query(req) -> None:
     if not req.is_version('2.75'):
         return
-    known = {'user_id', 'limit', 'marker'}
-    unknown = sorted(set(req.GET.keys()) - known)
-    if unknown:
-        raise exception.ValidationError(
-            detail='Invalid input for query parameters %s: additional '
-                   'properties are not allowed.'
-                   % ', '.join(n[:100] for n in unknown[:10]))
+    common.refuse_unknown_query(req, {'user_id', 'limit', 'marker'})
 
 
 class KeypairsController:
