@@ -63,6 +63,7 @@ RULES = {
     'os_compute_api:os-keypairs:delete': USER,
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
+    'os_compute_api:os-server-diagnostics': ADMIN,
     'os_compute_api:os-hypervisors:list': ADMIN,
     'os_compute_api:os-hypervisors:list-detail': ADMIN,
     'os_compute_api:os-hypervisors:show': ADMIN,
@@ -140,6 +141,8 @@ DESCRIPTIONS = {
     'os_compute_api:os-host-evacuations:show':
         'List and show host-evacuate runs and the outcome of each of '
         'their servers.',
+    'os_compute_api:os-server-diagnostics':
+        'Show the diagnostics of a server (what its hypervisor reads).',
     'os_compute_api:os-hypervisors:list': 'List hypervisors.',
     'os_compute_api:os-hypervisors:list-detail':
         'List hypervisors with their details.',

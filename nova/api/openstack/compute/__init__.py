@@ -15,6 +15,7 @@ from nova.api.openstack.compute import keypairs
 from nova.api.openstack.compute import migrations
 from nova.api.openstack.compute import networks
 from nova.api.openstack.compute import server_actions
+from nova.api.openstack.compute import server_diagnostics
 from nova.api.openstack.compute import server_external_events
 from nova.api.openstack.compute import servers
 from nova.api.openstack.compute import services
@@ -35,6 +36,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         networks.NetworksController(),
         keypairs.KeypairsController(max_limit),
         hypervisors.HypervisorsController(compute_api, max_limit),
+        server_diagnostics.ServerDiagnosticsController(compute_api),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]
