@@ -64,6 +64,9 @@ RULES = {
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
     'os_compute_api:os-server-diagnostics': ADMIN,
+    'os_compute_api:extensions': OWNER,
+    'os_compute_api:os-instance-usage-audit-log:list': ADMIN,
+    'os_compute_api:os-instance-usage-audit-log:show': ADMIN,
     'os_compute_api:os-hypervisors:list': ADMIN,
     'os_compute_api:os-hypervisors:list-detail': ADMIN,
     'os_compute_api:os-hypervisors:show': ADMIN,
@@ -143,6 +146,12 @@ DESCRIPTIONS = {
         'their servers.',
     'os_compute_api:os-server-diagnostics':
         'Show the diagnostics of a server (what its hypervisor reads).',
+    'os_compute_api:extensions':
+        'List and show the legacy API extensions (/extensions).',
+    'os_compute_api:os-instance-usage-audit-log:list':
+        'Show the instance usage audit of the last period.',
+    'os_compute_api:os-instance-usage-audit-log:show':
+        'Show the instance usage audit of the period before a time.',
     'os_compute_api:os-hypervisors:list': 'List hypervisors.',
     'os_compute_api:os-hypervisors:list-detail':
         'List hypervisors with their details.',

@@ -6,11 +6,13 @@ every path under ``/v2.1``, with this project's own
 """
 
 from nova.api.openstack.compute import disk_leases
+from nova.api.openstack.compute import extensions
 from nova.api.openstack.compute import flavors
 from nova.api.openstack.compute import host_evacuations
 from nova.api.openstack.compute import hypervisors
 from nova.api.openstack.compute import images
 from nova.api.openstack.compute import instance_actions
+from nova.api.openstack.compute import instance_usage_audit_log
 from nova.api.openstack.compute import keypairs
 from nova.api.openstack.compute import migrations
 from nova.api.openstack.compute import networks
@@ -37,6 +39,8 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         keypairs.KeypairsController(max_limit),
         hypervisors.HypervisorsController(compute_api, max_limit),
         server_diagnostics.ServerDiagnosticsController(compute_api),
+        extensions.ExtensionsController(),
+        instance_usage_audit_log.InstanceUsageAuditLogController(),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]
