@@ -195,6 +195,18 @@ def collection_links(req, collection: str, page: list, limit: int,
                                         urllib.parse.urlencode(params))}]
 
 
+def parse_time(text: str, formats: tuple[str, ...],
+               detail: str) -> datetime.datetime:
+    """``text`` in the first of ``formats`` it matches; a 400 saying
+    ``detail`` when none does."""
+    for fmt in formats:
+        try:
+            return datetime.datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    raise exception.ValidationError(detail=detail)
+
+
 def _query_time(req, name: str) -> datetime.datetime | None:
     text = query_value(req, name)
     if text is None:

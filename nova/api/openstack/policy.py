@@ -65,6 +65,8 @@ RULES = {
     'os_compute_api:os-host-evacuations:show': ADMIN,
     'os_compute_api:os-server-diagnostics': ADMIN,
     'os_compute_api:extensions': OWNER,
+    'os_compute_api:os-simple-tenant-usage:list': ADMIN,
+    'os_compute_api:os-simple-tenant-usage:show': OWNER,
     'os_compute_api:os-instance-usage-audit-log:list': ADMIN,
     'os_compute_api:os-instance-usage-audit-log:show': ADMIN,
     'os_compute_api:os-hypervisors:list': ADMIN,
@@ -146,6 +148,10 @@ DESCRIPTIONS = {
         'their servers.',
     'os_compute_api:os-server-diagnostics':
         'Show the diagnostics of a server (what its hypervisor reads).',
+    'os_compute_api:os-simple-tenant-usage:list':
+        'Show the usage of every project over a period.',
+    'os_compute_api:os-simple-tenant-usage:show':
+        'Show the usage of one project over a period.',
     'os_compute_api:extensions':
         'List and show the legacy API extensions (/extensions).',
     'os_compute_api:os-instance-usage-audit-log:list':

@@ -21,6 +21,7 @@ from nova.api.openstack.compute import server_diagnostics
 from nova.api.openstack.compute import server_external_events
 from nova.api.openstack.compute import servers
 from nova.api.openstack.compute import services
+from nova.api.openstack.compute import simple_tenant_usage
 from nova.api.openstack import router
 
 
@@ -41,6 +42,7 @@ def build_router(compute_api, image_store, max_limit: int) -> router.Router:
         server_diagnostics.ServerDiagnosticsController(compute_api),
         extensions.ExtensionsController(),
         instance_usage_audit_log.InstanceUsageAuditLogController(),
+        simple_tenant_usage.SimpleTenantUsageController(max_limit),
         # This project's own resource (the Compute API has none).
         host_evacuations.HostEvacuationsController(compute_api),
     ]

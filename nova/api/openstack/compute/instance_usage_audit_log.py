@@ -12,9 +12,9 @@ a 400).
 
 import datetime
 
+from nova.api.openstack import common
 from nova.api.openstack import policy
 from nova.api.openstack.router import Route
-from nova import exception
 from nova import objects
 from nova.objects import base as obj_base
 from nova.objects import service as service_obj
@@ -25,13 +25,8 @@ _SHOWN = '%Y-%m-%d %H:%M:%S'
 
 
 def _parse(before: str) -> datetime.datetime:
-    for fmt in _FORMATS:
-        try:
-            return datetime.datetime.strptime(before, fmt)
-        except ValueError:
-            continue
-    raise exception.ValidationError(
-        detail='Invalid timestamp for date %s' % before[:100])
+    return common.parse_time(
+        before, _FORMATS, 'Invalid timestamp for date %s' % before[:100])
 
 
 def last_completed_month(before: datetime.datetime
