@@ -97,6 +97,10 @@ class SimpleTenantUsageController:
         return [u for u in paged if u.servers], links
 
     def index(self, req):
+        # NOTE: the router drops a trailing slash; here it means an empty
+        # tenant id (show of ''), which Nova answers 404, not the list.
+        if req.path.endswith('/'):
+            raise exception.NotFound()
         policy.authorize(req.context, RULE % 'list')
         start, stop = _period(req)
         detailed = common.query_value(req, 'detailed') == '1'

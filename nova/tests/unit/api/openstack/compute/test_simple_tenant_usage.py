@@ -99,6 +99,9 @@ class SimpleTenantUsageTest(fakes.APITestCase):
             with self.subTest(query=query):
                 self.get(query, status=400)
 
+    def test_an_empty_tenant_id_is_404(self):
+        self.get('/' + PERIOD, status=404)
+
     def test_policies(self):
         self.get(PERIOD, token=fakes.USER_TOKEN, status=403)
         self.get('/other' + PERIOD, token=fakes.USER_TOKEN, status=403)
