@@ -155,6 +155,11 @@ class ComputeHostNotFound(NotFound):
     safe_msg = 'The requested compute host could not be found.'
 
 
+class HypervisorNotFound(NotFound):
+    msg_fmt = 'Hypervisor with ID %(hypervisor_id)s could not be found.'
+    safe_msg = 'The requested hypervisor could not be found.'
+
+
 class ImageNotFound(NotFound):
     msg_fmt = 'Image %(image_id)s could not be found.'
     safe_msg = 'The image of the server could not be found.'

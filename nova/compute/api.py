@@ -32,6 +32,7 @@ from nova.compute import shared_storage
 from nova.compute import states
 from nova.conf import CONF
 from nova import exception
+from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova.network import api as network_api_mod
@@ -80,6 +81,25 @@ class API:
         return objects.Instance.get_all(context, host=host,
                                         vm_state=vm_state,
                                         include_deleted=include_deleted)
+
+    def get_host_uptime(self, context, host) -> str:
+        """What ``uptime`` says on ``host`` (asked over RPC);
+        ``ComputeServiceUnavailable`` when its service is down."""
+        if not self._host_is_up(context, host):
+            raise exception.ComputeServiceUnavailable(host=host)
+        return self.compute_rpcapi.get_host_uptime(context, host)
+
+    def get_diagnostics(self, context, instance):
+        """The guest's ``Diagnostics`` from its host; a conflict unless
+        it runs (the hypervisor has no figures for a stopped guest)."""
+        if instance.vm_state != vm_states.ACTIVE or \
+                instance.power_state != power_state.RUNNING or \
+                not instance.host:
+            raise exception.InstanceInvalidState(
+                instance_uuid=instance.uuid, attr='vm_state',
+                state=instance.vm_state, method='get_diagnostics')
+        return self.compute_rpcapi.get_instance_diagnostics(context,
+                                                            instance)
 
     # -- helpers -----------------------------------------------------------
 

@@ -215,6 +215,17 @@ class ComputeManager(nova_manager.Manager):
         """The identity of this host's instance storage (shared_storage)."""
         return self.driver.get_storage_identity()
 
+    # -- reading what only the host knows (RPC calls, 1.3) ----------------
+
+    def get_host_uptime(self, context):
+        """What ``uptime`` says here; ``NotImplementedError`` when the
+        driver cannot tell (the API answers 501)."""
+        return self.driver.get_host_uptime()
+
+    def get_instance_diagnostics(self, context, instance):
+        """The guest's ``Diagnostics``, read from the hypervisor now."""
+        return self.driver.get_instance_diagnostics(instance)
+
     # -- lifecycle --------------------------------------------------------
 
     def build_and_run_instance(self, context, instance, image_meta=None,

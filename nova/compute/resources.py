@@ -56,10 +56,8 @@ def update_available_resource(compute, context) -> list:
                           nodename)
             failed.add(nodename)
             continue
-        # One node (libvirt): every instance of the host is its own, even
-        # one whose recorded node name is stale or empty.
-        used = usage.usage(context, compute.host,
-                           node=nodename if len(nodenames) > 1 else None)
+        used = usage.of_node(context, compute.host, nodename,
+                             len(nodenames))
         LOG.debug('Node %(node)s: hypervisor says %(hv_vcpus)d vCPUs, '
                   '%(hv_mem)d MiB, %(hv_disk)d GiB used; the database '
                   'counts %(used)s',

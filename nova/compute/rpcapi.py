@@ -1,8 +1,9 @@
 """Client side of the compute RPC API (topic ``compute``, server = host).
 
 The endpoints are the ``ComputeManager`` methods of the same names, called
-with the request context first and keyword arguments. Every method is a
-``cast`` (the caller does not wait); the result shows in the database.
+with the request context first and keyword arguments. Every method but
+the ``get_*`` ones is a ``cast`` (the caller does not wait); the result
+shows in the database.
 
 Version history:
 
@@ -14,6 +15,10 @@ Version history:
   ``rebuild_request.RebuildRequest`` instead of the keyword arguments,
   which carried five values nothing read. A compute serves the 1.0/1.1
   form still, and a client capped below 1.2 sends it.
+* 1.3: ``get_host_uptime`` and ``get_instance_diagnostics``, the first
+  calls (the caller waits for the answer): what only the host can say
+  (``GET /os-hypervisors/{id}/uptime``, ``GET
+  /servers/{id}/diagnostics``). A client capped below 1.3 cannot ask.
 """
 
 import oslo_messaging as messaging
@@ -23,7 +28,9 @@ from nova import exception
 from nova import rpc
 
 TOPIC = 'compute'
-RPC_API_VERSION = '1.2'
+RPC_API_VERSION = '1.3'
+# The version the calls that read from a host came in.
+READING_VERSION = '1.3'
 # The version rebuild_instance takes a RebuildRequest in.
 REBUILD_REQUEST_VERSION = '1.2'
 
@@ -60,6 +67,22 @@ class ComputeAPI:
         if not host:
             raise ValueError('no compute host to send to')
         return self.client.prepare(server=host, version=version)
+
+    def _reading_cctxt(self, host):
+        if not self.client.can_send_version(READING_VERSION):
+            raise exception.ComputeServiceUnavailable(host=host)
+        return self._cctxt(host, version=READING_VERSION)
+
+    def get_host_uptime(self, ctxt, host) -> str:
+        """What ``uptime`` says on ``host``; ``NotImplementedError`` if its
+        driver cannot tell."""
+        return self._reading_cctxt(host).call(ctxt, 'get_host_uptime')
+
+    def get_instance_diagnostics(self, ctxt, instance):
+        """The ``hardware.Diagnostics`` of the instance's guest, as its
+        host reads them."""
+        return self._reading_cctxt(instance.host).call(
+            ctxt, 'get_instance_diagnostics', instance=instance)
 
     def build_and_run_instance(self, ctxt, instance, host, image_meta,
                                network_info):

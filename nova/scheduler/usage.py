@@ -77,6 +77,14 @@ def usage(context, host: str, exclude_instance: str | None = None,
     return used
 
 
+def of_node(context, host: str, node: str, nodes_of_host: int) -> Need:
+    """What the instances of ``node`` take: those recorded on that node
+    when ``host`` serves several (``nodes_of_host``), every instance of
+    ``host`` when it serves one (libvirt), even one whose recorded node
+    name is stale or empty."""
+    return usage(context, host, node=node if nodes_of_host > 1 else None)
+
+
 def with_usage(resources: hardware.HostResources,
                used: Need) -> hardware.HostResources:
     """``resources`` with its ``*_used`` values replaced by ``used``."""

@@ -28,6 +28,7 @@ from oslo_utils import excutils
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
+from nova.model import diagnostics
 from nova.model import hardware
 from nova.model import network as network_model
 from nova.virt import housekeeping
@@ -104,6 +105,17 @@ class ComputeDriver:
 
     # -- instance storage (shared by the drivers that keep instance
     # directories under instances_path) --------------------------------
+
+    def get_host_uptime(self) -> str:
+        """The host's ``uptime`` line (time up, users, load averages).
+        Reads only; raises ``NotImplementedError`` if the driver cannot."""
+        raise NotImplementedError()
+
+    def get_instance_diagnostics(self, instance) -> diagnostics.Diagnostics:
+        """What the hypervisor says of the instance's guest now (CPU time,
+        memory, disk and NIC counters). Reads only; ``InstanceNotFound``
+        when the host has no guest for it."""
+        raise NotImplementedError()
 
     def get_storage_status(self) -> storage_identity.StorageStatus:
         """What ``instances_path`` says about its storage, read now.

@@ -39,6 +39,7 @@ from oslo_utils import excutils
 from oslo_utils import fileutils
 
 from nova import exception
+from nova.model import diagnostics
 from nova.model import hardware
 from nova.model import network as network_model
 from nova.model import power_state
@@ -194,6 +195,46 @@ class FakeDriver(driver.ComputeDriver):
             hypervisor_hostname=nodename, vcpus=8, memory_mb=16384,
             local_gb=200, vcpus_used=used, memory_mb_used=512 * used,
             local_gb_used=used, hypervisor_type='fake')
+
+    # -- reading -----------------------------------------------------------
+
+    # What the fake host's uptime says (a real one changes; the format is
+    # what clients parse).
+    UPTIME = (' 08:32:11 up 93 days, 18:25, 12 users,  load average: '
+              '0.20, 0.12, 0.14')
+
+    def get_host_uptime(self):
+        return self.UPTIME
+
+    def get_instance_diagnostics(self, instance):
+        """Fixed counters for the guest's flavor, its VIFs and its disk:
+        the shape a real driver gives, with figures a test can predict."""
+        with self._lock:
+            dom = self._domains.get(instance.uuid)
+            if dom is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            state = power_state.STATE_MAP.get(dom.state, 'pending')
+        flavor = instance.flavor
+        vcpus = flavor.vcpus if flavor is not None else 1
+        memory_mb = flavor.memory_mb if flavor is not None else 0
+        plugged = self.plugged_vif_ids(instance.uuid)
+        vifs = [vif for vif in instance.network_info or ()
+                if vif.id in plugged]
+        return diagnostics.Diagnostics(
+            state=state, driver='fake', hypervisor='fake',
+            hypervisor_os='fake-os', uptime=46664, config_drive=False,
+            memory_maximum=memory_mb, memory_used=memory_mb,
+            cpu_details=tuple(diagnostics.CpuDetails(
+                id=n, time=17300000000, utilisation=15)
+                for n in range(vcpus)),
+            nic_details=tuple(diagnostics.NicDetails(
+                mac_address=vif.address, rx_octets=2070139, rx_errors=0,
+                rx_drop=0, rx_packets=26701, rx_rate=None,
+                tx_octets=140208, tx_errors=0, tx_drop=0, tx_packets=662,
+                tx_rate=None) for vif in vifs),
+            disk_details=(diagnostics.DiskDetails(
+                read_bytes=262144, read_requests=112, write_bytes=5778432,
+                write_requests=488, errors_count=1),))
 
     # -- inventory -----------------------------------------------------------
 

@@ -141,11 +141,11 @@ def query_value(req, name: str) -> str | None:
     return values[-1] if values else None
 
 
-def refuse_unknown_query(req, known: frozenset) -> None:
-    """From 2.75 a query parameter outside ``known`` is a 400 (the
-    reference's ``additionalProperties: false`` on its lists' queries);
-    below, it is ignored."""
-    if not req.is_version('2.75'):
+def refuse_unknown_query(req, known, since: str = '2.75') -> None:
+    """From microversion ``since`` a query parameter outside ``known`` is
+    a 400 (the reference's ``additionalProperties: false`` on its
+    queries); below, it is ignored."""
+    if not req.is_version(since):
         return
     unknown = sorted(set(req.GET.keys()) - set(known))
     if unknown:
@@ -196,6 +196,18 @@ def collection_links(req, collection: str, page: list, limit: int,
     return [{'rel': 'next',
              'href': '%s/v2.1/%s?%s' % (link_prefix(req), collection,
                                         urllib.parse.urlencode(params))}]
+
+
+def parse_time(text: str, formats: tuple[str, ...],
+               detail: str) -> datetime.datetime:
+    """``text`` in the first of ``formats`` it matches; a 400 saying
+    ``detail`` when none does."""
+    for fmt in formats:
+        try:
+            return datetime.datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    raise exception.ValidationError(detail=detail)
 
 
 def _query_time(req, name: str) -> datetime.datetime | None:

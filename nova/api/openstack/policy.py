@@ -118,6 +118,19 @@ RULES = {
     'os_compute_api:limits:other_project': ADMIN,
     'os_compute_api:os-host-evacuations:create': ADMIN,
     'os_compute_api:os-host-evacuations:show': ADMIN,
+    'os_compute_api:os-server-diagnostics': ADMIN,
+    'os_compute_api:extensions': OWNER,
+    'os_compute_api:os-simple-tenant-usage:list': ADMIN,
+    'os_compute_api:os-simple-tenant-usage:show': OWNER,
+    'os_compute_api:os-instance-usage-audit-log:list': ADMIN,
+    'os_compute_api:os-instance-usage-audit-log:show': ADMIN,
+    'os_compute_api:os-hypervisors:list': ADMIN,
+    'os_compute_api:os-hypervisors:list-detail': ADMIN,
+    'os_compute_api:os-hypervisors:show': ADMIN,
+    'os_compute_api:os-hypervisors:statistics': ADMIN,
+    'os_compute_api:os-hypervisors:uptime': ADMIN,
+    'os_compute_api:os-hypervisors:search': ADMIN,
+    'os_compute_api:os-hypervisors:servers': ADMIN,
     # Below 2.51 only administrators see the events of an action; from
     # 2.51 the owner sees them too (without tracebacks).
     'os_compute_api:os-instance-actions:events:2.51': OWNER,
@@ -292,6 +305,32 @@ DESCRIPTIONS = {
     'os_compute_api:os-host-evacuations:show':
         'List and show host-evacuate runs and the outcome of each of '
         'their servers.',
+    'os_compute_api:os-server-diagnostics':
+        'Show the diagnostics of a server (what its hypervisor reads).',
+    'os_compute_api:os-simple-tenant-usage:list':
+        'Show the usage of every project over a period.',
+    'os_compute_api:os-simple-tenant-usage:show':
+        'Show the usage of one project over a period.',
+    'os_compute_api:extensions':
+        'List and show the legacy API extensions (/extensions).',
+    'os_compute_api:os-instance-usage-audit-log:list':
+        'Show the instance usage audit of the last period.',
+    'os_compute_api:os-instance-usage-audit-log:show':
+        'Show the instance usage audit of the period before a time.',
+    'os_compute_api:os-hypervisors:list': 'List hypervisors.',
+    'os_compute_api:os-hypervisors:list-detail':
+        'List hypervisors with their details.',
+    'os_compute_api:os-hypervisors:show': 'Show a hypervisor.',
+    'os_compute_api:os-hypervisors:statistics':
+        'Show the hypervisors\' figures summed (before microversion '
+        '2.88).',
+    'os_compute_api:os-hypervisors:uptime':
+        'Show the uptime of a hypervisor\'s host (before microversion '
+        '2.88).',
+    'os_compute_api:os-hypervisors:search':
+        'Search hypervisors by name (before microversion 2.53).',
+    'os_compute_api:os-hypervisors:servers':
+        'List the servers of hypervisors (before microversion 2.53).',
 }
 
 _CHECK_STRINGS = {

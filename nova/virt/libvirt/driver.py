@@ -19,6 +19,7 @@ import os
 import threading
 import time
 
+from oslo_concurrency import processutils
 from oslo_log import log as logging
 from oslo_utils import fileutils
 
@@ -101,6 +102,15 @@ class LibvirtDriver(driver.ComputeDriver):
             vcpus_used=vcpus_used, memory_mb_used=memory_used,
             local_gb_used=total_gb - free_gb,
             hypervisor_type=node.hypervisor_type)
+
+    def get_host_uptime(self):
+        out, _err = processutils.execute('env', 'LANG=C', 'uptime')
+        return out.strip()
+
+    def get_instance_diagnostics(self, instance):
+        hypervisor = self.host.get_node_info().hypervisor_type.lower()
+        return self.host.get_guest(instance.uuid).get_diagnostics(
+            hypervisor)
 
     def _resolve_image(self, image_meta) -> image_meta_mod.ImageMeta:
         """An ``ImageMeta``, or one looked up in the store by the id or

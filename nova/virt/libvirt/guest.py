@@ -38,6 +38,7 @@ import xml.etree.ElementTree as etree
 from oslo_log import log as logging
 
 from nova import exception
+from nova.model import diagnostics
 from nova.model import hardware
 from nova.model import power_state
 from nova.virt.libvirt import binding
@@ -187,6 +188,67 @@ class Guest:
     def get_xml(self) -> str:
         with self._translate():
             return self._domain.XMLDesc(0)
+
+    def _counters(self, method: str, device: str) -> tuple | None:
+        """A device's counters, or None when libvirt cannot read them
+        (a driver without them, a device without a host-side name)."""
+        try:
+            return getattr(self._domain, method)(device)
+        except binding.Error as e:
+            if binding.error_code(e) == binding.ERR_NO_DOMAIN:
+                raise exception.InstanceNotFound(instance_id=self.uuid)
+            LOG.debug('No %s for %s: %s', method, device, e,
+                      instance_uuid=self.uuid)
+            return None
+
+    def get_diagnostics(self, hypervisor: str) -> diagnostics.Diagnostics:
+        """The domain's figures now: CPU time by vCPU, memory, and the
+        counters of each disk and interface libvirt can read."""
+        with self._translate():
+            state, max_mem_kib, mem_kib, vcpus, _cpu_ns = self._domain.info()
+            xml = self._domain.XMLDesc(0)
+        try:
+            root: etree.Element | None = etree.fromstring(xml)
+        except etree.ParseError:
+            root = None
+        try:
+            vcpu_times = [(n, cpu_ns) for n, _state, cpu_ns, _pcpu
+                          in self._domain.vcpus()[0]]
+        except binding.Error:
+            vcpu_times = [(n, None) for n in range(vcpus)]
+        disks = []
+        for target in ([] if root is None else
+                       root.findall('./devices/disk/target')):
+            stats = self._counters('blockStats', target.get('dev', ''))
+            if stats is not None:
+                rd_req, rd_bytes, wr_req, wr_bytes, errs = stats
+                disks.append(diagnostics.DiskDetails(
+                    read_bytes=rd_bytes, read_requests=rd_req,
+                    write_bytes=wr_bytes, write_requests=wr_req,
+                    errors_count=errs))
+        nics = []
+        for interface in ([] if root is None else
+                          root.findall('./devices/interface')):
+            device, mac = interface.find('target'), interface.find('mac')
+            stats = (None if device is None else
+                     self._counters('interfaceStats', device.get('dev', '')))
+            if stats is None:
+                continue
+            (rx_bytes, rx_packets, rx_errs, rx_drop,
+             tx_bytes, tx_packets, tx_errs, tx_drop) = stats
+            nics.append(diagnostics.NicDetails(
+                mac_address=None if mac is None else mac.get('address'),
+                rx_octets=rx_bytes, rx_errors=rx_errs, rx_drop=rx_drop,
+                rx_packets=rx_packets, tx_octets=tx_bytes,
+                tx_errors=tx_errs, tx_drop=tx_drop, tx_packets=tx_packets))
+        return diagnostics.Diagnostics(
+            state=power_state.STATE_MAP[power_state_of(state, False)],
+            driver='libvirt', hypervisor=hypervisor,
+            hypervisor_os='linux',
+            memory_maximum=max_mem_kib // 1024, memory_used=mem_kib // 1024,
+            cpu_details=tuple(diagnostics.CpuDetails(id=n, time=cpu_ns)
+                              for n, cpu_ns in vcpu_times),
+            disk_details=tuple(disks), nic_details=tuple(nics))
 
     def wait_for_power_state(self, wanted: set[int], timeout: float) -> bool:
         """Poll until the power state is one of ``wanted``; False on timeout.

@@ -29,7 +29,8 @@ class RecordingEndpoint:
     METHODS = ('build_and_run_instance', 'start_instance', 'stop_instance',
                'reboot_instance', 'suspend_instance', 'resume_instance',
                'terminate_instance', 'rebuild_instance',
-               'external_instance_event')
+               'external_instance_event', 'get_host_uptime',
+               'get_instance_diagnostics')
 
     def __init__(self, host, received,
                  version=compute_rpcapi.RPC_API_VERSION):
@@ -145,13 +146,29 @@ class TestComputeAPI(base.TestCase):
         self.api.external_instance_event(self.ctxt, [], [event])
         self.assertTrue(self.received.empty())
 
+    def test_reading_calls_go_to_the_host_and_wait(self):
+        # The endpoint answers None; a call returns once it has run.
+        self.assertIsNone(self.api.get_host_uptime(self.ctxt, 'compute2'))
+        self.assertEqual(('compute2', 'get_host_uptime', {}), self._next())
+        self.api.get_instance_diagnostics(self.ctxt, self.instance)
+        host, name, kwargs = self._next()
+        self.assertEqual(('compute1', 'get_instance_diagnostics'),
+                         (host, name))
+        self.assertEqual(self.instance.uuid, kwargs['instance'].uuid)
+
+    def test_reading_calls_need_13(self):
+        capped = compute_rpcapi.ComputeAPI(version_cap='1.2')
+        self.assertRaises(exception.ComputeServiceUnavailable,
+                          capped.get_host_uptime, self.ctxt, 'compute1')
+        self.assertTrue(self.received.empty())
+
     def test_no_host_is_refused_before_sending(self):
         self.instance.host = None
         self.assertRaises(ValueError, self.api.stop_instance, self.ctxt,
                           self.instance)
 
     def test_version_cap(self):
-        self.assertEqual('1.2', compute_rpcapi.RPC_API_VERSION)
+        self.assertEqual('1.3', compute_rpcapi.RPC_API_VERSION)
         capped = compute_rpcapi.ComputeAPI(version_cap='0.9')
         self.assertRaises(messaging.RPCVersionCapError,
                           capped.stop_instance, self.ctxt, self.instance)
