@@ -13,6 +13,7 @@ from nova.conf import base
 from nova.conf import compute
 from nova.conf import conductor
 from nova.conf import database
+from nova.conf import glance
 from nova.conf import image
 from nova.conf import keystone
 from nova.conf import libvirt
@@ -23,8 +24,8 @@ from nova.conf import storage
 
 CONF = cfg.CONF
 
-_MODULES = (all_in_one, api, base, compute, conductor, database, image,
-            keystone, libvirt, network, reaper, service, storage)
+_MODULES = (all_in_one, api, base, compute, conductor, database, glance,
+            image, keystone, libvirt, network, reaper, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)
