@@ -65,7 +65,7 @@ def _spec_from_args(args):
             name for group in args.no_disk_leases
             for name in cluster_config.parse_group(group)),
         reap_orphans_interval=args.reap_orphans_interval,
-        keystone=args.keystone)
+        keystone=args.keystone or args.glance, glance=args.glance)
 
 
 def _load(base_dir):
@@ -286,6 +286,8 @@ def _up(args):
     argv += ['--reap-orphans-interval', str(spec.reap_orphans_interval)]
     if spec.keystone:
         argv.append('--keystone')
+    if spec.glance:
+        argv.append('--glance')
     began = time.monotonic()
     supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE,
@@ -405,6 +407,11 @@ def _parser():
                          help='a Keystone of the cluster\'s own '
                               'authenticates the API (clouds.yaml in '
                               'etc/, named in cluster.json); noauth2 '
+                              'otherwise')
+        sub.add_argument('--glance', action='store_true',
+                         help='a real Glance behind the cluster\'s '
+                              'Keystone (implies --keystone) is where '
+                              'images come from; the local image store '
                               'otherwise')
         sub.add_argument('--reap-orphans-interval', type=int, default=600,
                          metavar='S',

@@ -81,12 +81,19 @@ class ClusterSpec:
     # A Keystone of the cluster's own authenticates the API
     # (``nova.testing.keystone``); noauth2 otherwise.
     keystone: bool = False
+    # A real Glance behind that Keystone (``nova.testing.glance``) is
+    # where images come from (``[image] backend = glance``); the local
+    # image store otherwise.
+    glance: bool = False
 
     def __post_init__(self):
         if self.hosts < 1:
             raise SpecError('a cluster needs at least one compute host')
         if not os.path.isabs(self.base_dir):
             raise SpecError('base_dir must be absolute: %r' % self.base_dir)
+        if self.glance and not self.keystone:
+            raise SpecError('Glance needs the cluster\'s Keystone '
+                            '(--keystone)')
         seen = {}
         names = set(self.host_names())
         for index, group in enumerate(self.shared_groups, 1):
@@ -158,6 +165,7 @@ class Ports:
     rabbitmq_dist: int
     api: int
     keystone: int = 0
+    glance: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,6 +203,10 @@ class Layout:
     @property
     def keystone(self):
         return self._p('keystone')
+
+    @property
+    def glance(self):
+        return self._p('glance')
 
     @property
     def clouds_yaml(self):
@@ -320,6 +332,10 @@ def keystone_url(ports: Ports) -> str:
     return 'http://127.0.0.1:%d/v3' % ports.keystone
 
 
+def glance_url(ports: Ports) -> str:
+    return 'http://127.0.0.1:%d' % ports.glance
+
+
 # The cluster Keystone's users: nova-api's own service user, and a member
 # of another project (clouds.yaml's cluster-demo).
 SERVICE_USER = ('nova', 'nova-service-pass', 'service')
@@ -367,7 +383,6 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
                 else 'noauth2'},
         'conductor': {'cpu_allocation_ratio': spec.cpu_allocation_ratio},
         'database': {'connection': database_url(ports)},
-        'image': {'store_path': layout.images},
         'network': {'events_api_url': api_url(ports),
                     'events_api_token': ADMIN_TOKEN},
     }
@@ -375,7 +390,18 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
         sections['keystone_authtoken'] = dict(
             _service_credentials(ports),
             www_authenticate_uri=keystone_url(ports))
+    sections.update(_glance_sections(spec, layout, ports))
     return _render(sections)
+
+
+def _glance_sections(spec: ClusterSpec, layout: Layout, ports: Ports):
+    """``[image]`` (and ``[glance]``: where Glance is, and the ``nova``
+    service user that reads it) of the controller and the hosts."""
+    if not spec.glance:
+        return {'image': {'store_path': layout.images}}
+    return {'image': {'store_path': layout.images, 'backend': 'glance'},
+            'glance': dict(_service_credentials(ports),
+                           api_servers=glance_url(ports))}
 
 
 def _service_credentials(ports: Ports) -> dict:
@@ -408,11 +434,12 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
     if spec.keystone:
         del network['events_api_token']
         network.update(_service_credentials(ports))
-    return _render({
+    sections = {
         'DEFAULT': default,
         'libvirt': {'virt_type': 'qemu', 'connection_uri': libvirt_uri,
                     'vif_driver': 'linuxbridge'},
         'database': {'connection': host_database_url(layout, ports)},
-        'image': {'store_path': layout.images},
         'network': network,
-    })
+    }
+    sections.update(_glance_sections(spec, layout, ports))
+    return _render(sections)
