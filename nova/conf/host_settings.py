@@ -37,10 +37,13 @@ class GlanceSettings:
         section = conf[group]
         auth_options: tuple = ()
         if section.auth_type:
-            loader = ks_loading.get_plugin_loader(section.auth_type)
-            auth_options = tuple(
-                (opt.dest, section[opt.dest]) for opt in loader.get_options()
-                if section[opt.dest] is not None)
+            # keystoneauth registers a plugin's options only when it loads
+            # the plugin: registered here to be read.
+            opts = ks_loading.get_auth_plugin_conf_options(section.auth_type)
+            conf.register_opts(opts, group=group)
+            auth_options = tuple((opt.dest, section[opt.dest])
+                                 for opt in opts
+                                 if section[opt.dest] is not None)
         return cls(
             endpoint=(section.api_servers[0] if section.api_servers
                       else section.endpoint_override),
