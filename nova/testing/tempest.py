@@ -44,7 +44,6 @@ from nova.testing import rabbitmq
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 VENV = os.path.join(TOP, '.venv-tempest')
-NOVA_ALL = os.path.join(TOP, '.venv', 'bin', 'nova-all')
 DEFAULT_REGEX = r'^tempest\.api\.compute'
 SERVICE_USER = ('nova', 'nova-service-pass', 'service')
 START_TIMEOUT = 120
@@ -241,7 +240,10 @@ class Run:
             f.write(nova_conf(self.base, self.api_port, self.keystone.url))
         with open(os.path.join(self.base, 'nova-all.out'), 'ab') as out:
             self._nova = subprocess.Popen(
-                [NOVA_ALL, '--config-file', conf], stdin=subprocess.DEVNULL,
+                # This checkout's nova-all, with the interpreter running
+                # this (a console script would be the installed one's).
+                [sys.executable, '-m', 'nova.cmd.all', '--config-file',
+                 conf], cwd=TOP, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=out, start_new_session=True)
         # Recorded now: stop signals this process, never a later one that
         # reused its PID.
