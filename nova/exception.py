@@ -165,6 +165,27 @@ class ImageNotFound(NotFound):
     safe_msg = 'The image of the server could not be found.'
 
 
+class ImageMetadataKeyNotFound(NotFound):
+    msg_fmt = 'Image %(image_id)s has no metadata with key %(key)s.'
+
+
+class ImageServiceUnavailable(NovaException):
+    msg_fmt = 'The Image service (Glance) cannot be reached: %(reason)s'
+    safe_msg = 'The Image service is unavailable.'
+    code = 503
+
+
+class ImageServiceError(NovaException):
+    msg_fmt = 'The Image service (Glance) answered %(status)s: %(reason)s'
+    safe_msg = 'The Image service refused the request.'
+    code = 502
+
+
+class ImageForbidden(NovaException):
+    msg_fmt = 'The Image service does not allow this on image %(image_id)s.'
+    code = 403
+
+
 class FlavorNotFound(NotFound):
     msg_fmt = 'Flavor %(flavor_id)s could not be found.'
     safe_msg = 'The flavor of the server could not be found.'

@@ -25,16 +25,20 @@ def make_app(compute_api, image_store=None, authenticator=None,
     """The Compute API v2.1 as a WSGI application.
 
     :param compute_api: a ``nova.compute.api.API``
-    :param image_store: a ``nova.image.store.ImageStore`` for ``/images``
-        (default: the one at ``[image] store_path``)
+    :param image_store: where ``/images`` reads images: a
+        ``nova.image.store.ImageStore`` or a ``nova.image.glance.
+        GlanceImages`` (default: as ``[image] backend`` says)
     :param authenticator: ``auth.NoAuth2()`` or ``auth.StaticTokenAuth``
         (default: from ``[api] auth_strategy`` and ``static_tokens``)
     :param auth_token_conf: the configuration whose ``[keystone_authtoken]``
         keystonemiddleware reads (default: the service's)
     """
+    from nova.image import glance
     if image_store is None:
-        from nova.image import store
-        image_store = store.ImageStore(CONF.image.store_path)
+        from nova.conf import host_settings
+        from nova.image import source
+        image_store = source.for_host(
+            host_settings.HostSettings.from_conf(CONF))
     if authenticator is None:
         authenticator = auth.from_config(CONF)
     max_limit = max_limit or CONF.api.max_limit
@@ -45,7 +49,10 @@ def make_app(compute_api, image_store=None, authenticator=None,
     app = app_mod.APIApplication(
         router, authenticator,
         max_body_size=max_body_size or CONF.api.max_request_body_size,
-        image_api=image_v2.ImageAPI(image_store))
+        # With Glance, clients find the Image service itself in the
+        # catalog: /image views only the local store.
+        image_api=(None if isinstance(image_store, glance.GlanceImages)
+                   else image_v2.ImageAPI(image_store)))
     if isinstance(authenticator, auth.KeystoneAuth):
         return keystone_auth_token(app, auth_token_conf)
     return app

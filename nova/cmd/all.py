@@ -128,7 +128,10 @@ def prepare_embedded_default(conf, settings_list):
     migration.db_sync()
     ctxt = nova_context.get_admin_context()
     ensure_default_flavor(ctxt)
-    ensure_default_image(conf.image.store_path)
+    if conf.image.backend == 'store':
+        # With Glance, images are Glance's: uploaded there by whoever
+        # runs the cloud.
+        ensure_default_image(conf.image.store_path)
     name, bridge, cidr = DEFAULT_NETWORK
     # A 'public' made before networks had subnets gets this one now.
     network_api_mod.API().ensure_network(ctxt, name, bridge, cidr)

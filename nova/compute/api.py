@@ -105,8 +105,10 @@ class API:
 
     def _image_meta(self, image_ref):
         if self.image_api is None:
-            from nova.image import store
-            self.image_api = store.ImageStore(CONF.image.store_path)
+            from nova.conf import host_settings
+            from nova.image import source
+            self.image_api = source.for_host(
+                host_settings.HostSettings.from_conf(CONF))
         return self.image_api.get(image_ref)
 
     def _take(self, context, instance, action, instance_action=None,

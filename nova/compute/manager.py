@@ -60,7 +60,7 @@ from nova import context as nova_context
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
-from nova.image import store as image_store
+from nova.image import source as image_source
 from nova import manager as nova_manager
 from nova.model import network as network_model
 from nova.model import task_states
@@ -309,13 +309,13 @@ class ComputeManager(nova_manager.Manager):
             phases.mark('compute.rebuild_returned')
 
     def get_image_meta(self, context, image_ref) -> image_meta_mod.ImageMeta:
-        """The metadata of ``image_ref`` in this host's image store;
-        ``ImageNotFound`` when it has none (``InvalidConfiguration`` when
-        the host has no image store)."""
+        """The metadata of ``image_ref`` where this host's images come
+        from (its image store, or Glance); ``ImageNotFound`` when there
+        is none (``InvalidConfiguration`` when the host has no image
+        store)."""
         if not image_ref:
             raise exception.ImageNotFound(image_id=image_ref)
-        return image_store.ImageStore.from_settings(self.settings).get(
-            image_ref)
+        return image_source.for_host(self.settings).get(image_ref)
 
     def _rebuild_default_impl(
             self, context: nova_context.RequestContext,

@@ -14,6 +14,7 @@ from nova.conf import base
 from nova.conf import compute
 from nova.conf import conductor
 from nova.conf import database
+from nova.conf import glance
 from nova.conf import ha
 from nova.conf import image
 from nova.conf import keystone
@@ -27,8 +28,8 @@ from nova.conf import storage
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, availability_zone, base, compute, conductor,
-            database, ha, image, keystone, libvirt, network, quota, reaper,
-            service, storage)
+            database, glance, ha, image, keystone, libvirt, network, quota,
+            reaper, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

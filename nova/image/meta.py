@@ -1,6 +1,7 @@
 """What the rest of the system knows about an image.
 
-An ``ImageMeta`` is the metadata of one image of the local store. It
+An ``ImageMeta`` is the metadata of one image, of the local store or of
+Glance's record. It
 crosses the RPC boundary (``to_dict``/``from_dict``) and is what the
 compute manager hands to ``driver.spawn``.
 
@@ -12,6 +13,7 @@ Example::
 
 import dataclasses
 import datetime
+from typing import Callable
 
 from oslo_utils import uuidutils
 
@@ -33,9 +35,12 @@ class ImageMeta:
     disk_format: str
     kernel_id: str | None = None
     ramdisk_id: str | None = None
-    # Bytes of the data file, and its SHA-256 as hex.
+    # Bytes of the data file, and its digest as hex by ``checksum_algo``
+    # (a hashlib name: the local store's SHA-256, or Glance's
+    # ``os_hash_algo``, SHA-512 by default).
     size: int = 0
     checksum: str = ''
+    checksum_algo: str = 'sha256'
     # Kernel command line for images booted with a kernel; None means the
     # driver's default.
     os_command_line: str | None = None
@@ -77,3 +82,19 @@ class ImageMeta:
     def from_dict(cls, values: dict) -> 'ImageMeta':
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
+
+
+def find(name_or_id: str, get: Callable[[str], ImageMeta],
+         named: Callable[[str], list[ImageMeta]]) -> ImageMeta:
+    """An image by id (``get``), or by name when ``named`` gives exactly
+    one image of that name (what ``openstack server create --image``
+    accepts); ``ImageNotFound`` otherwise."""
+    if uuidutils.is_uuid_like(name_or_id):
+        try:
+            return get(name_or_id)
+        except exception.ImageNotFound:
+            pass
+    matches = named(name_or_id)
+    if len(matches) != 1:
+        raise exception.ImageNotFound(image_id=name_or_id)
+    return matches[0]

@@ -102,15 +102,9 @@ class ImageStore:
 
     def find(self, name_or_id: str) -> image_meta.ImageMeta:
         """An image by id, or by name when the name is unique."""
-        if uuidutils.is_uuid_like(name_or_id):
-            try:
-                return self.get(name_or_id)
-            except exception.ImageNotFound:
-                pass
-        matches = [m for m in self.list() if m.name == name_or_id]
-        if len(matches) != 1:
-            raise exception.ImageNotFound(image_id=name_or_id)
-        return matches[0]
+        return image_meta.find(
+            name_or_id, self.get,
+            lambda name: [m for m in self.list() if m.name == name])
 
     def list(self) -> list[image_meta.ImageMeta]:
         if not os.path.isdir(self.path):

@@ -2,9 +2,12 @@
 
     python -m nova.testing.tempest [--regex R] [--concurrency N] [--keep]
 
-Starts a throwaway Keystone (``keystone.KeystoneServer``) and nova-all on
-the embedded default (two compute hosts on libvirt's test driver, SQLite)
-behind it, registers the compute endpoint in Keystone's catalog, writes a
+Starts a throwaway Keystone (``keystone.KeystoneServer``), a real Glance
+behind it (``glance.GlanceServer``, in the catalog as the image service,
+with a small qcow2 image uploaded for Tempest's ``image_ref``) and
+nova-all on the embedded default (two compute hosts on libvirt's test
+driver, SQLite) with ``[image] backend = glance``, registers the compute
+endpoint in Keystone's catalog, writes a
 ``tempest.conf`` that declares what the project supports and nothing more
 (each feature it lacks set False, with the reason beside it), runs
 ``tempest run --regex R`` in a Tempest workspace under the run's
@@ -13,7 +16,8 @@ PIDs recorded when it started them. ``tools/tempest`` installs Tempest in
 its own virtual environment (``.venv-tempest``) first.
 
 The run's directory (``--dir``, default a new one under ``/tmp``) keeps
-the logs (``nova-all.log``, ``keystone/``, ``workspace/tempest.log``) and
+the logs (``nova-all.log``, ``keystone/``, ``glance/``,
+``workspace/tempest.log``) and
 the ``tempest.conf``; it is removed at the end unless ``--keep`` or the
 run failed to start.
 """
@@ -31,6 +35,8 @@ import time
 import urllib.error
 import urllib.request
 
+from nova.image import qemu_img
+from nova.testing import glance as glance_mod
 from nova.testing import keystone as keystone_mod
 from nova.testing import procs
 from nova.testing import rabbitmq
@@ -38,7 +44,6 @@ from nova.testing import rabbitmq
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 VENV = os.path.join(TOP, '.venv-tempest')
-NOVA_ALL = os.path.join(TOP, '.venv', 'bin', 'nova-all')
 DEFAULT_REGEX = r'^tempest\.api\.compute'
 # The fixed subset the test suite runs (nova/tests/integration/
 # test_tempest_subset.py): servers and their actions (stop, start,
@@ -51,6 +56,10 @@ CI_SUBSET = (
     r')')
 SERVICE_USER = ('nova', 'nova-service-pass', 'service')
 START_TIMEOUT = 120
+# The image Tempest boots: a blank qcow2 (the guests of libvirt's test
+# driver never read it), uploaded to Glance at start.
+IMAGE_NAME = 'tempest-blank'
+IMAGE_SIZE = 64 * 1024 ** 2
 
 # What the project does not offer, and why; each becomes a False in
 # tempest.conf so that Tempest skips the tests that need it instead of
@@ -128,7 +137,7 @@ def missing_reason(venv: str = VENV) -> str | None:
     """Why Tempest cannot run here, or None when it can."""
     if not os.access(os.path.join(venv, 'bin', 'tempest'), os.X_OK):
         return 'tempest not found in %s: run tools/tempest' % venv
-    return keystone_mod.missing_reason()
+    return glance_mod.missing_reason()
 
 
 def _get_json(url: str, token: str) -> dict:
@@ -138,10 +147,23 @@ def _get_json(url: str, token: str) -> dict:
         return json.loads(resp.read())
 
 
+def _credentials(keystone_url: str) -> list[str]:
+    user, password, project = SERVICE_USER
+    return [
+        'auth_url = %s' % keystone_url,
+        'auth_type = password',
+        'username = %s' % user,
+        'password = %s' % password,
+        'project_name = %s' % project,
+        'user_domain_name = Default',
+        'project_domain_name = Default',
+    ]
+
+
 def nova_conf(base: str, api_port: int, keystone_url: str) -> str:
     """nova.conf of the nova-all under test: the embedded default behind
-    Keystone."""
-    user, password, project = SERVICE_USER
+    Keystone, its images from Glance (found in the catalog, read as the
+    service user)."""
     return '\n'.join([
         '[DEFAULT]',
         'state_path = %s' % os.path.join(base, 'state'),
@@ -152,15 +174,11 @@ def nova_conf(base: str, api_port: int, keystone_url: str) -> str:
         'auth_strategy = keystone',
         '[keystone_authtoken]',
         'www_authenticate_uri = %s' % keystone_url,
-        'auth_url = %s' % keystone_url,
-        'auth_type = password',
-        'username = %s' % user,
-        'password = %s' % password,
-        'project_name = %s' % project,
-        'user_domain_name = Default',
-        'project_domain_name = Default',
-        '',
-    ])
+    ] + _credentials(keystone_url) + [
+        '[image]',
+        'backend = glance',
+        '[glance]',
+    ] + _credentials(keystone_url) + [''])
 
 
 def tempest_conf(keystone_url: str, image: str, flavor: str,
@@ -197,7 +215,7 @@ def tempest_conf(keystone_url: str, image: str, flavor: str,
         lines.append('[%s]' % section)
         if section == 'service_available':
             lines.append('nova = True')
-            lines.append('# nova-api\'s read-only view of its image store')
+            lines.append('# a real Glance, in the catalog')
             lines.append('glance = True')
         for name, why in features.items():
             lines.append('# %s' % why)
@@ -227,6 +245,9 @@ class Run:
         self.base = base
         self.keystone = keystone_mod.KeystoneServer(
             os.path.join(base, 'keystone'))
+        self.glance = glance_mod.GlanceServer(os.path.join(base, 'glance'),
+                                              self.keystone)
+        self.image_id: str | None = None
         self.api_port = rabbitmq.free_port()
         self._nova: subprocess.Popen | None = None
         self._nova_record: procs.ProcessRecord | None = None
@@ -235,30 +256,38 @@ class Run:
     def api_url(self) -> str:
         return 'http://127.0.0.1:%d/v2.1' % self.api_port
 
-    @property
-    def image_url(self) -> str:
-        return 'http://127.0.0.1:%d/image' % self.api_port
-
     def start(self) -> None:
         self.keystone.start()
         user, password, project = SERVICE_USER
         self.keystone.add_user(user, password, project=project,
                                role='admin')
         self.keystone.add_endpoint('compute', 'nova', self.api_url)
-        # Tempest's compute tests read images through the Image service
-        # v2: nova-api's read-only view of its image store.
-        self.keystone.add_endpoint('image', 'images', self.image_url)
+        # Tempest's compute tests read and make images in Glance, and
+        # nova-api and the compute hosts read them from it.
+        self.glance.start()
+        self.image_id = self._upload_image()
         conf = os.path.join(self.base, 'nova.conf')
         with open(conf, 'w') as f:
             f.write(nova_conf(self.base, self.api_port, self.keystone.url))
         with open(os.path.join(self.base, 'nova-all.out'), 'ab') as out:
             self._nova = subprocess.Popen(
-                [NOVA_ALL, '--config-file', conf], stdin=subprocess.DEVNULL,
+                # This checkout's nova-all, with the interpreter running
+                # this (a console script would be the installed one's).
+                [sys.executable, '-m', 'nova.cmd.all', '--config-file',
+                 conf], cwd=TOP, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=out, start_new_session=True)
         # Recorded now: stop signals this process, never a later one that
         # reused its PID.
         self._nova_record = procs.ProcessRecord.of(self._nova.pid)
         self._wait_for_api()
+
+    def _upload_image(self) -> str:
+        """A public qcow2 image in Glance (the admin's: only an
+        administrator makes images public); its id."""
+        path = os.path.join(self.base, IMAGE_NAME + '.qcow2')
+        qemu_img.create(path, 'qcow2', size=IMAGE_SIZE)
+        return self.glance.upload(self.keystone.token(), IMAGE_NAME, path,
+                                  'qcow2')['id']
 
     def _wait_for_api(self) -> None:
         token = self.keystone.token()
@@ -279,13 +308,13 @@ class Run:
             time.sleep(0.2)
 
     def image_and_flavor(self) -> tuple[str, str, str]:
-        """The embedded default's image, flavor and the API's maximum
-        microversion."""
+        """The image uploaded to Glance at start, the embedded default's
+        flavor and the API's maximum microversion."""
+        assert self.image_id is not None
         token = self.keystone.token()
-        images = _get_json(self.api_url + '/images', token)['images']
         flavors = _get_json(self.api_url + '/flavors', token)['flavors']
         root = _get_json(self.api_url + '/', token)['version']
-        return images[0]['id'], flavors[0]['id'], root['version']
+        return self.image_id, flavors[0]['id'], root['version']
 
     def stop(self) -> None:
         popen, self._nova = self._nova, None
@@ -293,6 +322,7 @@ class Run:
             if self._nova_record is not None:
                 procs.terminate(self._nova_record, timeout=60)
             popen.wait()
+        self.glance.stop()
         self.keystone.stop()
 
 

@@ -56,6 +56,7 @@ from nova.testing.cluster import host as cluster_host
 from nova.testing.cluster import record as cluster_record
 from nova.testing.cluster import services as cluster_services
 from nova.testing.cluster import teardown as cluster_reclaim
+from nova.testing import glance as glance_mod
 from nova.testing import hypervisor
 from nova.testing import keystone as keystone_mod
 from nova.testing import masakari as masakari_mod
@@ -131,6 +132,8 @@ class Cluster:
         self.rabbit = None
         self.keystone = None
         self.masakari = None
+        self.glance = None
+        self._glance_image_id: str | None = None
         self.api = None
         self.conductor = None
         self.hamonitor = None
@@ -182,7 +185,8 @@ class Cluster:
             postgres=free_port(), rabbitmq=free_port(), rabbitmq_epmd=epmd,
             rabbitmq_dist=dist, api=free_port(),
             keystone=free_port() if spec.keystone else 0,
-            masakari=free_port() if spec.masakari else 0)
+            masakari=free_port() if spec.masakari else 0,
+            glance=free_port() if spec.glance else 0)
         ports = self.ports
         self.record = cluster_record.ClusterRecord(
             base_dir=spec.base_dir, owner=procs.ProcessRecord.of(os.getpid()),
@@ -217,6 +221,9 @@ class Cluster:
             db_ready()
             rabbit_started()
             keystone_ready()
+        if self._glance_image_id is not None:
+            # The hosts boot Glance's copy of the guest image.
+            self.record.image_id = self._glance_image_id
         self.save()
         self._start_services()
         if spec.masakari:
@@ -264,16 +271,35 @@ class Cluster:
                                    else 'member')
         self.keystone.add_endpoint('compute', 'nova',
                                    cluster_config.api_url(ports))
-        # The image store as the Image service shows it (nova-api's
-        # /image), for the clients' image lookups.
-        self.keystone.add_endpoint('image', 'images',
-                                   cluster_config.image_url(ports))
+        if self.spec.glance:
+            self._start_glance()
+        else:
+            # The image store as the Image service shows it (nova-api's
+            # /image), for the clients' image lookups.
+            self.keystone.add_endpoint('image', 'images',
+                                       cluster_config.image_url(ports))
         _write(layout.clouds_yaml, cluster_config.clouds_yaml(
             ports, keystone_mod.ADMIN_PASSWORD))
         self.record.keystone_url = cluster_config.keystone_url(ports)
         self.record.clouds_yaml = layout.clouds_yaml
         self.record.api_token = self.keystone.token()
         self.record.timings['keystone'] = round(time.monotonic() - t, 2)
+
+    def _start_glance(self):
+        """The cluster's Glance, the image service in the catalog, with
+        the guest image uploaded (public, as the admin)."""
+        t = time.monotonic()
+        assert self.keystone is not None
+        self.glance = glance_mod.GlanceServer(
+            self.layout.glance, self.keystone, port=self.ports.glance).start()
+        self.record.processes['glance'] = procs.ProcessRecord.of(
+            self.glance.pid)
+        image = cluster_guest.write_image(
+            os.path.join(self.layout.glance, 'bootsector.qcow2'))
+        self._glance_image_id = self.glance.upload(
+            self.keystone.token(), self.spec.image_name, image,
+            'qcow2')['id']
+        self.record.timings['glance'] = round(time.monotonic() - t, 2)
 
     def _write_configs(self):
         layout, spec, ports = self.layout, self.spec, self.ports
@@ -321,8 +347,9 @@ class Cluster:
 
     def _start_host_hypervisor(self, name):
         # The agents' events need Keystone too when there is one.
-        forward = (self.ports.rabbitmq, self.ports.api) + (
-            (self.ports.keystone,) if self.ports.keystone else ())
+        forward = (self.ports.rabbitmq, self.ports.api) + tuple(
+            port for port in (self.ports.keystone, self.ports.glance)
+            if port)
         host = cluster_host.ClusterHost(self.spec, self.layout, name,
                                         self.forwarder, forward)
         self.hosts[name] = host
@@ -652,11 +679,13 @@ class Cluster:
                 step('stopping RabbitMQ', self.rabbit.stop)
             if self.postgres is not None:
                 step('stopping PostgreSQL', self.postgres.stop)
+            if self.glance is not None:
+                step('stopping Glance', self.glance.stop)
             if self.keystone is not None:
                 step('stopping Keystone', self.keystone.stop)
             self.api = self.conductor = self.hamonitor = None
             self.rabbit = self.postgres = None
-            self.keystone = None
+            self.keystone = self.glance = None
             step('removing namespaces',
                  cluster_reclaim.remove_namespaces, self.spec)
             step('removing files', cluster_reclaim.remove_files,

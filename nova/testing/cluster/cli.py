@@ -69,8 +69,8 @@ def _spec_from_args(args):
             name for group in args.no_disk_leases
             for name in cluster_config.parse_group(group)),
         reap_orphans_interval=args.reap_orphans_interval,
-        keystone=args.keystone, masakari=args.masakari,
-        hamonitor=args.hamonitor)
+        keystone=args.keystone or args.glance, glance=args.glance,
+        masakari=args.masakari, hamonitor=args.hamonitor)
 
 
 def _load(base_dir):
@@ -298,6 +298,8 @@ def _up(args):
         argv.append('--keystone')
     if spec.masakari:
         argv.append('--masakari')
+    if spec.glance:
+        argv.append('--glance')
     began = time.monotonic()
     supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE,
@@ -426,6 +428,11 @@ def _parser():
         sub.add_argument('--hamonitor', action='store_true',
                          help='run nova-hamonitor on the controller, '
                               'fencing with tools/cluster fence')
+        sub.add_argument('--glance', action='store_true',
+                         help='a real Glance behind the cluster\'s '
+                              'Keystone (implies --keystone) is where '
+                              'images come from; the local image store '
+                              'otherwise')
         sub.add_argument('--reap-orphans-interval', type=int, default=600,
                          metavar='S',
                          help='the compute hosts\' reap_orphans_interval '

@@ -92,6 +92,10 @@ class ClusterSpec:
     # nova-hamonitor runs on the controller, its fence agent
     # ``tools/cluster fence`` (``fence_command``).
     hamonitor: bool = False
+    # A real Glance behind that Keystone (``nova.testing.glance``) is
+    # where images come from (``[image] backend = glance``); the local
+    # image store otherwise.
+    glance: bool = False
 
     def __post_init__(self):
         if self.hosts < 1:
@@ -101,6 +105,9 @@ class ClusterSpec:
                             '(--keystone)')
         if not os.path.isabs(self.base_dir):
             raise SpecError('base_dir must be absolute: %r' % self.base_dir)
+        if self.glance and not self.keystone:
+            raise SpecError('Glance needs the cluster\'s Keystone '
+                            '(--keystone)')
         seen = {}
         names = set(self.host_names())
         for index, group in enumerate(self.shared_groups, 1):
@@ -173,6 +180,7 @@ class Ports:
     api: int
     keystone: int = 0
     masakari: int = 0
+    glance: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,6 +222,8 @@ class Layout:
     @property
     def masakari(self):
         return self._p('masakari')
+    def glance(self):
+        return self._p('glance')
 
     @property
     def clouds_yaml(self):
@@ -339,6 +349,10 @@ def keystone_url(ports: Ports) -> str:
     return 'http://127.0.0.1:%d/v3' % ports.keystone
 
 
+def glance_url(ports: Ports) -> str:
+    return 'http://127.0.0.1:%d' % ports.glance
+
+
 # The cluster Keystone's users: nova-api's own service user, and a member
 # of another project (clouds.yaml's cluster-demo).
 SERVICE_USER = ('nova', 'nova-service-pass', 'service')
@@ -386,7 +400,6 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
                 else 'noauth2'},
         'conductor': {'cpu_allocation_ratio': spec.cpu_allocation_ratio},
         'database': {'connection': database_url(ports)},
-        'image': {'store_path': layout.images},
         'network': {'events_api_url': api_url(ports),
                     'events_api_token': ADMIN_TOKEN},
     }
@@ -401,6 +414,7 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
         sections['keystone_authtoken'] = dict(
             _service_credentials(ports),
             www_authenticate_uri=keystone_url(ports))
+    sections.update(_glance_sections(spec, layout, ports))
     return _render(sections)
 
 
@@ -408,6 +422,14 @@ def fence_command(spec: ClusterSpec) -> str:
     """The cluster's fence agent: ``tools/cluster --dir DIR fence``, the
     host's name appended by the monitor."""
     return '%s --dir %s fence' % (TOOLS_CLUSTER, spec.base_dir)
+def _glance_sections(spec: ClusterSpec, layout: Layout, ports: Ports):
+    """``[image]`` (and ``[glance]``: where Glance is, and the ``nova``
+    service user that reads it) of the controller and the hosts."""
+    if not spec.glance:
+        return {'image': {'store_path': layout.images}}
+    return {'image': {'store_path': layout.images, 'backend': 'glance'},
+            'glance': dict(_service_credentials(ports),
+                           api_servers=glance_url(ports))}
 
 
 def _service_credentials(ports: Ports) -> dict:
@@ -440,11 +462,12 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
     if spec.keystone:
         del network['events_api_token']
         network.update(_service_credentials(ports))
-    return _render({
+    sections = {
         'DEFAULT': default,
         'libvirt': {'virt_type': 'qemu', 'connection_uri': libvirt_uri,
                     'vif_driver': 'linuxbridge'},
         'database': {'connection': host_database_url(layout, ports)},
-        'image': {'store_path': layout.images},
         'network': network,
-    })
+    }
+    sections.update(_glance_sections(spec, layout, ports))
+    return _render(sections)

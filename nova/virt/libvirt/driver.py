@@ -25,7 +25,9 @@ from oslo_utils import fileutils
 
 from nova import exception
 from nova import fileio
+from nova.image import glance as image_glance
 from nova.image import meta as image_meta_mod
+from nova.image import source as image_source
 from nova.image import store as image_store
 from nova.model import hardware
 from nova.model import network as network_model
@@ -125,10 +127,12 @@ class LibvirtDriver(driver.ComputeDriver):
         return self.image_store.find(image_meta)
 
     @property
-    def image_store(self) -> image_store.ImageStore:
+    def image_store(self) -> (image_store.ImageStore
+                              | image_glance.GlanceImages):
+        """Where this host's images come from: its image store, or
+        Glance (``[image] backend``)."""
         if self._image_store is None:
-            self._image_store = image_store.ImageStore.from_settings(
-                self.settings)
+            self._image_store = image_source.for_host(self.settings)
         return self._image_store
 
     # -- housekeeping of instances_path ---------------------------------

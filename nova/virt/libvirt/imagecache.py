@@ -82,8 +82,13 @@ class CacheEntry:
     part: bool
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
+def _digest(path: str, algo: str) -> str:
+    try:
+        digest = hashlib.new(algo)
+    except ValueError:
+        raise exception.ImageUnacceptable(
+            image_id=os.path.basename(path),
+            reason='unknown checksum algorithm %r' % algo)
     with open(path, 'rb') as f:
         for chunk in iter(lambda: f.read(_CHUNK), b''):
             digest.update(chunk)
@@ -123,7 +128,10 @@ class ImageCache:
         fileutils.ensure_tree(self.base_dir)
         with fileio.temporary_beside(path) as tmp:
             store.copy_data(meta.id, tmp)
-            if meta.checksum and _sha256(tmp) != meta.checksum:
+            # Verified under the temporary name: a base file with its
+            # final name is always the image the metadata describes.
+            if meta.checksum and (_digest(tmp, meta.checksum_algo)
+                                  != meta.checksum):
                 raise exception.ImageUnacceptable(
                     image_id=meta.id, reason='checksum mismatch')
             self._check_format(meta, tmp)

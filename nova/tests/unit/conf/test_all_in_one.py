@@ -68,3 +68,28 @@ class TestAllInOneOptions(base.TestCase):
     def test_every_host_option_has_help(self):
         for opt in all_in_one.host_opts('x'):
             self.assertIn('``x``', opt.help, opt.name)
+
+    def test_glance_backend_carries_the_service_user_to_every_host(self):
+        conf = self._conf('[image]\nbackend = glance\n'
+                          '[glance]\napi_servers = http://127.0.0.1:9292\n'
+                          'auth_type = password\n'
+                          'auth_url = http://127.0.0.1:5000/v3\n'
+                          'username = nova\npassword = secret\n'
+                          'project_name = service\n')
+        for settings in all_in_one.all_host_settings(conf):
+            self.assertEqual('glance', settings.image_backend)
+            glance = settings.glance
+            self.assertEqual(('http://127.0.0.1:9292', 'password'),
+                             (glance.endpoint, glance.auth_type))
+            self.assertEqual(
+                {'auth_url': 'http://127.0.0.1:5000/v3',
+                 'username': 'nova', 'password': 'secret',
+                 'project_name': 'service'},
+                {k: v for k, v in glance.auth_options
+                 if k in ('auth_url', 'username', 'password',
+                          'project_name')})
+
+    def test_store_backend_has_no_glance_settings(self):
+        first, _ = all_in_one.all_host_settings(self._conf())
+        self.assertEqual(('store', None),
+                         (first.image_backend, first.glance))

@@ -168,6 +168,29 @@ class TestConfigFiles(base.TestCase):
         # Without: no fence agent, no [ha] section.
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('[ha]', text)
+    def test_glance_is_where_the_controller_and_hosts_read_images(self):
+        spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True,
+                                          glance=True)
+        ports = dataclasses.replace(PORTS, keystone=5006, glance=5007)
+        for text in (cluster_config.controller_conf(spec, self.layout,
+                                                    ports),
+                     cluster_config.host_conf(spec, self.layout, ports,
+                                              'compute1', URI)):
+            conf = _read(text, self.tmp)
+            self.assertEqual('glance', conf.image.backend)
+            self.assertEqual((['http://127.0.0.1:5007'], 'password'),
+                             (conf.glance.api_servers,
+                              conf.glance.auth_type))
+        # Without: the local store, no [glance].
+        text = cluster_config.host_conf(self.spec, self.layout, PORTS,
+                                        'compute1', URI)
+        self.assertNotIn('[glance]', text)
+        self.assertEqual('store', _read(text, self.tmp).image.backend)
+
+    def test_glance_needs_the_clusters_keystone(self):
+        self.assertRaises(cluster_config.SpecError,
+                          cluster_config.ClusterSpec, base_dir='/c',
+                          glance=True)
 
     def test_clouds_yaml_names_both_users(self):
         ports = dataclasses.replace(PORTS, keystone=5006)

@@ -1,5 +1,7 @@
 """The image cache: fetched once under a lock, never half-written."""
 
+import dataclasses
+import hashlib
 import os
 import threading
 import time
@@ -55,6 +57,29 @@ class TestImageCache(base.TestCase):
             f.write(b'tampered')
         self.assertRaises(exception.ImageUnacceptable, self.cache.fetch,
                           self.store, self.image)
+        self.assertEqual([], os.listdir(os.path.join(self.instances,
+                                                     '_base')))
+
+    def _with_digest(self, algo, data_path):
+        with open(data_path, 'rb') as f:
+            digest = hashlib.new(algo, f.read()).hexdigest()
+        return dataclasses.replace(self.image, checksum=digest,
+                                   checksum_algo=algo)
+
+    def test_checksum_is_verified_with_the_records_algorithm(self):
+        # Glance's records say SHA-512 (os_hash_algo), the local store's
+        # SHA-256: the cache checks with the one the metadata names.
+        meta = self._with_digest('sha512',
+                                 self.store.data_path(self.image.id))
+        cached = self.cache.fetch(self.store, meta)
+        self.assertTrue(os.path.isfile(cached.path))
+
+    def test_checksum_of_another_algorithm_is_refused_before_rename(self):
+        meta = self._with_digest('sha512',
+                                 self.store.data_path(self.image.id))
+        meta = dataclasses.replace(meta, checksum_algo='sha384')
+        self.assertRaises(exception.ImageUnacceptable, self.cache.fetch,
+                          self.store, meta)
         self.assertEqual([], os.listdir(os.path.join(self.instances,
                                                      '_base')))
 

@@ -66,3 +66,36 @@ class ImagesTest(fakes.APITestCase):
                 self.assertFault(self.request('GET', '/v2.1/images/%s'
                                               % image_id), 404,
                                  'itemNotFound')
+
+    # Filters Tempest's list tests use, on the local store's images.
+    def _ids(self, query):
+        return [i['id'] for i in self.request(
+            'GET', '/v2.1/images' + query).json['images']]
+
+    def test_status_filter_and_limit(self):
+        ids = self._ids
+        self.assertEqual(2, len(ids('?status=ACTIVE')))
+        self.assertEqual([], ids('?status=SAVING'))
+        self.assertEqual(1, len(ids('?limit=1')))
+
+    def test_metadata_of_the_local_store_is_read_only(self):
+        path = '/v2.1/images/%s/metadata' % fakes.IMAGE.id
+        response = self.request('GET', path)
+        self.assertEqual((200, {'metadata': {}}),
+                         (response.status_int, response.json))
+        self.assertFault(self.request('GET', path + '/missing'), 404,
+                         'itemNotFound')
+        response = self.request('PUT', path, body={'metadata': {'a': 'b'}})
+        self.assertEqual(405, response.status_int, response.text)
+        self.assertEqual({'metadata': {}}, self.request('GET', path).json)
+        self.assertEqual(405, self.request(
+            'DELETE', '/v2.1/images/%s' % fakes.IMAGE.id).status_int)
+        self.assertEqual(200, self.request(
+            'GET', '/v2.1/images/%s' % fakes.IMAGE.id).status_int)
+
+    def test_metadata_of_an_unknown_image_is_404(self):
+        path = '/v2.1/images/3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c/metadata'
+        self.assertFault(self.request('GET', path), 404, 'itemNotFound')
+        self.assertFault(self.request('PUT', path,
+                                      body={'metadata': {'a': 'b'}}),
+                         404, 'itemNotFound')
