@@ -222,6 +222,8 @@ class Layout:
     @property
     def masakari(self):
         return self._p('masakari')
+
+    @property
     def glance(self):
         return self._p('glance')
 
@@ -422,6 +424,8 @@ def fence_command(spec: ClusterSpec) -> str:
     """The cluster's fence agent: ``tools/cluster --dir DIR fence``, the
     host's name appended by the monitor."""
     return '%s --dir %s fence' % (TOOLS_CLUSTER, spec.base_dir)
+
+
 def _glance_sections(spec: ClusterSpec, layout: Layout, ports: Ports):
     """``[image]`` (and ``[glance]``: where Glance is, and the ``nova``
     service user that reads it) of the controller and the hosts."""

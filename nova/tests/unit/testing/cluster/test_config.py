@@ -168,6 +168,7 @@ class TestConfigFiles(base.TestCase):
         # Without: no fence agent, no [ha] section.
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('[ha]', text)
+
     def test_glance_is_where_the_controller_and_hosts_read_images(self):
         spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True,
                                           glance=True)
