@@ -47,12 +47,15 @@ VENV = os.path.join(TOP, '.venv-tempest')
 DEFAULT_REGEX = r'^tempest\.api\.compute'
 # The fixed subset the test suite runs (nova/tests/integration/
 # test_tempest_subset.py): servers and their actions (stop, start,
-# reboot, delete), flavors, keypairs and services.
+# reboot, rebuild, lock, delete), flavors, keypairs, services, quotas and
+# limits, and server groups.
 CI_SUBSET = (
     r'^tempest\.api\.compute\.('
     r'servers\.(test_create_server|test_servers\b|test_server_actions'
-    r'|test_delete_server|test_instance_actions|test_servers_negative)'
-    r'|flavors\.|keypairs\.|admin\.test_services'
+    r'|test_delete_server|test_instance_actions|test_servers_negative'
+    r'|test_server_group)'
+    r'|flavors\.|keypairs\.|admin\.test_services|admin\.test_quotas'
+    r'|test_quotas|limits\.'
     r')')
 SERVICE_USER = ('nova', 'nova-service-pass', 'service')
 START_TIMEOUT = 120
@@ -182,8 +185,12 @@ def nova_conf(base: str, api_port: int, keystone_url: str) -> str:
 
 
 def tempest_conf(keystone_url: str, image: str, flavor: str,
-                 max_microversion: str, build_timeout: int = 120) -> str:
-    """tempest.conf declaring exactly what the project supports."""
+                 max_microversion: str, build_timeout: int = 120,
+                 image_alt: str | None = None,
+                 flavor_alt: str | None = None) -> str:
+    """tempest.conf declaring exactly what the project supports; the
+    ``_alt`` image and flavor (default: the same) are the second ones
+    Tempest rebuilds and filters with."""
     lines = [
         '[DEFAULT]',
         'log_file = tempest.log',
@@ -201,9 +208,9 @@ def tempest_conf(keystone_url: str, image: str, flavor: str,
         'api_v2 = False',
         '[compute]',
         'image_ref = %s' % image,
-        'image_ref_alt = %s' % image,
+        'image_ref_alt = %s' % (image_alt or image),
         'flavor_ref = %s' % flavor,
-        'flavor_ref_alt = %s' % flavor,
+        'flavor_ref_alt = %s' % (flavor_alt or flavor),
         'min_microversion = 2.1',
         'max_microversion = %s' % max_microversion,
         'build_timeout = %d' % build_timeout,
@@ -316,6 +323,20 @@ class Run:
         root = _get_json(self.api_url + '/', token)['version']
         return self.image_id, flavors[0]['id'], root['version']
 
+    def alt_flavor(self) -> str:
+        """A second flavor (the admin's ``POST /flavors``), for the tests
+        that filter servers by flavor or need two; its id."""
+        request = urllib.request.Request(
+            self.api_url + '/flavors', method='POST',
+            data=json.dumps({'flavor': {
+                'name': 'tempest-alt', 'ram': 96, 'vcpus': 1,
+                'disk': 1}}).encode(),
+            headers={'X-Auth-Token': self.keystone.token(),
+                     'Content-Type': 'application/json',
+                     'Accept': 'application/json'})
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return json.loads(resp.read())['flavor']['id']
+
     def stop(self) -> None:
         popen, self._nova = self._nova, None
         if popen is not None:
@@ -395,7 +416,8 @@ def run(base: str, regex: str, concurrency: int, venv: str = VENV,
             keep = True
             raise
         image, flavor, microversion = stack.image_and_flavor()
-        conf = tempest_conf(stack.keystone.url, image, flavor, microversion)
+        conf = tempest_conf(stack.keystone.url, image, flavor, microversion,
+                            flavor_alt=stack.alt_flavor())
         return run_tempest(base, conf, regex, concurrency, venv)
     finally:
         stack.stop()

@@ -1,15 +1,16 @@
 """A fixed subset of Tempest's compute API tests passes, unmodified.
 
 Tempest 47.0.0 (``.venv-tempest``, installed by ``tools/run-tests``)
-against nova-all on the embedded default behind a real Keystone, with the
-honest ``tempest.conf`` ``tools/tempest`` writes (``nova.testing.
-tempest``): servers and their stop, start, reboot and delete actions,
-flavors, keypairs and services (``tempest.CI_SUBSET``). Nothing here is
+against nova-all on the embedded default behind a real Keystone and a
+real Glance, with the honest ``tempest.conf`` ``tools/tempest`` writes
+(``nova.testing.tempest``): servers and their stop, start, reboot,
+rebuild, lock and delete actions, flavors, keypairs, services, quotas and
+limits, and server groups (``tempest.CI_SUBSET``). Nothing here is
 mocked: Tempest's own clients and response schemas judge the API.
 
 It runs beside the other integration tests (its own xdist group): it
-uses no libvirtd and no QEMU, only its own Keystone and nova-all on
-ports of their own.
+uses no libvirtd and no QEMU, only its own Keystone, Glance and nova-all
+on ports of their own.
 """
 
 import os

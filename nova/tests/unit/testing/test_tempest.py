@@ -89,3 +89,18 @@ class TestExcludeList(base.TestCase):
         for why_line, regex in zip(lines[::2], lines[1::2]):
             re.compile(regex)
             self.assertEqual('# %s' % tempest.EXCLUDED[regex], why_line)
+
+
+class TestAltRefs(base.TestCase):
+
+    def test_alt_image_and_flavor_default_to_the_first(self):
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(tempest.tempest_conf(
+            'http://k/v3', 'img-1', 'flavor-1', '2.95'))
+        self.assertEqual(('img-1', 'flavor-1'), (
+            parser['compute']['image_ref_alt'],
+            parser['compute']['flavor_ref_alt']))
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(tempest.tempest_conf(
+            'http://k/v3', 'img-1', 'flavor-1', '2.95', flavor_alt='f2'))
+        self.assertEqual('f2', parser['compute']['flavor_ref_alt'])
