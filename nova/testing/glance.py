@@ -33,22 +33,24 @@ from oslo_log import log as logging
 
 from nova.testing import keystone as keystone_mod
 from nova.testing import rabbitmq
+from nova.testing import venvs
 
 LOG = logging.getLogger(__name__)
 
-TOP = keystone_mod.TOP
-VENV = os.path.join(TOP, '.venv-glance')
+VENV = venvs.path('glance')
 SERVICE_USER = ('glance', 'glance-service-pass', 'service')
 START_TIMEOUT = 120
 
 # Glance's WSGI application, served by werkzeug on the port given in
 # argv[1]; argv is emptied first, as Glance parses it for its options.
+# One request at a time, as Keystone's (nova.testing.keystone): on SQLite
+# two write transactions at once fail with "database is locked".
 _SERVE = '''
 import sys
 port = int(sys.argv.pop(1))
 from werkzeug.serving import run_simple
 from glance.wsgi.api import application
-run_simple('127.0.0.1', port, application, threaded=True)
+run_simple('127.0.0.1', port, application, threaded=False)
 '''
 
 # One file store ("local"), and the two reserved ones Glance insists on
@@ -70,29 +72,18 @@ filesystem_store_datadir = {base}/tasks
 [paste_deploy]
 flavor = keystone
 config_file = {paste}
-[keystone_authtoken]
-www_authenticate_uri = {auth_url}
-auth_url = {auth_url}
-auth_type = password
-username = {user}
-password = {password}
-project_name = {project}
-user_domain_name = Default
-project_domain_name = Default
-'''
+{authtoken}'''
 
 
 def venv_bin(name: str, venv: str = VENV) -> str:
-    return os.path.join(venv, 'bin', name)
+    return venvs.binary(venv, name)
 
 
 def missing_reason(venv: str = VENV) -> str | None:
     """Why a Glance cannot run here, or None when it can."""
-    for name in ('glance-manage', 'python'):
-        if not os.access(venv_bin(name, venv), os.X_OK):
-            return ('%s not found: run NOVA_BOOTSTRAP_GLANCE=1 '
-                    'tools/bootstrap' % venv_bin(name, venv))
-    return keystone_mod.missing_reason()
+    return (venvs.missing_reason(venv, ('glance-manage', 'python'),
+                                 'NOVA_BOOTSTRAP_GLANCE')
+            or keystone_mod.missing_reason())
 
 
 class GlanceServer:
@@ -127,9 +118,10 @@ class GlanceServer:
         for name in ('images', 'staging', 'tasks'):
             os.makedirs(os.path.join(self.base_dir, name), exist_ok=True)
         with open(self.conf_file, 'w') as f:
-            f.write(_CONF.format(base=self.base_dir, paste=paste,
-                                 auth_url=self.keystone.url, user=user,
-                                 password=password, project=project))
+            f.write(_CONF.format(
+                base=self.base_dir, paste=paste,
+                authtoken=venvs.authtoken_section(
+                    self.keystone.url, user, password, project)))
 
     def start(self, register: bool = True) -> 'GlanceServer':
         """Serve, and (``register``) put the ``image`` service at ``url``
@@ -180,14 +172,7 @@ class GlanceServer:
     def stop(self) -> None:
         """Stop the server started by ``start`` (by its PID), reaped."""
         popen, self._popen = self._popen, None
-        if popen is None or popen.poll() is not None:
-            return
-        popen.terminate()
-        try:
-            popen.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            popen.kill()
-            popen.wait(timeout=15)
+        venvs.stop(popen)
 
     # -- the image API, as a Keystone user ---------------------------------
 

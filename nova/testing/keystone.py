@@ -32,12 +32,13 @@ from oslo_concurrency import processutils
 from oslo_log import log as logging
 
 from nova.testing import rabbitmq
+from nova.testing import venvs
 
 LOG = logging.getLogger(__name__)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-VENV = os.path.join(TOP, '.venv-keystone')
+VENV = venvs.path('keystone')
 ADMIN_PASSWORD = 'admin-secret'
 REGION = 'RegionOne'
 START_TIMEOUT = 120
@@ -76,17 +77,13 @@ key_repository = {base}/credential-keys
 
 
 def venv_bin(name: str, venv: str = VENV) -> str:
-    return os.path.join(venv, 'bin', name)
+    return venvs.binary(venv, name)
 
 
 def missing_reason(venv: str = VENV) -> str | None:
     """Why a Keystone cannot run here, or None when it can."""
-    for name in ('keystone-manage', 'openstack', 'python'):
-        if not os.access(venv_bin(name, venv), os.X_OK):
-            return ('%s not found: run NOVA_BOOTSTRAP_KEYSTONE=1 '
-                    'tools/bootstrap (tools/run-tests does)'
-                    % venv_bin(name, venv))
-    return None
+    return venvs.missing_reason(venv, ('keystone-manage', 'openstack',
+                                       'python'), 'NOVA_BOOTSTRAP_KEYSTONE')
 
 
 class KeystoneServer:
@@ -161,14 +158,7 @@ class KeystoneServer:
     def stop(self) -> None:
         """Stop the server started by ``start`` (by its PID), reaped."""
         popen, self._popen = self._popen, None
-        if popen is None or popen.poll() is not None:
-            return
-        popen.terminate()
-        try:
-            popen.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            popen.kill()
-            popen.wait(timeout=15)
+        venvs.stop(popen)
 
     # -- the identity API, as the admin ------------------------------------
 

@@ -34,12 +34,11 @@ from oslo_log import log as logging
 
 from nova.testing import procs
 from nova.testing import rabbitmq
+from nova.testing import venvs
 
 LOG = logging.getLogger(__name__)
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-VENV = os.path.join(TOP, '.venv-masakari')
+VENV = venvs.path('masakari')
 SERVICE_USER = ('masakari', 'masakari-service-pass', 'service')
 START_TIMEOUT = 120
 SERVICE_TYPE = 'instance-ha'
@@ -68,33 +67,21 @@ api_paste_config = {paste}
 # The engine's recovery flows persist there too.
 [taskflow]
 connection = {database_url}
-[keystone_authtoken]
-www_authenticate_uri = {keystone_url}
-auth_url = {keystone_url}
-auth_type = password
-username = {user}
-password = {password}
-project_name = {project}
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
+{authtoken}region_name = RegionOne
 [host_failure]
 evacuate_all_instances = {evacuate_all}
 '''
 
 
 def venv_bin(name: str, venv: str = VENV) -> str:
-    return os.path.join(venv, 'bin', name)
+    return venvs.binary(venv, name)
 
 
 def missing_reason(venv: str = VENV) -> str | None:
     """Why a Masakari cannot run here, or None when it can."""
-    for name in ('masakari-api', 'masakari-engine', 'masakari-manage'):
-        if not os.access(venv_bin(name, venv), os.X_OK):
-            return ('%s not found: run NOVA_BOOTSTRAP_MASAKARI=1 '
-                    'tools/bootstrap (tools/run-tests does)'
-                    % venv_bin(name, venv))
-    return None
+    return venvs.missing_reason(
+        venv, ('masakari-api', 'masakari-engine', 'masakari-manage'),
+        'NOVA_BOOTSTRAP_MASAKARI')
 
 
 class MasakariError(Exception):
@@ -138,6 +125,8 @@ class MasakariServer:
                     self.venv, 'etc', 'masakari', 'api-paste.ini'),
                 user=user, password=password, project=project,
                 keystone_url=self.keystone.url,
+                authtoken=venvs.authtoken_section(
+                    self.keystone.url, user, password, project),
                 database_url=self.database_url,
                 evacuate_all=self.evacuate_all_instances))
         processutils.execute(venv_bin('masakari-manage', self.venv),
