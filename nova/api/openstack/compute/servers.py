@@ -146,7 +146,7 @@ class ServersController:
 
     # -- listing -------------------------------------------------------------
 
-    def _filtered(self, req) -> list:
+    def _filtered(self, req) -> tuple[list, int]:
         context = req.context
         policy.authorize(context, 'os_compute_api:servers:index')
         _check_known_query(req)
@@ -189,7 +189,17 @@ class ServersController:
         instances = list(reversed(instances))
         limit, marker = common.limit_and_marker(req, self.max_limit)
         return common.paginate(instances, limit, marker,
-                               key=lambda i: i.uuid)
+                               key=lambda i: i.uuid), limit
+
+    @staticmethod
+    def _with_links(req, collection: str, shown: dict, page: list,
+                    limit: int) -> dict:
+        """``servers_links`` (a ``next`` link) when the page is full."""
+        links = common.collection_links(req, collection, page, limit,
+                                        key=lambda i: i.uuid)
+        if links:
+            shown['servers_links'] = links
+        return shown
 
     @staticmethod
     def _by_fields(req, instances, admin_filters):
@@ -304,17 +314,22 @@ class ServersController:
                 if pattern.search(i.display_name or '')]
 
     def index(self, req):
-        return {'servers': [views.basic(req, i)
-                            for i in self._filtered(req)]}
+        instances, limit = self._filtered(req)
+        return self._with_links(
+            req, 'servers', {'servers': [views.basic(req, i)
+                                         for i in instances]},
+            instances, limit)
 
     def detail(self, req):
-        instances = self._filtered(req)
+        instances, limit = self._filtered(req)
         services = self._services_for_host_status(req)
         metadata = objects.InstanceMetadata.get_for(
             req.context, [i.uuid for i in instances])
-        return {'servers': [views.detail(req, i, services,
-                                         metadata=metadata.get(i.uuid, {}))
-                            for i in instances]}
+        return self._with_links(
+            req, 'servers/detail', {'servers': [
+                views.detail(req, i, services,
+                             metadata=metadata.get(i.uuid, {}))
+                for i in instances]}, instances, limit)
 
     @staticmethod
     def _services_for_host_status(req):

@@ -89,6 +89,20 @@ class ListTest(fakes.APITestCase):
                                       token=fakes.USER_TOKEN), 400,
                          'badRequest')
 
+    def test_a_full_page_links_to_the_next(self):
+        for path in ('/v2.1/servers', '/v2.1/servers/detail'):
+            with self.subTest(path=path):
+                body = self.request('GET', path + '?limit=1',
+                                    token=fakes.USER_TOKEN).json
+                (link,) = body['servers_links']
+                self.assertEqual('next', link['rel'])
+                self.assertIn(path + '?limit=1&marker=%s'
+                              % self.stopped.uuid, link['href'])
+                # The last page is not full: no link.
+                last = self.request('GET', path + '?limit=5',
+                                    token=fakes.USER_TOKEN).json
+                self.assertNotIn('servers_links', last)
+
     def _give_addresses(self, instance, *ips):
         instance.network_info = network_model.NetworkInfo([
             network_model.VIF(id='vif-%s' % instance.uuid,
