@@ -691,6 +691,19 @@ class InvalidAvailabilityZone(Invalid):
     msg_fmt = 'The requested availability zone is not available: %(zone)s'
 
 
+class FlavorMemoryTooSmall(Invalid):
+    msg_fmt = "Flavor's memory is too small for requested image."
+
+
+class FlavorDiskTooSmall(Invalid):
+    msg_fmt = "Flavor's disk is too small for requested image."
+
+
+class ActionNotSupported(NovaException):
+    msg_fmt = '%(action)s is not supported here: %(reason)s'
+    code = 501
+
+
 class HostActionNotSupported(NovaException):
     msg_fmt = ('%(action)s of host %(host)s is not supported by its '
                'hypervisor driver.')

@@ -228,6 +228,10 @@ class API:
         if not image_meta.is_bootable_disk:
             raise exception.ImageUnacceptable(
                 image_id=image_ref, reason='not a bootable disk image')
+        if flavor.memory_mb < image_meta.min_ram:
+            raise exception.FlavorMemoryTooSmall()
+        if flavor.root_gb and flavor.root_gb < image_meta.min_disk:
+            raise exception.FlavorDiskTooSmall()
         network_api = self._network_api()
         requested = network_api.validate_networks(context, networks)
         instance = objects.Instance(

@@ -114,7 +114,8 @@ class ImageRecord:
             size=self.size or 0, checksum=self.checksum or '',
             checksum_algo=self.checksum_algo or 'sha256',
             os_command_line=self.properties.get('os_command_line'),
-            created_at=self.created_at)
+            created_at=self.created_at, min_ram=self.min_ram,
+            min_disk=self.min_disk)
 
 
 def _not_found_if_not_uuid(image_id: str) -> str:

@@ -47,6 +47,10 @@ class ImageMeta:
     # When the image entered the store, UTC, as 2012-08-20T21:11:09Z (an
     # image is never changed after: it is also when it was last updated).
     created_at: str | None = None
+    # The least memory (MiB) and root disk (GiB) the image needs (Glance's
+    # min_ram and min_disk; 0: no minimum).
+    min_ram: int = 0
+    min_disk: int = 0
 
     def __post_init__(self):
         if not uuidutils.is_uuid_like(self.id):

@@ -57,6 +57,9 @@ RULES = {
     'os_compute_api:os-suspend-server:resume': OWNER,
     'os_compute_api:os-extended-server-attributes': ADMIN,
     'os_compute_api:os-evacuate': ADMIN,
+    'os_compute_api:os-migrate-server:migrate': ADMIN,
+    'os_compute_api:os-deferred-delete:restore': OWNER,
+    'os_compute_api:os-deferred-delete:force': OWNER,
     'os_compute_api:os-admin-actions:reset_state': ADMIN,
     'os_compute_api:os-services:list': ADMIN,
     'os_compute_api:os-services:update': ADMIN,
@@ -178,6 +181,13 @@ DESCRIPTIONS = {
     'os_compute_api:os-suspend-server:resume': 'Resume a server.',
     'os_compute_api:os-extended-server-attributes':
         'See the OS-EXT-SRV-ATTR attributes (host, instance name).',
+    'os_compute_api:os-migrate-server:migrate':
+        'Cold migrate a server (not supported here: 501).',
+    'os_compute_api:os-deferred-delete:restore':
+        'Restore a soft-deleted server (none is ever soft-deleted here).',
+    'os_compute_api:os-deferred-delete:force':
+        'Force-delete a soft-deleted server (none is ever soft-deleted '
+        'here).',
     'os_compute_api:os-evacuate':
         'Evacuate a server from a failed host.',
     'os_compute_api:os-admin-actions:reset_state':

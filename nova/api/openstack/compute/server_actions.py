@@ -77,6 +77,15 @@ class ServerActionsController:
                              self._unlock, schemas.no_argument),
             'rebuild': Action('os_compute_api:servers:rebuild', False,
                               self._rebuild, schemas.rebuild_for),
+            # Known to the reference, not done here: answered for the
+            # server they name (404 for none) rather than as unknown.
+            'migrate': Action('os_compute_api:os-migrate-server:migrate',
+                              True, self._migrate, schemas.migrate),
+            'restore': Action('os_compute_api:os-deferred-delete:restore',
+                              False, self._restore, schemas.no_argument),
+            'forceDelete': Action('os_compute_api:os-deferred-delete:force',
+                                  False, self._force_delete,
+                                  schemas.no_argument),
         }
 
     def routes(self) -> list[Route]:
@@ -162,6 +171,27 @@ class ServerActionsController:
                 target_project_id=instance.project_id)
         self.compute_api.unlock(req.context, instance)
         return self._accepted()
+
+    def _migrate(self, req, instance, _argument):
+        raise exception.ActionNotSupported(
+            action='Cold migration',
+            reason='evacuate a server off a failed host instead')
+
+    @staticmethod
+    def _not_soft_deleted(instance, method):
+        # Deletes here are immediate ([DEFAULT] reclaim_instance_interval
+        # is 0 in Nova's terms): no server is ever SOFT_DELETED, so
+        # restore and forceDelete find every server in the wrong state,
+        # as Nova answers them for a server that was not soft-deleted.
+        return exception.InstanceInvalidState(
+            instance_uuid=instance.uuid, attr='vm_state',
+            state=instance.vm_state, method=method)
+
+    def _restore(self, req, instance, _argument):
+        raise self._not_soft_deleted(instance, 'restore')
+
+    def _force_delete(self, req, instance, _argument):
+        raise self._not_soft_deleted(instance, 'forceDelete')
 
     def _rebuild(self, req, instance, argument):
         image_ref = servers.last_segment(argument['imageRef'])

@@ -162,6 +162,11 @@ def create_for(version) -> dict:
 # The body of actions that take no argument: {"os-start": null}.
 no_argument = {'type': ['null', 'object'], 'maxProperties': 0}
 
+# migrate: null, or the 2.56 target host (never used: not supported).
+migrate = {'type': ['null', 'object'],
+           'properties': {'host': {'type': ['string', 'null']}},
+           'additionalProperties': False}
+
 reboot = {
     'type': 'object',
     'properties': {

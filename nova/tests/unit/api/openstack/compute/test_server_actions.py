@@ -95,6 +95,32 @@ class ActionsTest(fakes.APITestCase):
                                  'itemNotFound')
         self.assertIsNone(self.reload(foreign).task_state)
 
+    def test_actions_the_project_does_not_do_name_their_server(self):
+        """migrate, restore and forceDelete are the reference's: a 404
+        for a server that is not there, and for one that is, 501 (cold
+        migration) or 409 (nothing is ever soft-deleted here); nothing
+        changes either way."""
+        instance = self.make_instance()
+        for body, status, code in (
+                ({'migrate': None}, 501, 'notImplemented'),
+                ({'restore': None}, 409, 'conflictingRequest'),
+                ({'forceDelete': None}, 409, 'conflictingRequest')):
+            with self.subTest(body=body):
+                self.assertFault(self.action(
+                    '3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c', body), 404,
+                    'itemNotFound')
+                self.assertFault(self.action(instance, body), status, code)
+                self.assertEqual(
+                    (vm_states.ACTIVE, None, False),
+                    (self.reload(instance).vm_state,
+                     self.reload(instance).task_state,
+                     self.reload(instance).deleted))
+        self.assertEqual([], self.compute_rpc.casts)
+        # Cold migration is an administrator's.
+        self.assertFault(self.action(instance, {'migrate': None},
+                                     token=fakes.USER_TOKEN), 403,
+                         'forbidden')
+
 
 class ResetStateTest(fakes.APITestCase):
 

@@ -1,5 +1,6 @@
 """/servers: list, show, create, delete against the real compute API."""
 
+import dataclasses
 import datetime
 
 import sqlalchemy as sa
@@ -198,6 +199,29 @@ class CreateTest(fakes.APITestCase):
                          server['links'][0]['href'])
         self.assertEqual(['build_and_run_instance'],
                          self.compute_rpc.methods())
+
+    def test_an_image_needing_more_than_the_flavor_is_refused(self):
+        # The flavor has 512 MiB and a 1 GiB root disk.
+        for needs, message in (
+                (dict(min_ram=1024), "Flavor's memory is too small"),
+                (dict(min_disk=2), "Flavor's disk is too small")):
+            with self.subTest(needs=needs):
+                image = dataclasses.replace(
+                    fakes.IMAGE, id='6c1a3f0e-7d1b-4c2a-9e5f-0a1b2c3d4e5f',
+                    **needs)
+                self.images.images[image.id] = image
+                response = self.create(self.body(imageRef=image.id))
+                self.assertIn(message, self.assertFault(response, 400,
+                                                        'badRequest'))
+                self.assertEqual([], objects.Instance.get_all(
+                    self.ctx, include_deleted=True))
+                self.assertEqual([], self.compute_rpc.methods())
+        image = dataclasses.replace(
+            fakes.IMAGE, id='6c1a3f0e-7d1b-4c2a-9e5f-0a1b2c3d4e5f',
+            min_ram=512, min_disk=1)
+        self.images.images[image.id] = image
+        self.assertEqual(202, self.create(
+            self.body(imageRef=image.id)).status_int)
 
     def test_create_with_the_image_as_local_root_disk_mapping(self):
         # What python-openstackclient sends with every image boot.
