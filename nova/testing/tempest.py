@@ -62,6 +62,8 @@ START_TIMEOUT = 120
 # The image Tempest boots: a blank qcow2 (the guests of libvirt's test
 # driver never read it), uploaded to Glance at start.
 IMAGE_NAME = 'tempest-blank'
+# The embedded default's one network (nova.cmd.all.DEFAULT_NETWORK).
+FIXED_NETWORK = 'public'
 IMAGE_SIZE = 64 * 1024 ** 2
 
 # What the project does not offer, and why; each becomes a False in
@@ -214,6 +216,8 @@ def tempest_conf(keystone_url: str, image: str, flavor: str,
         'min_microversion = 2.1',
         'max_microversion = %s' % max_microversion,
         'build_timeout = %d' % build_timeout,
+        '# The embedded default\'s network (os-networks shows it).',
+        'fixed_network_name = %s' % FIXED_NETWORK,
         '[validation]',
         '# No guest is reachable: the hosts run libvirt\'s test driver.',
         'run_validation = False',
@@ -255,6 +259,7 @@ class Run:
         self.glance = glance_mod.GlanceServer(os.path.join(base, 'glance'),
                                               self.keystone)
         self.image_id: str | None = None
+        self.alt_image_id: str | None = None
         self.api_port = rabbitmq.free_port()
         self._nova: subprocess.Popen | None = None
         self._nova_record: procs.ProcessRecord | None = None
@@ -272,7 +277,10 @@ class Run:
         # Tempest's compute tests read and make images in Glance, and
         # nova-api and the compute hosts read them from it.
         self.glance.start()
-        self.image_id = self._upload_image()
+        self.image_id = self._upload_image(IMAGE_NAME)
+        # A second, distinct image: the tests that filter servers by
+        # image or rebuild onto another need two.
+        self.alt_image_id = self._upload_image(IMAGE_NAME + '-alt')
         conf = os.path.join(self.base, 'nova.conf')
         with open(conf, 'w') as f:
             f.write(nova_conf(self.base, self.api_port, self.keystone.url))
@@ -288,12 +296,12 @@ class Run:
         self._nova_record = procs.ProcessRecord.of(self._nova.pid)
         self._wait_for_api()
 
-    def _upload_image(self) -> str:
+    def _upload_image(self, name: str) -> str:
         """A public qcow2 image in Glance (the admin's: only an
         administrator makes images public); its id."""
-        path = os.path.join(self.base, IMAGE_NAME + '.qcow2')
+        path = os.path.join(self.base, name + '.qcow2')
         qemu_img.create(path, 'qcow2', size=IMAGE_SIZE)
-        return self.glance.upload(self.keystone.token(), IMAGE_NAME, path,
+        return self.glance.upload(self.keystone.token(), name, path,
                                   'qcow2')['id']
 
     def _wait_for_api(self) -> None:
@@ -417,7 +425,8 @@ def run(base: str, regex: str, concurrency: int, venv: str = VENV,
             raise
         image, flavor, microversion = stack.image_and_flavor()
         conf = tempest_conf(stack.keystone.url, image, flavor, microversion,
-                            flavor_alt=stack.alt_flavor())
+                            flavor_alt=stack.alt_flavor(),
+                            image_alt=stack.alt_image_id)
         return run_tempest(base, conf, regex, concurrency, venv)
     finally:
         stack.stop()
