@@ -254,6 +254,7 @@ class Cluster:
         self.record.masakari_segment = segment['uuid']
         self.record.timings['masakari'] = round(time.monotonic() - t, 2)
 
+    def _start_keystone(self):
         """The cluster's Keystone: nova-api's service user, a member of
         another project, the compute endpoint in the catalog, the
         clients' clouds.yaml, and a token for the harness's own API

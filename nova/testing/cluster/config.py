@@ -404,6 +404,10 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
         'database': {'connection': database_url(ports)},
         'network': {'events_api_url': api_url(ports),
                     'events_api_token': ADMIN_TOKEN},
+        # The tests and benchmarks boot dozens of guests in one project
+        # (Nova's defaults stop at 10 instances and 20 cores); quotas
+        # themselves are tested without a cluster.
+        'quota': {'instances': -1, 'cores': -1, 'ram': -1},
     }
     if spec.hamonitor:
         sections['ha'] = {

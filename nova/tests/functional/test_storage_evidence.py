@@ -16,12 +16,9 @@ import os
 import shutil
 
 from nova.cmd import manage
-from nova.compute import rpcapi as compute_rpcapi
 from nova.conf import CONF
-from nova import context as nova_context
 from nova import objects
 from nova.tests.files import sha256_tree
-from nova.tests.fixtures import database as dbf
 from nova.tests.functional import evacuate_harness as harness
 from nova.tests.unit.virt import test_storage_identity
 from nova.virt import instancedir
@@ -257,21 +254,6 @@ class FlaggedMountTestCase(StorageEvidenceTestCase):
 
 
 class TestRestartBeforeMount(FlaggedMountTestCase):
-
-    def build_on(self, name):
-        """A build sent to ``name`` itself (as a scheduler that does not
-        skip disabled hosts would); the instance once it ended."""
-        ctx = nova_context.get_admin_context()
-        instance = dbf.make_instance(
-            ctx, name, vm_state='building', task_state='scheduling',
-            flavor=self.flavor, image_ref=self.image.id)
-        objects.InstanceAction.action_start(ctx, instance.uuid, 'create')
-        compute_rpcapi.ComputeAPI().build_and_run_instance(
-            ctx, instance, host=name, image_meta=self.image,
-            network_info=self.network_info())
-        self.wait_for(lambda: self.fresh(instance).task_state is None,
-                      'build of %s' % instance.uuid)
-        return self.fresh(instance)
 
     def test_builds_are_refused_and_nothing_is_written(self):
         self.move_a_to_nfs()

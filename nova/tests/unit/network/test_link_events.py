@@ -5,6 +5,7 @@ import os
 import threading
 import unittest
 from unittest import mock
+import uuid
 
 from oslo_concurrency import processutils
 
@@ -20,14 +21,17 @@ class LinkWatcherTest(base.TestCase):
         super().setUp()
         self.seen = []
         self.changed = threading.Event()
+        # A prefix of this test's own: tests run in parallel processes in
+        # one network namespace, and another's taps must not count here.
+        self.prefix = 'tn' + uuid.uuid4().hex[:5]
         self.watcher = link_events.LinkWatcher(self._changed,
-                                               prefix='tapnv')
+                                               prefix=self.prefix)
         self.assertTrue(self.watcher.start())
         self.addCleanup(self.watcher.stop, 10)
 
     def _changed(self):
         # What taps exist when the watcher calls: the one it was told of.
-        self.seen.append(netdev.tap_devices('tapnv'))
+        self.seen.append(netdev.tap_devices(self.prefix))
         self.changed.set()
 
     def device(self, prefix, *add):
@@ -40,7 +44,7 @@ class LinkWatcherTest(base.TestCase):
         return name
 
     def tap(self):
-        return self.device('tapnv', 'tuntap', 'add', 'dev', '{name}',
+        return self.device(self.prefix, 'tuntap', 'add', 'dev', '{name}',
                            'mode', 'tap')
 
     def test_a_tap_that_comes_and_goes_is_seen(self):

@@ -136,6 +136,9 @@ class TestConfigFiles(base.TestCase):
             'postgresql+psycopg2://postgres@127.0.0.1:5001/nova',
             conf.database.connection)
         self.assertEqual(16.0, conf.conductor.cpu_allocation_ratio)
+        # Dozens of test guests in one project: no instance quota.
+        self.assertEqual((-1, -1, -1), (conf.quota.instances,
+                                        conf.quota.cores, conf.quota.ram))
 
     def test_controller_conf_with_keystone(self):
         spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True)
