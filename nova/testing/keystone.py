@@ -180,14 +180,8 @@ class KeystoneServer:
     def _admin(self, method: str, path: str, body=None) -> dict:
         if self._token is None:
             self._token = self.token()
-        request = urllib.request.Request(
-            self.url + path, method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={'Content-Type': 'application/json',
-                     'X-Auth-Token': self._token})
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            data = resp.read()
-        return json.loads(data) if data else {}
+        return venvs.json_request(self.url + path, method, self._token,
+                                  body)
 
     def _id_of(self, collection: str, name: str) -> str:
         (found,) = self._admin('GET', '/%s?name=%s' % (collection, name))[

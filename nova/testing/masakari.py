@@ -22,7 +22,6 @@ with python-novaclient at microversion 2.53 as the privileged user the
 configuration names.
 """
 
-import json
 import os
 import subprocess
 import time
@@ -189,14 +188,8 @@ class MasakariServer:
     def request(self, method: str, path: str, body=None) -> dict:
         if self._token is None:
             self._token = self.keystone.token()
-        request = urllib.request.Request(
-            self.url + path, method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={'Content-Type': 'application/json',
-                     'X-Auth-Token': self._token})
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            data = resp.read()
-        return json.loads(data) if data else {}
+        return venvs.json_request(self.url + path, method, self._token,
+                                  body)
 
     def create_segment(self, name: str, recovery_method: str) -> dict:
         """A failover segment of compute hosts (``auto``,

@@ -24,7 +24,6 @@ run failed to start.
 
 import argparse
 import dataclasses
-import json
 import os
 import shutil
 import signal
@@ -40,6 +39,7 @@ from nova.testing import glance as glance_mod
 from nova.testing import keystone as keystone_mod
 from nova.testing import procs
 from nova.testing import rabbitmq
+from nova.testing import venvs
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -144,10 +144,7 @@ def missing_reason(venv: str = VENV) -> str | None:
 
 
 def _get_json(url: str, token: str) -> dict:
-    request = urllib.request.Request(
-        url, headers={'X-Auth-Token': token, 'Accept': 'application/json'})
-    with urllib.request.urlopen(request, timeout=30) as resp:
-        return json.loads(resp.read())
+    return venvs.json_request(url, 'GET', token)
 
 
 def _credentials(keystone_url: str) -> list[str]:
@@ -334,16 +331,10 @@ class Run:
     def alt_flavor(self) -> str:
         """A second flavor (the admin's ``POST /flavors``), for the tests
         that filter servers by flavor or need two; its id."""
-        request = urllib.request.Request(
-            self.api_url + '/flavors', method='POST',
-            data=json.dumps({'flavor': {
-                'name': 'tempest-alt', 'ram': 96, 'vcpus': 1,
-                'disk': 1}}).encode(),
-            headers={'X-Auth-Token': self.keystone.token(),
-                     'Content-Type': 'application/json',
-                     'Accept': 'application/json'})
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            return json.loads(resp.read())['flavor']['id']
+        return venvs.json_request(
+            self.api_url + '/flavors', 'POST', self.keystone.token(),
+            {'flavor': {'name': 'tempest-alt', 'ram': 96, 'vcpus': 1,
+                        'disk': 1}})['flavor']['id']
 
     def stop(self) -> None:
         popen, self._nova = self._nova, None

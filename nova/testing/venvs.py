@@ -8,8 +8,10 @@ made by ``tools/bootstrap`` when ``NOVA_BOOTSTRAP_<NAME>=1``), so that
 their dependencies never mix with the project's.
 """
 
+import json
 import os
 import subprocess
+import urllib.request
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -63,3 +65,16 @@ def stop(popen: subprocess.Popen | None, timeout: float = 15) -> None:
     except subprocess.TimeoutExpired:
         popen.kill()
         popen.wait(timeout=timeout)
+
+
+def json_request(url: str, method: str, token: str, body=None) -> dict:
+    """One JSON call to a service's API with a Keystone token; the parsed
+    answer ({} when empty). An error status raises ``HTTPError``."""
+    request = urllib.request.Request(
+        url, method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={'Content-Type': 'application/json',
+                 'Accept': 'application/json', 'X-Auth-Token': token})
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        data = resp.read()
+    return json.loads(data) if data else {}
