@@ -117,6 +117,10 @@ class ImagesController:
                   max_version=MAX_VERSION),
             Route('GET', images, self.show, max_version=MAX_VERSION),
             Route('DELETE', images, self.delete, max_version=MAX_VERSION),
+            # ``DELETE /images/``: a blank id names no image (404, as
+            # Nova), not a method the collection lacks (405).
+            Route('DELETE', '/images', self.delete_blank,
+                  max_version=MAX_VERSION),
             Route('GET', metadata, self.metadata_index,
                   max_version=MAX_VERSION),
             Route('PUT', metadata, self.metadata_replace,
@@ -205,6 +209,10 @@ class ImagesController:
         else:
             self._glance.delete(image_id, _token(req))
         return wsgi.Result(None, status=204)
+
+    def delete_blank(self, req):
+        policy.authorize(req.context, RULE)
+        raise exception.ImageNotFound(image_id='')
 
     # -- metadata: the image's properties ------------------------------------
 

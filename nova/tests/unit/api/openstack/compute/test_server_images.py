@@ -153,3 +153,7 @@ class ServerImagesTest(fakes.APITestCase):
         body = self.request('GET', '/v2.1/images?type=backup',
                             version='2.35').json
         self.assertEqual(1, len(body['images']))
+
+    def test_deleting_a_blank_image_id_is_404(self):
+        response = self.request('DELETE', '/v2.1/images/', version='2.35')
+        self.assertFault(response, 404, 'itemNotFound')
