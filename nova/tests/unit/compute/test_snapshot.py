@@ -5,7 +5,10 @@ status, the instance's states and files."""
 import dataclasses
 import os
 
+from oslo_utils import uuidutils
+
 from nova.compute import delete
+from nova.compute import manager as compute_manager
 from nova.compute import operation
 from nova.compute import snapshot
 from nova import exception
@@ -15,7 +18,10 @@ from nova.image import store as image_store
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
+from nova import objects
 from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import driver_contract as contract
+from nova.tests.fixtures import libvirt_host as libvirt_fixtures
 
 
 class SnapshotTestCase(fixtures.ComputeTestCase):
@@ -186,3 +192,75 @@ class TestBackup(SnapshotTestCase):
         self.backup(instance, 'daily', 0)
         self.assertEqual([], self.store.list())
         self.assertEqual(vm_states.ACTIVE, self.states(instance)[0])
+
+
+class TestOnLibvirt(fixtures.ComputeTestCase):
+    """The manager's endpoints with libvirt's test driver: real qcow2
+    disks, a real domain paused and resumed, the database's rows."""
+
+    def setUp(self):
+        super().setUp()
+        self.store = libvirt_fixtures.make_image_store(self.tmp)
+        self.image = libvirt_fixtures.add_disk_image(self.store, self.tmp)
+        self.host = libvirt_fixtures.make_host(
+            self.tmp, 'lv1', image_store_path=self.store.path)
+        self.addCleanup(self.host.close)
+        self.manager = compute_manager.ComputeManager(
+            self.host.settings, driver=self.host.driver)
+
+    def booted(self):
+        flavor = objects.Flavor(flavorid='1', name='m1.tiny', memory_mb=64,
+                                vcpus=1, root_gb=1)
+        instance = self.new_instance(host='lv1', node='lv1', flavor=flavor,
+                                     image_ref=self.image.id)
+        self.host.driver.spawn(
+            self.context, instance, self.image,
+            network_info=libvirt_fixtures.make_network_info(
+                port_ids=[uuidutils.generate_uuid()]))
+        instance.vm_state = vm_states.ACTIVE
+        instance.power_state = power_state.RUNNING
+        instance.save()
+        return instance
+
+    def queue(self, instance, image_type, task_state, backup_type=None):
+        image_id = self.store.create_queued(new_image.for_server(
+            instance, 'snap', image_type, self.image, None, backup_type))
+        instance.task_state = task_state
+        instance.save()
+        return image_id
+
+    def instance_files(self, instance):
+        return contract.files_of(self.host.instance_dir(instance.uuid))
+
+    def test_snapshot_of_a_running_guest(self):
+        instance = self.booted()
+        disks = self.instance_files(instance)
+        image_id = self.queue(instance, new_image.SNAPSHOT,
+                              task_states.IMAGE_SNAPSHOT)
+        self.manager.snapshot_instance(self.context, instance, image_id)
+        image = self.store.get(image_id)
+        self.assertEqual(('active', 64, 1), (image.status, image.min_ram,
+                                             image.min_disk))
+        info = qemu_img.info(self.store.data_path(image_id))
+        self.assertEqual(('qcow2', None), (info.format, info.backing_file))
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+        self.assertTrue(self.host.is_running(instance.uuid))
+        self.assertEqual(disks, self.instance_files(instance))
+
+    def test_backups_rotate(self):
+        instance = self.booted()
+        made = []
+        for _ in range(3):
+            image_id = self.queue(instance, new_image.BACKUP,
+                                  task_states.IMAGE_BACKUP, 'daily')
+            self.manager.backup_instance(self.context, instance, image_id,
+                                         backup_type='daily', rotation=2)
+            made.append(image_id)
+        kept = {m.id for m in self.store.list()} - {self.image.id}
+        self.assertEqual(2, len(kept))
+        self.assertIn(made[-1], kept)
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+        self.assertEqual([], [n for n in self.instance_files(instance)
+                              if '.part' in n])
