@@ -121,6 +121,35 @@ class TestSnapshot(SnapshotTestCase):
         self.assertFalse(os.path.exists(os.path.join(
             self.settings.instances_path, instance.uuid)))
 
+    def test_deleted_while_the_disk_is_copied(self):
+        # The API's delete lands while the driver copies the disk (a
+        # concurrent request cannot be timed here: it is made right
+        # after the real copy). The snapshot stops before the upload,
+        # its copy and image go, and the delete then finishes.
+        instance = self.active_instance()
+        image_id = self.queue(instance)
+        copy = self.driver._flatten_root_disk
+
+        def copy_then_delete(inst, dest):
+            copy(inst, dest)
+            self.assertTrue(os.path.exists(dest))
+            row = self.reload(instance)
+            row.task_state = task_states.DELETING
+            row.save()
+        self.driver._flatten_root_disk = copy_then_delete
+        self.assertRaises(exception.UnexpectedDeletingTaskStateError,
+                          self.snapshot, instance, image_id)
+        self.assertRaises(exception.ImageNotFound, self.store.get, image_id)
+        self.assertEqual([], self.temp_files(instance))
+        self.assertEqual([], self.faults(instance))
+        self.assertEqual(task_states.DELETING, self.states(instance)[1])
+        delete.terminate(self.runner, self.compute, self.context,
+                         self.reload(instance))
+        self.assertIsNone(self.driver.domain(instance.uuid))
+        self.assertFalse(os.path.exists(os.path.join(
+            self.settings.instances_path, instance.uuid)))
+        self.assertEqual([], os.listdir(self.store.path))
+
     def test_task_updates_check_the_host_and_a_delete(self):
         instance = self.active_instance()
         self.queue(instance)
