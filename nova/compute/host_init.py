@@ -78,6 +78,11 @@ _TASK_OPERATION = {
     ts.REBOOT_STARTED_HARD: 'reboot_hard',
     ts.SUSPENDING: 'suspend',
     ts.RESUMING: 'resume',
+    # A snapshot's image stays queued (Nova's): its owner deletes it.
+    ts.IMAGE_SNAPSHOT: 'snapshot',
+    ts.IMAGE_BACKUP: 'backup',
+    ts.IMAGE_PENDING_UPLOAD: 'snapshot',
+    ts.IMAGE_UPLOADING: 'snapshot',
 }
 
 # The vm_state that matches what the hypervisor shows; anything else

@@ -19,6 +19,9 @@ Version history:
   calls (the caller waits for the answer): what only the host can say
   (``GET /os-hypervisors/{id}/uptime``, ``GET
   /servers/{id}/diagnostics``). A client capped below 1.3 cannot ask.
+* 1.5: ``snapshot_instance`` and ``backup_instance`` (createImage and
+  createBackup): the host uploads the root disk into the image the API
+  created. A client capped below 1.5 refuses (the API answers 409).
 """
 
 import oslo_messaging as messaging
@@ -28,7 +31,9 @@ from nova import exception
 from nova import rpc
 
 TOPIC = 'compute'
-RPC_API_VERSION = '1.3'
+RPC_API_VERSION = '1.5'
+# The version the snapshot and backup casts came in.
+SNAPSHOT_VERSION = '1.5'
 # The version the calls that read from a host came in.
 READING_VERSION = '1.3'
 # The version rebuild_instance takes a RebuildRequest in.
@@ -110,6 +115,24 @@ class ComputeAPI:
     def resume_instance(self, ctxt, instance):
         self._cctxt(instance.host).cast(ctxt, 'resume_instance',
                                         instance=instance)
+
+    def _snapshot_cctxt(self, instance):
+        if not self.client.can_send_version(SNAPSHOT_VERSION):
+            raise exception.InstanceInvalidState(
+                instance_uuid=instance.uuid, attr='compute service version',
+                state='older than %s' % SNAPSHOT_VERSION,
+                method='createImage')
+        return self._cctxt(instance.host, version=SNAPSHOT_VERSION)
+
+    def snapshot_instance(self, ctxt, instance, image_id):
+        self._snapshot_cctxt(instance).cast(
+            ctxt, 'snapshot_instance', instance=instance, image_id=image_id)
+
+    def backup_instance(self, ctxt, instance, image_id, backup_type,
+                        rotation):
+        self._snapshot_cctxt(instance).cast(
+            ctxt, 'backup_instance', instance=instance, image_id=image_id,
+            backup_type=backup_type, rotation=rotation)
 
     def terminate_instance(self, ctxt, instance):
         self._cctxt(instance.host).cast(ctxt, 'terminate_instance',

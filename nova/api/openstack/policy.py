@@ -55,6 +55,8 @@ RULES = {
     'os_compute_api:server-metadata:delete': OWNER,
     'os_compute_api:os-suspend-server:suspend': OWNER,
     'os_compute_api:os-suspend-server:resume': OWNER,
+    'os_compute_api:servers:create_image': OWNER,
+    'os_compute_api:os-create-backup': OWNER,
     'os_compute_api:os-extended-server-attributes': ADMIN,
     'os_compute_api:os-evacuate': ADMIN,
     'os_compute_api:os-migrate-server:migrate': ADMIN,
@@ -178,6 +180,8 @@ DESCRIPTIONS = {
     'os_compute_api:server-metadata:delete':
         'Delete one metadata item of a server.',
     'os_compute_api:os-suspend-server:suspend': 'Suspend a server.',
+    'os_compute_api:servers:create_image': 'Create an image of a server.',
+    'os_compute_api:os-create-backup': 'Create a backup of a server.',
     'os_compute_api:os-suspend-server:resume': 'Resume a server.',
     'os_compute_api:os-extended-server-attributes':
         'See the OS-EXT-SRV-ATTR attributes (host, instance name).',

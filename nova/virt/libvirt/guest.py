@@ -284,6 +284,12 @@ class Guest:
             self._domain.create()
             self._domain.suspend()
 
+    def pause(self) -> None:
+        """Stop the guest's vCPUs (virDomainSuspend); memory and QEMU
+        stay, ``resume`` lets it run on."""
+        with self._translate():
+            self._domain.suspend()
+
     def resume(self) -> None:
         """Let a paused guest run."""
         with self._translate(exception.InstanceResumeFailure):
