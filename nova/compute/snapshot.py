@@ -10,9 +10,9 @@ any failure the image is deleted unless its data was uploaded already
 (a delete that came after the upload leaves a complete image, as Nova's).
 
 Rotation deletes the oldest backups beyond ``rotation``, among only the
-images whose properties say they are backups of this server of this
-``backup_type`` (``new_image.is_backup_of``); the one just made
-counts as the newest.
+images of the server's project whose properties say they are backups of
+this server of this ``backup_type`` (``new_image.is_backup_of``); the
+one just made counts as the newest.
 """
 
 import dataclasses
@@ -66,7 +66,8 @@ def run(runner, compute, context, instance, image_id: str,
                                               first_state))
         uploaded.append(image_id)
         if rotation is not None:
-            rotate(images, instance.uuid, rotation, newest=image_id)
+            rotate(images, instance.uuid, instance.project_id, rotation,
+                   newest=image_id)
 
     try:
         runner.run(context, instance, operation_, body)
@@ -86,15 +87,20 @@ def _discard(images, image_id, instance):
                       image_id, instance=instance)
 
 
-def rotate(images, instance_uuid: str, rotation: Rotation,
-           newest: str) -> list[str]:
+def rotate(images, instance_uuid: str, project_id: str,
+           rotation: Rotation, newest: str) -> list[str]:
     """Delete the oldest of the server's backups of the type beyond
     ``rotation.rotation``, counting ``newest`` (the one just made) as the
-    newest whatever the clock says; the ids deleted."""
+    newest whatever the clock says; the ids deleted.
+
+    Only images of the server's project count: a property is anyone's
+    to write on their own image, so the properties alone would let one
+    project's image be deleted by another's rotation."""
     wanted = {'image_type': new_image.BACKUP,
               'instance_uuid': instance_uuid,
               'backup_type': rotation.backup_type}
-    backups = [image for image in images.find_by_properties(wanted)
+    backups = [image for image in images.find_by_properties(
+                   wanted, owner=project_id)
                if new_image.is_backup_of(image.properties, instance_uuid,
                                          rotation.backup_type)]
     # Newest first; times are to the second, the id breaks their ties.

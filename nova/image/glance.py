@@ -66,6 +66,7 @@ class ImageRecord:
     checksum_algo: str | None
     checksum: str | None
     properties: dict = dataclasses.field(default_factory=dict)
+    owner: str | None = None
 
     @classmethod
     def from_record(cls, record: dict) -> 'ImageRecord':
@@ -83,7 +84,8 @@ class ImageRecord:
             updated_at=record.get('updated_at'),
             checksum_algo=algo, checksum=value,
             properties={k: v for k, v in record.items()
-                        if k not in BASE_ATTRIBUTES})
+                        if k not in BASE_ATTRIBUTES},
+            owner=record.get('owner'))
 
     @classmethod
     def of_meta(cls, meta: image_meta.ImageMeta) -> 'ImageRecord':
@@ -100,7 +102,7 @@ class ImageRecord:
                    created_at=meta.created_at,
                    updated_at=meta.created_at,
                    checksum_algo=meta.checksum_algo, checksum=meta.checksum,
-                   properties=properties)
+                   properties=properties, owner=meta.owner)
 
     def to_meta(self) -> image_meta.ImageMeta:
         """What a spawn needs; ``ImageUnacceptable`` for an image that
@@ -117,7 +119,7 @@ class ImageRecord:
             checksum_algo=self.checksum_algo or 'sha256',
             os_command_line=self.properties.get('os_command_line'),
             created_at=self.created_at, min_ram=self.min_ram,
-            min_disk=self.min_disk)
+            min_disk=self.min_disk, owner=self.owner)
 
 
 def _not_found_if_not_uuid(image_id: str) -> str:
@@ -309,13 +311,15 @@ class GlanceImages:
         LOG.info('Uploaded image %(id)s to Glance from %(src)s',
                  {'id': image_id, 'src': source})
 
-    def find_by_properties(self, properties: dict
+    def find_by_properties(self, properties: dict, owner: str
                            ) -> builtins.list[ImageRecord]:
-        """The images (the service user sees) whose properties include
-        all of ``properties``: Glance's filter, checked again here."""
-        return [r for r in self.records(**properties)
-                if all(r.properties.get(k) == v
-                       for k, v in properties.items())]
+        """The images of project ``owner`` (of those the service user
+        sees) whose properties include all of ``properties``: Glance's
+        filters, checked again here."""
+        return [r for r in self.records(owner=owner, **properties)
+                if r.owner == owner
+                and all(r.properties.get(k) == v
+                        for k, v in properties.items())]
 
     def discard(self, image_id: str) -> None:
         """Delete an image that may be gone already, as the service

@@ -55,6 +55,9 @@ class ImageMeta:
     # snapshot's is 'queued' from the API's request until its host has
     # uploaded the data ('saving' while it does).
     status: str = 'active'
+    # The project the image belongs to (Glance's ``owner``); None for the
+    # images an operator added to the local store, which no project owns.
+    owner: str | None = None
     # Glance's properties (a snapshot's ``image_type``, ``instance_uuid``,
     # the user's metadata...), strings by strings.
     properties: dict = dataclasses.field(default_factory=dict, hash=False)

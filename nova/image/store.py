@@ -191,13 +191,14 @@ class ImageStore:
 
     def create_queued(self, new, token: str | None = None) -> str:
         """Record ``new`` (a ``new_image.NewImage``) as a queued image
-        with no data yet; its id. ``token`` is Glance's concern: the
-        local store has no owners."""
+        with no data yet, owned by ``new.owner`` (the server's project:
+        rotation deletes only that project's backups); its id. ``token``
+        is Glance's concern."""
         fileutils.ensure_tree(self.path)
         meta = image_meta.ImageMeta(
             id=uuidutils.generate_uuid(), name=new.name,
             disk_format=new.disk_format, min_ram=new.min_ram,
-            min_disk=new.min_disk, status='queued',
+            min_disk=new.min_disk, status='queued', owner=new.owner,
             properties=dict(new.properties),
             created_at=image_meta.ImageMeta.timestamp(
                 datetime.datetime.now(datetime.timezone.utc)))
@@ -237,12 +238,15 @@ class ImageStore:
         LOG.info('Uploaded the data of image %(id)s to %(store)s',
                  {'id': image_id, 'store': self.path})
 
-    def find_by_properties(self, properties: dict
+    def find_by_properties(self, properties: dict, owner: str
                            ) -> builtins.list[image_meta.ImageMeta]:
-        """The images whose properties include all of ``properties``."""
+        """The images of project ``owner`` whose properties include all
+        of ``properties`` (never one an operator added: no project owns
+        those)."""
         return [m for m in self.list()
-                if all(m.properties.get(k) == v
-                       for k, v in properties.items())]
+                if m.owner == owner
+                and all(m.properties.get(k) == v
+                        for k, v in properties.items())]
 
     def discard(self, image_id: str) -> None:
         """Delete an image that may be gone already."""

@@ -216,6 +216,23 @@ class TestBackup(SnapshotTestCase):
         self.assertEqual(('createBackup', 'compute_backup_instance',
                           'Success'), self.events(instance)[-1])
 
+    def test_rotation_never_deletes_another_projects_image(self):
+        # Properties are anyone's to write on their own image: one of
+        # another project, or one an operator added (no project owns
+        # it), that says it is this server's daily backup stays.
+        instance = self.active_instance()
+        claims = {'image_type': 'backup', 'instance_uuid': instance.uuid,
+                  'backup_type': 'daily'}
+        foreign = self.store.create_queued(new_image.NewImage(
+            name='x', owner='another-project', properties=claims))
+        unowned = self.store.create_queued(new_image.NewImage(
+            name='y', owner=None, properties=claims))
+        first = self.backup(instance, 'daily', 1)
+        self.assertEqual(instance.project_id, self.store.get(first).owner)
+        second = self.backup(instance, 'daily', 1)
+        kept = {m.id for m in self.store.list()}
+        self.assertEqual({foreign, unowned, second}, kept)
+
     def test_rotation_zero_keeps_none(self):
         instance = self.active_instance()
         self.backup(instance, 'daily', 0)
