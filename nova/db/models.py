@@ -542,4 +542,8 @@ class HaHostRecovery(TimestampMixin, Base):
     # The host-evacuate run it started (NULL until it did).
     evacuation_uuid: orm.Mapped[str | None] = orm.mapped_column(
         sa.String(36))
+    # The Masakari notification it posted ([ha] recovery = masakari;
+    # NULL until Masakari accepted one).
+    notification_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36))
     reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
