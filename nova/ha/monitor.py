@@ -4,6 +4,9 @@ its region's lease, look at every compute host and act on the verdict.
 ::
 
     monitor = Monitor(context, lease, fencer, compute_api)
+    # [ha] recovery = masakari: Masakari evacuates what the monitor fenced
+    monitor = Monitor(context, lease, fencer, compute_api,
+                      masakari=masakari.Notifier.from_conf(CONF))
     monitor.check_once()           # one look (tests call this)
     monitor.run(stopping)          # until stopping is set
 """
@@ -18,6 +21,7 @@ from nova.ha import decision
 from nova.ha import evidence as evidence_mod
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
+from nova.ha import masakari as masakari_mod
 from nova.ha import recovery as recovery_mod
 from nova import objects
 from nova.objects import service as service_obj
@@ -33,13 +37,15 @@ class Monitor:
 
     def __init__(self, context, lease: lease_mod.MonitorLease,
                  fencer: fencer_mod.Fencer, compute_api,
-                 probe: evidence_mod.GuestProbe = evidence_mod.no_probe):
+                 probe: evidence_mod.GuestProbe = evidence_mod.no_probe,
+                 masakari: masakari_mod.Notifier | None = None):
         self.context = context
         self.lease = lease
         self.fencer = fencer
         self.probe = probe
+        # masakari: [ha] recovery = masakari, Masakari evacuates.
         self.recovery = recovery_mod.Recovery(context, lease, fencer,
-                                              compute_api)
+                                              compute_api, masakari)
 
     def check_once(self) -> dict[str, decision.Verdict]:
         """One look at every compute host; the verdicts by host (none
