@@ -49,6 +49,11 @@ masakari_api_listen = 127.0.0.1
 masakari_api_listen_port = {port}
 masakari_api_workers = 1
 auth_strategy = keystone
+# The engine's waits, from minutes to a second: it polls the Compute API
+# for what it waits on (a disabled service, an evacuated server), and
+# this project's answers as soon as it is so.
+wait_period_after_service_update = 1
+verify_interval = 1
 # The engine's calls to the Compute API: this user, the endpoint from
 # Keystone's catalog.
 os_privileged_user_name = {user}

@@ -1,0 +1,244 @@
+"""A real Masakari recovers this project's failed compute hosts,
+unmodified.
+
+nova-all on the embedded default (two compute hosts on libvirt's test
+driver, in one process) behind a real Keystone; masakari-api and
+masakari-engine 22.0.0 behind the same Keystone, with RabbitMQ between
+them (``nova.testing.masakari``). compute1 is made dead as a fence agent
+and an operator would: its service forced down through the Compute API.
+nova-hamonitor, run here against nova-all's database with a recording
+fence agent and ``[ha] recovery = masakari``, fences the host and posts
+Masakari's host-failure notification through the catalog; Masakari's
+engine then disables compute1 and evacuates through the Compute API
+(python-novaclient, microversion 2.53). What is asserted is the state
+each side ends in: the servers' hosts and states in the Compute API,
+compute1's service, the notification in Masakari, the recovery row.
+
+A process failure (``PROCESS``, ``nova-compute``) makes Masakari disable
+that host's compute service.
+"""
+
+import datetime
+import os
+import unittest
+
+from keystoneauth1 import loading as ks_loading
+
+from nova.compute import api as compute_api
+from nova.conf import CONF
+from nova import context as nova_context
+from nova.ha.decision import Action
+from nova.ha import fencer as fencer_mod
+from nova.ha import lease as lease_mod
+from nova.ha import masakari as masakari_mod
+from nova.ha import monitor as monitor_mod
+from nova import objects
+from nova.objects import ha_recovery as steps
+from nova.testing import tempest
+from nova.testing import venvs
+from nova.tests import base
+from nova.tests.integration import masakari_stack
+from nova.tests.unit.ha import fence_agents
+
+_MISSING = masakari_stack.MISSING
+MICROVERSION = '2.74'
+# Masakari's own default reasons ([host_failure] and [process_failure]
+# service_disable_reason).
+HOST_FAILURE_REASON = 'Masakari detected host failed.'
+PROCESS_FAILURE_REASON = 'Masakari detected process failed.'
+# Booting, evacuating and Masakari's engine polling at 1 s all fit.
+WAIT = 240
+
+
+class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
+
+    evacuate_all_instances = False
+
+    def setUp(self):
+        super().setUp()
+        self.token = self.stack.keystone.token()
+        self.image, self.flavor, _ = self.stack.image_and_flavor()
+
+    # -- the Compute API, as the admin ---------------------------------------
+
+    def nova(self, method, path, body=None):
+        return venvs.json_request(
+            self.stack.api_url + path, method, self.token, body,
+            headers={'OpenStack-API-Version': 'compute %s' % MICROVERSION})
+
+    def server(self, uuid):
+        return self.nova('GET', '/servers/%s' % uuid)['server']
+
+    def boot(self, name, host, ha_enabled):
+        metadata = {'HA_Enabled': 'True'} if ha_enabled else {}
+        uuid = self.nova('POST', '/servers', {'server': {
+            'name': name, 'imageRef': self.image, 'flavorRef': self.flavor,
+            'networks': 'none', 'host': host,
+            'metadata': metadata}})['server']['id']
+        self.wait_for(lambda: self.server(uuid)['status'] == 'ACTIVE',
+                      '%s to be ACTIVE' % name)
+        return uuid
+
+    def compute_service(self, host):
+        (service,) = self.nova('GET', '/os-services?binary=nova-compute'
+                                      '&host=%s' % host)['services']
+        return service
+
+    def set_service(self, host, **body):
+        uuid = self.compute_service(host)['id']
+        return self.nova('PUT', '/os-services/%s' % uuid, body)['service']
+
+    def wait_for(self, predicate, what):
+        if not base.wait_until(predicate, timeout=WAIT, interval=0.5):
+            self.fail('timed out waiting for %s; see %s' % (what, self.tmp))
+
+    # -- Masakari ------------------------------------------------------------
+
+    def segment(self, method, reserved=()):
+        segment = self.masakari.create_segment('cluster', method)
+        for host in ('compute1', 'compute2'):
+            self.masakari.add_host(segment['uuid'], host,
+                                   reserved=host in reserved)
+        return segment
+
+    def notification(self, uuid):
+        return self.masakari.request(
+            'GET', '/notifications/%s' % uuid)['notification']
+
+    def wait_finished(self, uuid):
+        self.wait_for(lambda: self.notification(uuid)['status'] in (
+            'finished', 'error', 'failed'), 'notification %s' % uuid)
+        notification = self.notification(uuid)
+        self.assertEqual('finished', notification['status'],
+                         'see %s' % os.path.join(
+                             self.masakari.base_dir, 'masakari-engine.log'))
+        return notification
+
+    # -- nova-hamonitor, on nova-all's database ------------------------------
+
+    def monitor(self):
+        self.use_database('sqlite:///%s' % os.path.join(
+            self.stack.base, 'state', 'nova.sqlite'))
+        user, password, project = tempest.SERVICE_USER
+        self.flags(recovery='masakari', group='ha')
+        self.flags(auth_type='password', group='masakari')
+        # keystoneauth registers a plugin's options when it loads it:
+        # registered first here to be set.
+        CONF.register_opts(ks_loading.get_auth_plugin_conf_options(
+            'password'), group='masakari')
+        self.flags(auth_url=self.stack.keystone.url, username=user,
+                   password=password, project_name=project,
+                   user_domain_name='Default', project_domain_name='Default',
+                   group='masakari')
+        self.agent, self.fence_record = fence_agents.recording_agent(
+            self.tmp)
+        lease = lease_mod.MonitorLease('RegionOne', 'hamonitor@test', 30)
+        return monitor_mod.Monitor(
+            nova_context.get_admin_context(), lease,
+            fencer_mod.Fencer(self.agent, timeout=10),
+            compute_api.API(None, None),
+            masakari=masakari_mod.Notifier.from_conf(CONF))
+
+    def fail_compute1(self):
+        """compute1 dies: forced down (what its fence agent and an
+        operator vouch), found by the monitor, handed to Masakari; the
+        recovery row."""
+        self.set_service('compute1', forced_down=True)
+        monitor = self.monitor()
+        self.assertEqual(Action.FENCE, monitor.check_once()[
+            'compute1'].action)
+        self.assertEqual(['compute1'],
+                         fence_agents.fenced(self.fence_record))
+        (row,) = objects.HaHostRecovery.get_all(
+            nova_context.get_admin_context())
+        self.assertEqual(steps.NOTIFIED, row.step, row.reason)
+        # Masakari evacuates, not the monitor.
+        self.assertIsNone(row.evacuation_uuid)
+        return row
+
+
+@unittest.skipIf(_MISSING, _MISSING)
+class TestAutoRecovery(MasakariRecoveryTestCase):
+
+    def test_ha_enabled_servers_are_evacuated_by_masakari(self):
+        self.segment('auto')
+        ha = [self.boot('ha-%d' % i, 'compute1', True) for i in range(2)]
+        plain = self.boot('plain', 'compute1', False)
+        row = self.fail_compute1()
+
+        notification = self.wait_finished(row.notification_uuid)
+        self.assertEqual(('COMPUTE_HOST', 'STOPPED'), (
+            notification['type'], notification['payload']['event']))
+        for uuid in ha:
+            server = self.server(uuid)
+            self.assertEqual(('ACTIVE', 'compute2'), (
+                server['status'], server['OS-EXT-SRV-ATTR:host']))
+            # Masakari locked it while it moved it, and unlocked it.
+            self.assertFalse(server['locked'])
+        # Not HA_Enabled, and [host_failure] evacuate_all_instances off:
+        # left where it was.
+        self.assertEqual('compute1',
+                         self.server(plain)['OS-EXT-SRV-ATTR:host'])
+        service = self.compute_service('compute1')
+        self.assertEqual(('disabled', HOST_FAILURE_REASON, True), (
+            service['status'], service['disabled_reason'],
+            service['forced_down']))
+        # The same failure seen again: nothing posted twice.
+        monitor = self.monitor()
+        self.assertEqual(Action.ALREADY_RECOVERED,
+                         monitor.check_once()['compute1'].action)
+        self.assertEqual(1, len(self.masakari.request(
+            'GET', '/notifications')['notifications']))
+
+
+@unittest.skipIf(_MISSING, _MISSING)
+class TestReservedHostRecovery(MasakariRecoveryTestCase):
+
+    evacuate_all_instances = True
+
+    def test_masakari_enables_the_reserved_host_and_evacuates_there(self):
+        # A reserved host is kept out of scheduling until Masakari needs
+        # it.
+        self.set_service('compute2', status='disabled',
+                         disabled_reason='reserved for instance HA')
+        segment = self.segment('reserved_host', reserved=('compute2',))
+        servers = [self.boot('ha', 'compute1', True),
+                   self.boot('plain', 'compute1', False)]
+        row = self.fail_compute1()
+
+        self.wait_finished(row.notification_uuid)
+        # [host_failure] evacuate_all_instances: HA_Enabled or not.
+        for uuid in servers:
+            server = self.server(uuid)
+            self.assertEqual(('ACTIVE', 'compute2'), (
+                server['status'], server['OS-EXT-SRV-ATTR:host']))
+        self.assertEqual('enabled',
+                         self.compute_service('compute2')['status'])
+        service = self.compute_service('compute1')
+        self.assertEqual(('disabled', HOST_FAILURE_REASON), (
+            service['status'], service['disabled_reason']))
+        hosts = {h['name']: h for h in self.masakari.request(
+            'GET', '/segments/%s/hosts' % segment['uuid'])['hosts']}
+        self.assertEqual((False, True), (hosts['compute2']['reserved'],
+                                         hosts['compute1']['on_maintenance']))
+
+
+@unittest.skipIf(_MISSING, _MISSING)
+class TestProcessFailure(MasakariRecoveryTestCase):
+
+    def test_a_stopped_nova_compute_is_disabled_by_masakari(self):
+        self.segment('auto')
+        generated = datetime.datetime.now(datetime.timezone.utc)
+        notification = self.masakari.request('POST', '/notifications', {
+            'notification': {
+                'type': 'PROCESS', 'hostname': 'compute1',
+                'generated_time': generated.strftime('%Y-%m-%dT%H:%M:%SZ'),
+                'payload': {'event': 'STOPPED',
+                            'process_name': 'nova-compute'}}})[
+            'notification']
+        self.wait_finished(notification['notification_uuid'])
+        service = self.compute_service('compute1')
+        self.assertEqual(('disabled', PROCESS_FAILURE_REASON), (
+            service['status'], service['disabled_reason']))
+        self.assertEqual('enabled', self.compute_service('compute2')[
+            'status'])
