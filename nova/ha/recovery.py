@@ -5,8 +5,8 @@ and taken only while this monitor holds its lease.
 The host is forced down only once the fence agent said it is off, and is
 evacuated through host-evacuate (``compute.api.API.host_evacuate``: the
 same run ``POST /os-host-evacuations`` and ``nova host-evacuate --wait``
-start). Every instance on the host is evacuated: instances carry no
-``HA_Enabled`` metadata in this project yet.
+start). Every instance on the host is evacuated, whatever its
+``HA_Enabled`` metadata (Masakari is the one that honours it).
 
 With ``[ha] recovery = masakari`` (a ``masakari.Notifier`` given) the
 monitor does not evacuate: once the host is forced down it posts

@@ -181,6 +181,23 @@ class MasakariRecoveryTestCase(base.TestCase):
         self.assertEqual(steps.NOTIFYING, self.recovery().step)
         self.assertEqual([], self.runs())
 
+    def test_a_monitor_without_masakari_leaves_a_notifying_host(self):
+        # Begun with Masakari, carried on by a monitor configured for the
+        # built-in recovery: evacuating could race the Masakari that may
+        # have the host already.
+        objects.HaHostRecovery.begin(self.ctx, 'a', steps.NOTIFYING, 'm0',
+                                     'test')
+        lease = lease_mod.MonitorLease('RegionOne', 'm1', 30)
+        builtin = monitor_mod.Monitor(
+            self.ctx, lease, fencer_mod.Fencer(self.agent, timeout=10),
+            self.api)
+        self.assertEqual(Action.CONTINUE, builtin.check_once()['a'].action)
+        self.assertEqual(steps.NOTIFYING, self.recovery().step)
+        (alert,) = objects.HaAlert.get_all(self.ctx)
+        self.assertIn('[ha] recovery is not masakari', alert.reason)
+        self.assertEqual([], self.runs())
+        self.assertEqual([], self.masakari.posted)
+
 
 class NotifierTestCase(base.TestCase):
 
