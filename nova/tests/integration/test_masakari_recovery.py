@@ -6,9 +6,10 @@ driver, in one process) behind a real Keystone; masakari-api and
 masakari-engine 22.0.0 behind the same Keystone, with RabbitMQ between
 them (``nova.testing.masakari``). compute1 is made dead as a fence agent
 and an operator would: its service forced down through the Compute API.
-nova-hamonitor, run here against nova-all's database with a recording
-fence agent and ``[ha] recovery = masakari``, fences the host and posts
-Masakari's host-failure notification through the catalog; Masakari's
+nova-hamonitor, in a process of its own on nova-all's database with a
+recording fence agent and ``[ha] recovery = masakari``, fences the host
+and posts Masakari's host-failure notification through the catalog,
+once however many more checks it makes; Masakari's
 engine then disables compute1 and evacuates through the Compute API
 (python-novaclient, microversion 2.53). What is asserted is the state
 each side ends in: the servers' hosts and states in the Compute API,
@@ -22,16 +23,11 @@ import datetime
 import os
 import unittest
 
-from keystoneauth1 import loading as ks_loading
+import sqlalchemy as sa
 
-from nova.compute import api as compute_api
-from nova.conf import CONF
 from nova import context as nova_context
-from nova.ha.decision import Action
-from nova.ha import fencer as fencer_mod
-from nova.ha import lease as lease_mod
-from nova.ha import masakari as masakari_mod
-from nova.ha import monitor as monitor_mod
+from nova.db import api as db_api
+from nova.db import models
 from nova import objects
 from nova.objects import ha_recovery as steps
 from nova.testing import tempest
@@ -116,45 +112,84 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
 
     # -- nova-hamonitor, on nova-all's database ------------------------------
 
-    def monitor(self):
-        self.use_database('sqlite:///%s' % os.path.join(
-            self.stack.base, 'state', 'nova.sqlite'))
-        user, password, project = tempest.SERVICE_USER
-        self.flags(recovery='masakari', group='ha')
-        self.flags(auth_type='password', group='masakari')
-        # keystoneauth registers a plugin's options when it loads it:
-        # registered first here to be set.
-        CONF.register_opts(ks_loading.get_auth_plugin_conf_options(
-            'password'), group='masakari')
-        self.flags(auth_url=self.stack.keystone.url, username=user,
-                   password=password, project_name=project,
-                   user_domain_name='Default', project_domain_name='Default',
-                   group='masakari')
+    def start_hamonitor(self):
+        """nova-hamonitor in a process of its own, checking every second,
+        with a recording fence agent and [ha] recovery = masakari; this
+        test reads nova-all's database too."""
+        database = 'sqlite:///%s' % os.path.join(self.stack.base, 'state',
+                                                 'nova.sqlite')
+        self.use_database(database)
         self.agent, self.fence_record = fence_agents.recording_agent(
             self.tmp)
-        lease = lease_mod.MonitorLease('RegionOne', 'hamonitor@test', 30)
-        return monitor_mod.Monitor(
-            nova_context.get_admin_context(), lease,
-            fencer_mod.Fencer(self.agent, timeout=10),
-            compute_api.API(None, None),
-            masakari=masakari_mod.Notifier.from_conf(CONF))
+        user, password, project = tempest.SERVICE_USER
+        conf = os.path.join(self.tmp, 'hamonitor.conf')
+        with open(conf, 'w') as f:
+            f.write('\n'.join([
+                '[DEFAULT]',
+                'state_path = %s' % os.path.join(self.tmp, 'hamonitor'),
+                # It casts nothing with Masakari recovering; a transport
+                # is still opened at start.
+                'transport_url = %s' % self.broker.url,
+                '[database]',
+                'connection = %s' % database,
+                '[ha]',
+                'recovery = masakari',
+                'fence_command = %s' % self.agent,
+                'check_interval = 1',
+                '[masakari]',
+                'auth_type = password',
+                'auth_url = %s' % self.stack.keystone.url,
+                'username = %s' % user,
+                'password = %s' % password,
+                'project_name = %s' % project,
+                'user_domain_name = Default',
+                'project_domain_name = Default',
+                '']))
+        self.hamonitor_log = os.path.join(self.tmp, 'hamonitor.log')
+        self.hamonitor = self.start_nova_process(
+            'nova.cmd.hamonitor', conf, self.hamonitor_log)
+
+    def recoveries(self):
+        return objects.HaHostRecovery.get_all(
+            nova_context.get_admin_context())
+
+    def lease_expiry(self):
+        with db_api.session() as session:
+            return session.execute(sa.select(
+                models.HaMonitorLease.expires_at)).scalar_one()
 
     def fail_compute1(self):
         """compute1 dies: forced down (what its fence agent and an
-        operator vouch), found by the monitor, handed to Masakari; the
+        operator vouch), found by nova-hamonitor, handed to Masakari; the
         recovery row."""
         self.set_service('compute1', forced_down=True)
-        monitor = self.monitor()
-        self.assertEqual(Action.FENCE, monitor.check_once()[
-            'compute1'].action)
+        self.start_hamonitor()
+        self.wait_for(lambda: any(r.step == steps.NOTIFIED
+                                  for r in self.recoveries()),
+                      'nova-hamonitor to notify Masakari (see %s)'
+                      % self.hamonitor_log)
         self.assertEqual(['compute1'],
                          fence_agents.fenced(self.fence_record))
-        (row,) = objects.HaHostRecovery.get_all(
-            nova_context.get_admin_context())
-        self.assertEqual(steps.NOTIFIED, row.step, row.reason)
+        (row,) = self.recoveries()
+        self.assertEqual(('compute1', True), (row.host, row.fenced))
         # Masakari evacuates, not the monitor.
         self.assertIsNone(row.evacuation_uuid)
         return row
+
+    def assertPostedOnce(self):
+        """However many more checks the monitor makes: one notification,
+        one fence, one recovery."""
+        seen = self.lease_expiry()
+        # Each check renews the lease: two more renewals, two more looks
+        # at the recovered host.
+        self.wait_for(lambda: (self.lease_expiry() - seen).total_seconds()
+                      >= 2, 'two more checks of nova-hamonitor')
+        self.assertEqual(1, len(self.masakari.request(
+            'GET', '/notifications')['notifications']))
+        self.assertEqual(['compute1'],
+                         fence_agents.fenced(self.fence_record))
+        self.assertEqual(1, len(self.recoveries()))
+        self.assertIsNone(self.hamonitor.poll())
 
 
 @unittest.skipIf(_MISSING, _MISSING)
@@ -183,12 +218,7 @@ class TestAutoRecovery(MasakariRecoveryTestCase):
         self.assertEqual(('disabled', HOST_FAILURE_REASON, True), (
             service['status'], service['disabled_reason'],
             service['forced_down']))
-        # The same failure seen again: nothing posted twice.
-        monitor = self.monitor()
-        self.assertEqual(Action.ALREADY_RECOVERED,
-                         monitor.check_once()['compute1'].action)
-        self.assertEqual(1, len(self.masakari.request(
-            'GET', '/notifications')['notifications']))
+        self.assertPostedOnce()
 
 
 @unittest.skipIf(_MISSING, _MISSING)
@@ -221,6 +251,7 @@ class TestReservedHostRecovery(MasakariRecoveryTestCase):
             'GET', '/segments/%s/hosts' % segment['uuid'])['hosts']}
         self.assertEqual((False, True), (hosts['compute2']['reserved'],
                                          hosts['compute1']['on_maintenance']))
+        self.assertPostedOnce()
 
 
 @unittest.skipIf(_MISSING, _MISSING)
