@@ -19,6 +19,14 @@ from nova.tests.integration import masakari_stack
 HOSTS = ('compute1', 'compute2')
 
 
+def setUpModule():
+    masakari_stack.start_shared()
+
+
+def tearDownModule():
+    masakari_stack.stop_shared()
+
+
 @unittest.skipIf(masakari_stack.MISSING, masakari_stack.MISSING)
 class TestMasakari(masakari_stack.MasakariStackTestCase):
 

@@ -17,11 +17,17 @@ compute1's service, the notification in Masakari, the recovery row.
 
 A process failure (``PROCESS``, ``nova-compute``) makes Masakari disable
 that host's compute service.
+
+The tests share one stack (``masakari_stack.start_shared``), each on its
+own: its own segment (its Masakari hosts, so its own notifications) and
+servers, deleted after it, and the compute services, forced-down flags
+and the monitor's recovery rows put back as they were.
 """
 
 import datetime
 import os
 import unittest
+import uuid as uuid_mod
 
 import sqlalchemy as sa
 
@@ -44,6 +50,15 @@ HOST_FAILURE_REASON = 'Masakari detected host failed.'
 PROCESS_FAILURE_REASON = 'Masakari detected process failed.'
 # Booting, evacuating and Masakari's engine polling at 1 s all fit.
 WAIT = 240
+HOSTS = ('compute1', 'compute2')
+
+
+def setUpModule():
+    masakari_stack.start_shared()
+
+
+def tearDownModule():
+    masakari_stack.stop_shared()
 
 
 class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
@@ -54,6 +69,37 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
         super().setUp()
         self.token = self.stack.keystone.token()
         self.image, self.flavor, _ = self.stack.image_and_flavor()
+        # This test reads nova-all's database (the monitor's rows) and
+        # puts back what it changed there.
+        self.use_database('sqlite:///%s' % os.path.join(
+            self.stack.base, 'state', 'nova.sqlite'))
+        self.servers: list[str] = []
+        self.segments: list[dict] = []
+        self.addCleanup(self.restore)
+
+    def restore(self):
+        """What this test changed, put back for the next one on the same
+        stack: the compute services up and enabled, its servers gone,
+        the monitor's rows of the hosts gone (an old recovery would make
+        the next failure a flap), its segment and hosts out of Masakari
+        (a host's name is in one segment at a time)."""
+        for host in HOSTS:
+            self.set_service(host, status='enabled', forced_down=False)
+        for uuid in self.servers:
+            self.nova('DELETE', '/servers/%s' % uuid)
+        self.wait_for(lambda: not set(self.servers) & {
+            s['id'] for s in self.nova('GET', '/servers')['servers']},
+            'the servers to be deleted')
+        with db_api.session() as session:
+            session.execute(sa.delete(models.HaHostRecovery))
+            session.execute(sa.delete(models.HaAlert))
+        for segment in self.segments:
+            path = '/segments/%s/hosts' % segment['uuid']
+            for host in self.masakari.request('GET', path)['hosts']:
+                self.masakari.request('DELETE',
+                                      '%s/%s' % (path, host['uuid']))
+            self.masakari.request('DELETE',
+                                  '/segments/%s' % segment['uuid'])
 
     # -- the Compute API, as the admin ---------------------------------------
 
@@ -71,6 +117,7 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
             'name': name, 'imageRef': self.image, 'flavorRef': self.flavor,
             'networks': 'none', 'host': host,
             'metadata': metadata}})['server']['id']
+        self.servers.append(uuid)
         self.wait_for(lambda: self.server(uuid)['status'] == 'ACTIVE',
                       '%s to be ACTIVE' % name)
         return uuid
@@ -91,11 +138,23 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
     # -- Masakari ------------------------------------------------------------
 
     def segment(self, method, reserved=()):
-        segment = self.masakari.create_segment('cluster', method)
-        for host in ('compute1', 'compute2'):
+        segment = self.masakari.create_segment(
+            'cluster-%s' % uuid_mod.uuid4().hex[:8], method)
+        self.segments.append(segment)
+        segment['hosts'] = [
             self.masakari.add_host(segment['uuid'], host,
                                    reserved=host in reserved)
+            for host in HOSTS]
         return segment
+
+    def notifications(self):
+        """Masakari's notifications from this test's hosts (earlier
+        tests' came from hosts since deleted)."""
+        ours = {host['uuid'] for segment in self.segments
+                for host in segment['hosts']}
+        return [n for n in self.masakari.request(
+            'GET', '/notifications')['notifications']
+            if n['source_host_uuid'] in ours]
 
     def notification(self, uuid):
         return self.masakari.request(
@@ -118,7 +177,6 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
         test reads nova-all's database too."""
         database = 'sqlite:///%s' % os.path.join(self.stack.base, 'state',
                                                  'nova.sqlite')
-        self.use_database(database)
         self.agent, self.fence_record = fence_agents.recording_agent(
             self.tmp)
         user, password, project = tempest.SERVICE_USER
@@ -184,8 +242,7 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
         # at the recovered host.
         self.wait_for(lambda: (self.lease_expiry() - seen).total_seconds()
                       >= 2, 'two more checks of nova-hamonitor')
-        self.assertEqual(1, len(self.masakari.request(
-            'GET', '/notifications')['notifications']))
+        self.assertEqual(1, len(self.notifications()))
         self.assertEqual(['compute1'],
                          fence_agents.fenced(self.fence_record))
         self.assertEqual(1, len(self.recoveries()))
