@@ -1,6 +1,9 @@
 """Masakari's side of a recovery (``[ha] recovery = masakari``): the
 host-failure notification the monitor posts once it fenced a host and
-forced its service down, after which Masakari's engine evacuates it.
+forced its service down, after which Masakari's engine evacuates it; and
+the instance-failure notification of a guest that died on a host that is
+up (``type`` ``VM``, ``vir_domain_event`` ``STOPPED_FAILED``: the one
+Masakari's engine acts on), after which it stops and starts the instance.
 
 Masakari is found in the service catalog (``instance-ha``) and called as
 the service user of ``[masakari]`` (keystoneauth)::
@@ -11,9 +14,9 @@ the service user of ``[masakari]`` (keystoneauth)::
 
 A notification Masakari refuses as already known (its duplicate check, or
 the host already under maintenance by it) is looked up: if it is this
-failure's (same host, generated at or after this failure), its uuid is
-the answer, so that a monitor that posted and stopped before recording it
-is not made to post again.
+failure's (same host and payload, generated at or after this failure),
+its uuid is the answer, so that a monitor that posted and stopped before
+recording it is not made to post again.
 """
 
 import dataclasses
@@ -31,6 +34,12 @@ COMPUTE_HOST = 'COMPUTE_HOST'
 # after fencing it (or after finding it safe without), so it knows.
 STOPPED_PAYLOAD = {'event': 'STOPPED', 'host_status': 'NORMAL',
                    'cluster_status': 'OFFLINE'}
+VM = 'VM'
+# Masakari's engine recovers an instance only for this event and detail
+# (its INSTANCE_EVENTS): whatever libvirt said, a guest that stopped
+# without nova is reported as one whose QEMU failed.
+VM_EVENT = 'LIFECYCLE'
+VM_DOMAIN_EVENT = 'STOPPED_FAILED'
 _TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 
 
@@ -40,6 +49,16 @@ class HostFailure:
     # When the monitor found the host failed (the recovery began). The
     # same at every try, so Masakari sees every try as one failure.
     found_at: datetime.datetime
+
+    type = COMPUTE_HOST
+
+    @property
+    def what(self) -> str:
+        return 'host %s' % self.host
+
+    @property
+    def payload(self) -> dict:
+        return dict(STOPPED_PAYLOAD)
 
     @property
     def generated_time(self) -> str:
@@ -52,9 +71,27 @@ class HostFailure:
 
     def body(self) -> dict:
         return {'notification': {
-            'type': COMPUTE_HOST, 'hostname': self.host,
+            'type': self.type, 'hostname': self.host,
             'generated_time': self.generated_time,
-            'payload': dict(STOPPED_PAYLOAD)}}
+            'payload': self.payload}}
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceFailure(HostFailure):
+    """A guest of ``host`` that died (``found_at``: when its host
+    recorded it)."""
+    instance_uuid: str
+
+    type = VM
+
+    @property
+    def what(self) -> str:
+        return 'instance %s' % self.instance_uuid
+
+    @property
+    def payload(self) -> dict:
+        return {'event': VM_EVENT, 'instance_uuid': self.instance_uuid,
+                'vir_domain_event': VM_DOMAIN_EVENT}
 
 
 class Notifier:
@@ -102,36 +139,37 @@ class Notifier:
         return body
 
     def notify(self, failure: HostFailure) -> str:
-        """Post ``failure``; the uuid of Masakari's notification of it.
-        ``HaMasakariFailed`` when Masakari did not take it."""
+        """Post ``failure`` (a host's or an instance's); the uuid of
+        Masakari's notification of it. ``HaMasakariFailed`` when Masakari
+        did not take it."""
         status, body = self._call('POST', '/notifications',
                                   json=failure.body())
         if status < 400:
             uuid = body['notification']['notification_uuid']
-            LOG.warning('Masakari took the failure of host %s: '
-                        'notification %s', failure.host, uuid)
+            LOG.warning('Masakari took the failure of %s: notification %s',
+                        failure.what, uuid)
             return uuid
         if status == 409:
             known = self.find(failure)
             if known is not None:
-                LOG.warning('Masakari already had the failure of host %s: '
-                            'notification %s', failure.host, known)
+                LOG.warning('Masakari already had the failure of %s: '
+                            'notification %s', failure.what, known)
                 return known
         raise exception.HaMasakariFailed(
-            reason='POST /notifications for host %s answered %d: %s'
-                   % (failure.host, status, _said(body)))
+            reason='POST /notifications for %s answered %d: %s'
+                   % (failure.what, status, _said(body)))
 
     def find(self, failure: HostFailure) -> str | None:
-        """The uuid of a host-failure notification of ``failure``'s host
-        generated at or after it, or None."""
+        """The uuid of a notification of ``failure`` (same host, type
+        and payload) generated at or after it, or None."""
         host_uuids = self._host_uuids(failure.host)
         if not host_uuids:
             return None
-        found = self._get('/notifications', type=COMPUTE_HOST,
+        found = self._get('/notifications', type=failure.type,
                           **{'generated-since': failure.generated_time})
         for notification in found.get('notifications', []):
             if (notification.get('source_host_uuid') in host_uuids
-                    and notification.get('payload') == STOPPED_PAYLOAD):
+                    and notification.get('payload') == failure.payload):
                 return notification['notification_uuid']
         return None
 

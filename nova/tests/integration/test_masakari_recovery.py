@@ -18,6 +18,10 @@ compute1's service, the notification in Masakari, the recovery row.
 A process failure (``PROCESS``, ``nova-compute``) makes Masakari disable
 that host's compute service.
 
+An instance failure its compute host recorded is posted once by
+nova-hamonitor (``VM``, ``STOPPED_FAILED``), and Masakari's engine stops
+and starts the server through the Compute API until it is ACTIVE again.
+
 The tests share one stack (``masakari_stack.start_shared``), each on its
 own: its own segment (its Masakari hosts, so its own notifications) and
 servers, deleted after it, and the compute services, forced-down flags
@@ -93,6 +97,7 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
         with db_api.session() as session:
             session.execute(sa.delete(models.HaHostRecovery))
             session.execute(sa.delete(models.HaAlert))
+            session.execute(sa.delete(models.HaInstanceFailure))
         for segment in self.segments:
             path = '/segments/%s/hosts' % segment['uuid']
             for host in self.masakari.request('GET', path)['hosts']:
@@ -330,3 +335,49 @@ class TestProcessFailure(MasakariRecoveryTestCase):
             service['status'], service['disabled_reason']))
         self.assertEqual('enabled', self.compute_service('compute2')[
             'status'])
+
+
+@unittest.skipIf(_MISSING, _MISSING)
+class TestInstanceFailure(MasakariRecoveryTestCase):
+
+    def test_masakari_stops_and_starts_an_instance_that_failed(self):
+        self.segment('auto')
+        uuid = self.boot('ha', 'compute1', True)
+        # What compute1 records when libvirt says its guest stopped
+        # without nova. nova-all's hosts run libvirt's test driver in
+        # nova-all's own process, where no other process can reach a
+        # domain: the functional tests (test_instance_failure.py) kill a
+        # guest there and check this record; here the guest still runs,
+        # and Masakari stops it before it starts it.
+        context = nova_context.get_admin_context()
+        failure = objects.HaInstanceFailure.record(
+            context, uuid, 'compute1', 'STOPPED_FAILED')
+        self.start_hamonitor()
+
+        def notified():
+            (row,) = objects.HaInstanceFailure.get_all(context, uuid)
+            return row if row.step == 'notified' else None
+        self.wait_for(notified, 'nova-hamonitor to notify Masakari (see %s)'
+                      % self.hamonitor_log)
+        row = notified()
+        self.assertEqual(failure.id, row.id)
+        notification = self.wait_finished(row.notification_uuid)
+        self.assertEqual(('VM', {
+            'event': 'LIFECYCLE', 'instance_uuid': uuid,
+            'vir_domain_event': 'STOPPED_FAILED'}), (
+            notification['type'], notification['payload']))
+        server = self.server(uuid)
+        self.assertEqual(('ACTIVE', 'compute1'), (
+            server['status'], server['OS-EXT-SRV-ATTR:host']))
+        actions = [a['action'] for a in self.nova(
+            'GET', '/servers/%s/os-instance-actions' % uuid)[
+            'instanceActions']]
+        self.assertEqual(1, actions.count('stop'))
+        self.assertEqual(1, actions.count('start'))
+        # Two more checks: posted once; no host was fenced.
+        seen = self.lease_expiry()
+        self.wait_for(lambda: (self.lease_expiry() - seen).total_seconds()
+                      >= 2, 'two more checks of nova-hamonitor')
+        self.assertEqual(1, len(self.notifications()))
+        self.assertEqual([], fence_agents.fenced(self.fence_record))
+        self.assertIsNone(self.hamonitor.poll())

@@ -1,8 +1,10 @@
 """A stand-in for Masakari's API over real HTTP on 127.0.0.1, for the
 monitor's tests (the real one needs Keystone and RabbitMQ: the
 integration tests run it). It keeps what it was posted and answers as
-Masakari 22 does: a notification for a host it already took is refused
-with 409 (the host is under maintenance), and it can be told to answer
+Masakari 22 does: a host notification for a host it already took is
+refused with 409 (the host is under maintenance), and so is an instance
+notification with the payload of one it already took (its duplicate
+check), and it can be told to answer
 an error (``failing``) or be stopped (down).
 """
 
@@ -77,10 +79,18 @@ class MasakariStub:
         if host_uuid is None:
             return 404, {'itemNotFound': {'message': 'no host %s'
                                           % sent['hostname']}}
-        if any(n['source_host_uuid'] == host_uuid
-               for n in self.notifications):
+        if sent['type'] == 'COMPUTE_HOST' and any(
+                n['source_host_uuid'] == host_uuid
+                and n['type'] == 'COMPUTE_HOST'
+                for n in self.notifications):
             return 409, {'conflictingRequest': {
                 'message': 'host %s is already under maintenance'
+                           % sent['hostname']}}
+        if any(n['source_host_uuid'] == host_uuid
+               and n['payload'] == sent['payload']
+               for n in self.notifications):
+            return 409, {'conflictingRequest': {
+                'message': 'notification from host %s is duplicate'
                            % sent['hostname']}}
         notification = {key: value for key, value in sent.items()
                         if key != 'hostname'}
