@@ -84,6 +84,9 @@ POINTS = {
     'hamonitor.after_fence':
         'nova-hamonitor fenced a failed host and recorded it; the host\'s '
         'service not forced down yet, its evacuation not started',
+    'hamonitor.after_notify':
+        'nova-hamonitor posted a failed host\'s notification and Masakari '
+        'took it; its uuid not recorded with the recovery yet',
 }
 
 

@@ -708,3 +708,7 @@ class HostActionNotSupported(NovaException):
     msg_fmt = ('%(action)s of host %(host)s is not supported by its '
                'hypervisor driver.')
     code = 501
+
+
+class HaMasakariFailed(NovaException):
+    msg_fmt = 'Masakari did not take the notification: %(reason)s'

@@ -6,7 +6,9 @@ Any number may run for a region (``[ha] region``); the one holding the
 region's lease acts, the others wait to take it over. Every ``[ha]
 check_interval`` the active one looks at every compute service and, for a
 failed host, fences it with ``[ha] fence_command``, forces its service
-down and starts host-evacuate through a conductor (doc/source/ha.rst).
+down and starts host-evacuate through a conductor, or with ``[ha]
+recovery = masakari`` posts Masakari's host-failure notification, and
+Masakari evacuates (doc/source/ha.rst).
 Needs the database and the RPC transport the conductors listen on. Stops
 on SIGTERM or SIGINT, giving its lease back.
 """
@@ -25,6 +27,7 @@ from nova.conf import CONF
 from nova import context as nova_context
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
+from nova.ha import masakari as masakari_mod
 from nova.ha import monitor as monitor_mod
 from nova.model import binaries
 from nova import rpc
@@ -79,8 +82,13 @@ def build_monitor(host: str) -> monitor_mod.Monitor:
         LOG.warning('No fence agent ([ha] fence_command): failed hosts are '
                     'recovered only when their disks are on shared storage '
                     'under working disk leases; others get an alert')
+    masakari = None
+    if CONF.ha.recovery == 'masakari':
+        masakari = masakari_mod.Notifier.from_conf(CONF)
+        LOG.info('Failed hosts are handed to Masakari (the instance-ha '
+                 'service) once fenced and forced down')
     return monitor_mod.Monitor(nova_context.get_admin_context(), lease,
-                               fencer, api)
+                               fencer, api, masakari=masakari)
 
 
 def main(argv=None):

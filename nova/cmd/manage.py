@@ -76,7 +76,8 @@ database.
 ``ha alerts`` lists what nova-hamonitor recorded about failed hosts it
 did not recover (one needing fencing, a fence that failed), newest first;
 ``ha recoveries`` every recovery it started, with the step it reached and
-its host-evacuate run (doc/source/ha.rst). Both need only the database.
+its host-evacuate run or its Masakari notification (doc/source/ha.rst).
+Both need only the database.
 
 Exit codes: 0 success, 1 the command failed (the reason is printed on
 stderr), 2 wrong usage.
@@ -612,7 +613,8 @@ def ha_recoveries_command(args) -> int:
     print(audit.format_table(recoveries, (
         ('created_at', 'created_at'), ('host', 'host'), ('step', 'step'),
         ('fenced', 'fenced'), ('host-evacuate', 'evacuation_uuid'),
-        ('monitor', 'monitor'), ('reason', 'reason'))))
+        ('masakari', 'notification_uuid'), ('monitor', 'monitor'),
+        ('reason', 'reason'))))
     return EXIT_OK
 
 

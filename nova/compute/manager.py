@@ -389,7 +389,7 @@ class ComputeManager(nova_manager.Manager):
         try:
             power_sync.sync_power_state(
                 self.compute, self.instance_locks,
-                nova_context.get_admin_context(), event.uuid)
+                nova_context.get_admin_context(), event.uuid, event)
         except Exception:
             # An event handler must not break the driver that called it.
             LOG.exception('Could not handle lifecycle event %s', event.name,

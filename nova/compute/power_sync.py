@@ -8,36 +8,44 @@ when it ends. The instance lock is only tried, never waited for: the
 handler runs on the hypervisor's event thread, and an operation holding
 the lock (a build waiting for its VIFs) would hold up every other event.
 An event dropped because of that is caught by the periodic power sync.
-The vm_state is never changed here: a guest that stopped by itself is
-reported (``power_state`` shutdown, a warning), not stopped.
+
+A stop event for an ACTIVE instance whose guest is now off is a guest
+that stopped without nova (``guest_failure``): the instance ends STOPPED
+and, unless its own OS shut it down, the failure is recorded for
+nova-hamonitor. Without an event (the periodic sync) the vm_state is
+never changed: a guest found off is reported, not stopped.
 """
 
 from oslo_log import log as logging
 
+from nova.compute import guest_failure
 from nova.compute import operation
 from nova import exception
 from nova.model import power_state
 from nova.model import vm_states
 from nova import objects
+from nova.virt import event as virtevent
 
 LOG = logging.getLogger(__name__)
 
 
-def sync_power_state(compute, instance_locks, context, instance_uuid):
+def sync_power_state(compute, instance_locks, context, instance_uuid,
+                     event=None):
     """Record the driver's power state of one instance of this host.
 
-    ``instance_locks``: the manager's ``locks.InstanceLocks``. Returns the
-    instance, or None when there was nothing to update.
+    ``instance_locks``: the manager's ``locks.InstanceLocks``; ``event``:
+    the ``virt.event.LifecycleEvent`` that asked for it, if one did.
+    Returns the instance, or None when there was nothing to update.
     """
     with instance_locks.lock_if_free(instance_uuid) as held:
         if not held:
             LOG.debug('An operation holds the instance; it records the '
                       'power state', instance_uuid=instance_uuid)
             return None
-        return _sync_locked(compute, context, instance_uuid)
+        return _sync_locked(compute, context, instance_uuid, event)
 
 
-def _sync_locked(compute, context, instance_uuid):
+def _sync_locked(compute, context, instance_uuid, event=None):
     try:
         instance = objects.Instance.get_by_uuid(context, instance_uuid)
     except exception.InstanceNotFound:
@@ -53,7 +61,15 @@ def _sync_locked(compute, context, instance_uuid):
                   instance.task_state, instance=instance)
         return None
     current = operation.current_power_state(compute.driver, instance)
+    # Why the guest stopped, when a stop event asked for this sync.
+    stop = (event.detail if event is not None
+            and event.transition == virtevent.EVENT_LIFECYCLE_STOPPED
+            else None)
     if current == instance.power_state:
+        # The periodic sync may have recorded the power state first.
+        if stop is not None and guest_failure.stopped_by_itself(
+                compute.host, context, instance, current, stop):
+            return instance
         return None
     instance.power_state = current
     try:
@@ -63,6 +79,9 @@ def _sync_locked(compute, context, instance_uuid):
         LOG.debug('An operation started meanwhile; not recording the power '
                   'state', instance=instance)
         return None
+    if stop is not None and guest_failure.stopped_by_itself(
+            compute.host, context, instance, current, stop):
+        return instance
     if instance.vm_state == vm_states.ACTIVE and current in (
             power_state.SHUTDOWN, power_state.CRASHED, power_state.NOSTATE):
         LOG.warning('Guest is %s although the instance is active',

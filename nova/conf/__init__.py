@@ -19,6 +19,7 @@ from nova.conf import ha
 from nova.conf import image
 from nova.conf import keystone
 from nova.conf import libvirt
+from nova.conf import masakari
 from nova.conf import network
 from nova.conf import quota
 from nova.conf import reaper
@@ -28,8 +29,8 @@ from nova.conf import storage
 CONF = cfg.CONF
 
 _MODULES = (all_in_one, api, availability_zone, base, compute, conductor,
-            database, glance, ha, image, keystone, libvirt, network, quota,
-            reaper, service, storage)
+            database, glance, ha, image, keystone, libvirt, masakari, network,
+            quota, reaper, service, storage)
 
 for _module in _MODULES:
     _module.register_opts(CONF)

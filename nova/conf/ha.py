@@ -82,12 +82,30 @@ Possible values: 0 or more seconds.
 The region this monitor watches: one monitor acts per region at a time,
 however many run (the lease is taken per region).
 """),
-    cfg.URIOpt('masakari_url',
+    cfg.StrOpt('recovery',
+               default='builtin',
+               choices=[
+                   ('builtin', 'the monitor evacuates a failed host itself, '
+                               'through host-evacuate'),
+                   ('masakari', 'the monitor posts a host-failure '
+                                'notification to Masakari, which '
+                                'evacuates'),
+               ],
                help="""
-Masakari's endpoint, to post host- and instance-failure notifications to.
+Who evacuates a failed host once the monitor fenced it (or found it safe
+without fencing) and forced its compute service down.
 
-Not used yet: with it unset (the only supported setting for now) the
-monitor recovers a failed host itself, through host-evacuate.
+With ``masakari`` the monitor posts Masakari's host-failure notification
+(``POST /v1/notifications``, type ``COMPUTE_HOST``) to the ``instance-ha``
+endpoint of the service catalog, as the service user of ``[masakari]``, and
+Masakari's engine recovers the host through the Compute API according to
+its failover segment (``auto``, ``reserved_host``, ...). The host must be
+in one of Masakari's segments. A Masakari that answers an error, or none,
+gets an alert and the notification is posted again at the next check; the
+monitor never evacuates the host itself then.
+
+Related options: ``[masakari]`` (where Masakari is and who the monitor is
+to it).
 """),
 ]
 

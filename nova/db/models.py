@@ -542,4 +542,29 @@ class HaHostRecovery(TimestampMixin, Base):
     # The host-evacuate run it started (NULL until it did).
     evacuation_uuid: orm.Mapped[str | None] = orm.mapped_column(
         sa.String(36))
+    # The Masakari notification it posted ([ha] recovery = masakari;
+    # NULL until Masakari accepted one).
+    notification_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36))
+    reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+
+
+class HaInstanceFailure(TimestampMixin, Base):
+    """A guest that stopped on its own (its QEMU died), as its compute
+    host saw it; what nova-hamonitor did about it (``nova.ha.
+    instance_failure``), so that it is done once."""
+    __tablename__ = 'ha_instance_failures'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    # NOTE: no foreign key: the record outlives a deleted instance's row.
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
+                                                       index=True)
+    host: orm.Mapped[str] = orm.mapped_column(_str())
+    # What libvirt said: its lifecycle event and detail (STOPPED_FAILED).
+    event: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    step: orm.Mapped[str] = orm.mapped_column(sa.String(16), index=True)
+    # The monitor (lease holder) that last advanced it.
+    monitor: orm.Mapped[str | None] = orm.mapped_column(_str())
+    notification_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36))
     reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)

@@ -8,7 +8,10 @@ One module a job:
 * ``decision``: what to do about a host, a pure function of its evidence;
 * ``fencer``: runs the fence agent;
 * ``recovery``: the steps of recovering a failed host (fence, force
-  down, host-evacuate), each recorded before it is taken;
+  down, host-evacuate or a notification to Masakari), each recorded
+  before it is taken;
+* ``masakari``: Masakari's host-failure notification (``[ha] recovery =
+  masakari``);
 * ``monitor``: the loop tying them together.
 
 doc/source/ha.rst says what the monitor decides and guarantees.

@@ -1,9 +1,14 @@
 """The monitor loop: every ``[ha] check_interval``, if this monitor holds
-its region's lease, look at every compute host and act on the verdict.
+its region's lease, look at every compute host and act on the verdict,
+then handle the instance failures the hosts that are up recorded
+(``instance_failure``).
 
 ::
 
     monitor = Monitor(context, lease, fencer, compute_api)
+    # [ha] recovery = masakari: Masakari evacuates what the monitor fenced
+    monitor = Monitor(context, lease, fencer, compute_api,
+                      masakari=masakari.Notifier.from_conf(CONF))
     monitor.check_once()           # one look (tests call this)
     monitor.run(stopping)          # until stopping is set
 """
@@ -17,7 +22,9 @@ from nova import exception
 from nova.ha import decision
 from nova.ha import evidence as evidence_mod
 from nova.ha import fencer as fencer_mod
+from nova.ha import instance_failure
 from nova.ha import lease as lease_mod
+from nova.ha import masakari as masakari_mod
 from nova.ha import recovery as recovery_mod
 from nova import objects
 from nova.objects import service as service_obj
@@ -33,13 +40,17 @@ class Monitor:
 
     def __init__(self, context, lease: lease_mod.MonitorLease,
                  fencer: fencer_mod.Fencer, compute_api,
-                 probe: evidence_mod.GuestProbe = evidence_mod.no_probe):
+                 probe: evidence_mod.GuestProbe = evidence_mod.no_probe,
+                 masakari: masakari_mod.Notifier | None = None):
         self.context = context
         self.lease = lease
         self.fencer = fencer
         self.probe = probe
+        # masakari: [ha] recovery = masakari, Masakari evacuates.
         self.recovery = recovery_mod.Recovery(context, lease, fencer,
-                                              compute_api)
+                                              compute_api, masakari)
+        self.instance_failures = instance_failure.InstanceFailures(
+            context, lease, compute_api, masakari)
 
     def check_once(self) -> dict[str, decision.Verdict]:
         """One look at every compute host; the verdicts by host (none
@@ -57,6 +68,14 @@ class Monitor:
             except Exception:
                 # One host's trouble never keeps the others unwatched.
                 LOG.exception('Checking host %s failed', service.host)
+        up = {host for host, verdict in verdicts.items()
+              if verdict.action == Action.HEALTHY}
+        try:
+            self.instance_failures.handle_new(up)
+        except exception.HaLeaseLost:
+            pass
+        except Exception:
+            LOG.exception('Handling the instance failures failed')
         return verdicts
 
     def _check(self, service, services) -> decision.Verdict:

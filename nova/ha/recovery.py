@@ -5,14 +5,22 @@ and taken only while this monitor holds its lease.
 The host is forced down only once the fence agent said it is off, and is
 evacuated through host-evacuate (``compute.api.API.host_evacuate``: the
 same run ``POST /os-host-evacuations`` and ``nova host-evacuate --wait``
-start). Every instance on the host is evacuated: instances carry no
-``HA_Enabled`` metadata in this project yet.
+start). Every instance on the host is evacuated, whatever its
+``HA_Enabled`` metadata (Masakari is the one that honours it).
+
+With ``[ha] recovery = masakari`` (a ``masakari.Notifier`` given) the
+monitor does not evacuate: once the host is forced down it posts
+Masakari's host-failure notification, recording its uuid, and Masakari
+evacuates (the instances its segment's method and ``HA_Enabled`` choose).
+A Masakari that does not take it gets an alert, and the notification is
+posted again at the next check (the recovery stays ``notifying``).
 
 A step is moved on by compare-and-swap: of two monitors that both got
 past their lease check (one stalled in between), one moves it, and a
 monitor that takes over carries on from the recorded step::
 
-    recovery = Recovery(context, lease, fencer, compute_api)
+    recovery = Recovery(context, lease, fencer, compute_api,
+                        masakari=None)     # or a masakari.Notifier
     recovery.start(evidence, verdict)      # FENCE or RECOVER
     recovery.carry_on(row, evidence)       # a recovery not ended
 """
@@ -20,9 +28,11 @@ monitor that takes over carries on from the recorded step::
 from oslo_log import log as logging
 
 from nova import crashpoint
+from nova import exception
 from nova.ha import decision
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
+from nova.ha import masakari as masakari_mod
 from nova import objects
 from nova.objects import ha_recovery as steps
 from nova.objects import service as service_obj
@@ -33,11 +43,13 @@ LOG = logging.getLogger(__name__)
 class Recovery:
 
     def __init__(self, context, lease: lease_mod.MonitorLease,
-                 fencer: fencer_mod.Fencer, compute_api):
+                 fencer: fencer_mod.Fencer, compute_api,
+                 masakari: masakari_mod.Notifier | None = None):
         self.context = context
         self.lease = lease
         self.fencer = fencer
         self.compute_api = compute_api
+        self.masakari = masakari
 
     @property
     def me(self) -> str:
@@ -68,6 +80,12 @@ class Recovery:
                 moved = self._force_down(row)
             elif step == steps.EVACUATING:
                 moved = self._evacuate(row)
+            elif step == steps.NOTIFYING:
+                if not self._notify(row):
+                    # Masakari did not take it (the next check posts
+                    # again), or another monitor recorded it.
+                    return
+                continue
             else:
                 raise ValueError('unknown recovery step %r' % step)
             if not moved:
@@ -102,7 +120,9 @@ class Recovery:
                 service.save()
                 LOG.warning('Forced down the compute service of fenced '
                             'host %s', row.host)
-        return row.advance(steps.READY, steps.EVACUATING, self.me)
+        handover = (steps.EVACUATING if self.masakari is None
+                    else steps.NOTIFYING)
+        return row.advance(steps.READY, handover, self.me)
 
     def _evacuate(self, row) -> bool:
         self.lease.check('evacuating %s' % row.host)
@@ -120,3 +140,37 @@ class Recovery:
                     {'host': row.host, 'run': run.uuid})
         return row.advance(steps.EVACUATING, steps.STARTED, self.me,
                            evacuation_uuid=run.uuid)
+
+    def _notify(self, row) -> bool:
+        """Hand the host to Masakari: whether the notification is
+        recorded."""
+        if self.masakari is None:
+            # Begun under [ha] recovery = masakari, carried on without:
+            # evacuating now could race the Masakari that may have it.
+            self._alert(row.host, 'the recovery of host %s waits to notify '
+                        'Masakari, but [ha] recovery is not masakari: '
+                        'nothing done' % row.host)
+            return False
+        assert row.created_at is not None, 'begun with a time'
+        failure = masakari_mod.HostFailure(row.host, row.created_at)
+        self.lease.check('notifying Masakari of %s' % row.host)
+        try:
+            uuid = self.masakari.notify(failure)
+        except exception.HaMasakariFailed as e:
+            self._alert(row.host, 'host %s is fenced and forced down but '
+                        'Masakari was not told: %s; posting again at the '
+                        'next check' % (row.host, e))
+            return False
+        crashpoint.reached('hamonitor.after_notify')
+        if not row.advance(steps.NOTIFYING, steps.NOTIFIED, self.me,
+                           notification_uuid=uuid):
+            LOG.info('Recovery %(id)s of %(host)s: another monitor moved it '
+                     'on (%(step)s)', {'id': row.id, 'host': row.host,
+                                       'step': row.step})
+            return False
+        return True
+
+    def _alert(self, host: str, reason: str) -> None:
+        self.lease.check('recording an alert for %s' % host)
+        LOG.error('%s', reason)
+        objects.HaAlert.record(self.context, host, reason)

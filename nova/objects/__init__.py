@@ -13,6 +13,7 @@ from nova.objects.compute_node import ComputeNode  # noqa: F401
 from nova.objects.fault import InstanceFault  # noqa: F401
 from nova.objects.flavor import Flavor  # noqa: F401
 from nova.objects.ha_alert import HaAlert  # noqa: F401
+from nova.objects.ha_instance_failure import HaInstanceFailure  # noqa: F401
 from nova.objects.ha_recovery import HaHostRecovery  # noqa: F401
 from nova.objects.host_evacuation import HostEvacuation  # noqa: F401
 from nova.objects.host_evacuation import HostEvacuationInstance  # noqa: F401,E501

@@ -15,6 +15,14 @@ second recovery. The steps, in order:
 * ``evacuating``: a monitor is starting the host-evacuate run;
 * ``started``: the run started (``evacuation_uuid``); the recovery is
   done, what becomes of each instance is the run's to say.
+
+With ``[ha] recovery = masakari`` Masakari evacuates instead, and the two
+last steps are:
+
+* ``notifying``: a monitor is posting the host-failure notification (and
+  posts it again, at the next check, while Masakari does not take it);
+* ``notified``: Masakari took it (``notification_uuid``); the recovery is
+  done, what becomes of each instance is Masakari's to say.
 """
 
 import datetime
@@ -28,8 +36,10 @@ FENCE_FAILED = 'fence-failed'
 READY = 'ready'
 EVACUATING = 'evacuating'
 STARTED = 'started'
+NOTIFYING = 'notifying'
+NOTIFIED = 'notified'
 # Steps after which nothing more is done for this recovery.
-ENDED = (FENCE_FAILED, STARTED)
+ENDED = (FENCE_FAILED, STARTED, NOTIFIED)
 
 
 class HaHostRecovery(base.NovaObject):
@@ -41,6 +51,7 @@ class HaHostRecovery(base.NovaObject):
         'monitor': fields.String(nullable=False),
         'fenced': fields.Boolean(default=False, nullable=False),
         'evacuation_uuid': fields.String(),
+        'notification_uuid': fields.String(),
         'reason': fields.String(),
         'created_at': fields.DateTime(),
         'updated_at': fields.DateTime(),
@@ -52,6 +63,7 @@ class HaHostRecovery(base.NovaObject):
     monitor: str
     fenced: bool
     evacuation_uuid: str | None
+    notification_uuid: str | None
     reason: str | None
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None

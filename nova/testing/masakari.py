@@ -49,6 +49,11 @@ masakari_api_listen = 127.0.0.1
 masakari_api_listen_port = {port}
 masakari_api_workers = 1
 auth_strategy = keystone
+# The engine's waits, from minutes to a second: it polls the Compute API
+# for what it waits on (a disabled service, an evacuated server), and
+# this project's answers as soon as it is so.
+wait_period_after_service_update = 1
+verify_interval = 1
 # The engine's calls to the Compute API: this user, the endpoint from
 # Keystone's catalog.
 os_privileged_user_name = {user}
@@ -117,6 +122,17 @@ class MasakariServer:
         user, password, project = SERVICE_USER
         self.keystone.add_user(user, password, project=project,
                                role='admin')
+        self._write_conf()
+        processutils.execute(venv_bin('masakari-manage', self.venv),
+                             '--config-file', self.conf_file, 'db', 'sync')
+        for binary in ('masakari-api', 'masakari-engine'):
+            self._spawn(binary)
+        self._wait_for_api()
+        self.keystone.add_endpoint(SERVICE_TYPE, 'masakari', self.url)
+        return self
+
+    def _write_conf(self) -> None:
+        user, password, project = SERVICE_USER
         with open(self.conf_file, 'w') as f:
             f.write(_CONF.format(
                 base=self.base_dir, transport_url=self.transport_url,
@@ -128,13 +144,23 @@ class MasakariServer:
                     self.keystone.url, user, password, project),
                 database_url=self.database_url,
                 evacuate_all=self.evacuate_all_instances))
-        processutils.execute(venv_bin('masakari-manage', self.venv),
-                             '--config-file', self.conf_file, 'db', 'sync')
-        for binary in ('masakari-api', 'masakari-engine'):
-            self._spawn(binary)
-        self._wait_for_api()
-        self.keystone.add_endpoint(SERVICE_TYPE, 'masakari', self.url)
-        return self
+
+    def configure_engine(self, evacuate_all_instances: bool) -> None:
+        """Set ``[host_failure] evacuate_all_instances``: on a running
+        engine, a restart of the engine alone (it reads it at start; the
+        API never does). Notifications cast meanwhile wait in the
+        engine's queue, which outlives it."""
+        if evacuate_all_instances == self.evacuate_all_instances:
+            return
+        self.evacuate_all_instances = evacuate_all_instances
+        popen = self._popens.get('masakari-engine')
+        if popen is None:
+            return              # written when it starts
+        self._write_conf()
+        if popen.poll() is None:
+            procs.terminate(self.records['masakari-engine'], timeout=30)
+        popen.wait()
+        self._spawn('masakari-engine')
 
     def _spawn(self, binary: str) -> None:
         out = open(os.path.join(self.base_dir, binary + '.out'), 'ab')

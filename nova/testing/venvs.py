@@ -67,14 +67,17 @@ def stop(popen: subprocess.Popen | None, timeout: float = 15) -> None:
         popen.wait(timeout=timeout)
 
 
-def json_request(url: str, method: str, token: str, body=None) -> dict:
-    """One JSON call to a service's API with a Keystone token; the parsed
-    answer ({} when empty). An error status raises ``HTTPError``."""
+def json_request(url: str, method: str, token: str, body=None,
+                 headers: dict | None = None) -> dict:
+    """One JSON call to a service's API with a Keystone token (and
+    ``headers``, e.g. a microversion); the parsed answer ({} when empty).
+    An error status raises ``HTTPError``."""
     request = urllib.request.Request(
         url, method=method,
         data=None if body is None else json.dumps(body).encode(),
         headers={'Content-Type': 'application/json',
-                 'Accept': 'application/json', 'X-Auth-Token': token})
+                 'Accept': 'application/json', 'X-Auth-Token': token,
+                 **(headers or {})})
     with urllib.request.urlopen(request, timeout=30) as resp:
         data = resp.read()
     return json.loads(data) if data else {}

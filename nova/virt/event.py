@@ -23,6 +23,10 @@ class LifecycleEvent:
     uuid: str
     transition: int
     timestamp: float = dataclasses.field(default_factory=time.time)
+    # Why the hypervisor says a guest stopped, in libvirt's words
+    # (``STOPPED_FAILED``: its QEMU died; ``STOPPED_DESTROYED``;
+    # ``CRASHED``); empty when it says nothing more.
+    detail: str = ''
 
     @property
     def name(self):

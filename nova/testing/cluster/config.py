@@ -416,6 +416,11 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
             # heartbeat: look about as often.
             'check_interval': max(1, spec.service_down_time // 5),
             'lease_duration': spec.service_down_time}
+        if spec.masakari:
+            # Masakari evacuates what the monitor fenced, as the nova
+            # service user (an admin, which Masakari's policy asks).
+            sections['ha']['recovery'] = 'masakari'
+            sections['masakari'] = _service_credentials(ports)
     if spec.keystone:
         sections['keystone_authtoken'] = dict(
             _service_credentials(ports),

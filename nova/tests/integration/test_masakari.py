@@ -11,41 +11,24 @@ each runs a nova-compute; a name that runs none is refused. Both services
 stop by the records taken when they started.
 """
 
-import os
 import unittest
 import urllib.error
 
-from nova.testing import keystone
-from nova.testing import masakari
-from nova.testing import rabbitmq
-from nova.testing import tempest
-from nova.tests import base
+from nova.tests.integration import masakari_stack
 
-_MISSING = (masakari.missing_reason() or keystone.missing_reason()
-            or rabbitmq.available())
 HOSTS = ('compute1', 'compute2')
 
 
-@unittest.skipIf(_MISSING, _MISSING)
-class TestMasakari(base.TestCase):
+def setUpModule():
+    masakari_stack.start_shared()
 
-    def setUp(self):
-        super().setUp()
-        self.broker = rabbitmq.RabbitMQServer(
-            os.path.join(self.tmp, 'rabbitmq'), rabbitmq.free_port())
-        self.broker.start()
-        self.addCleanup(self.broker.stop)
-        # Keystone and nova-all behind it, the compute endpoint in the
-        # catalog (as for Tempest).
-        self.stack = tempest.Run(os.path.join(self.tmp, 'stack'))
-        self.addCleanup(self.stack.stop)
-        self.stack.start()
-        self.masakari = masakari.MasakariServer(
-            os.path.join(self.tmp, 'masakari'), self.stack.keystone,
-            'sqlite:///%s' % os.path.join(self.tmp, 'masakari.sqlite'),
-            self.broker.url)
-        self.addCleanup(self.masakari.stop)
-        self.masakari.start()
+
+def tearDownModule():
+    masakari_stack.stop_shared()
+
+
+@unittest.skipIf(masakari_stack.MISSING, masakari_stack.MISSING)
+class TestMasakari(masakari_stack.MasakariStackTestCase):
 
     def test_segment_takes_only_hosts_that_run_nova_compute(self):
         segment = self.masakari.create_segment('region-a', 'auto')

@@ -84,6 +84,16 @@ def lifecycle_transition(event: int, detail: int) -> int | None:
     return None
 
 
+def stop_detail(event: int, detail: int) -> str:
+    """Why a guest stopped, in libvirt's words (``STOPPED_FAILED``);
+    empty for an event that is no stop."""
+    if event == binding.EVENT_STOPPED:
+        return binding.EVENT_STOPPED_DETAILS.get(detail, 'STOPPED')
+    if event == binding.EVENT_CRASHED:
+        return 'CRASHED'
+    return ''
+
+
 class _PendingOpen:
     """``open_connection(uri)`` running in a thread of its own, so a caller
     can stop waiting for a daemon that does not answer. A connection that
@@ -344,7 +354,8 @@ class Host:
         transition = lifecycle_transition(event, detail)
         if transition is not None:
             self._events.put(virtevent.LifecycleEvent(
-                uuid=domain.UUIDString(), transition=transition))
+                uuid=domain.UUIDString(), transition=transition,
+                detail=stop_detail(event, detail)))
 
     def _dispatch_events(self):
         while True:

@@ -33,3 +33,13 @@ class HaMonitorServiceTestCase(base.TestCase):
     def test_each_process_gets_its_own_holder_name(self):
         self.assertNotEqual(hamonitor.holder_name('ctl1'),
                             hamonitor.holder_name('ctl1'))
+
+    def test_recovery_masakari_hands_hosts_to_masakari(self):
+        self.assertIsNone(hamonitor.build_monitor('ctl1').recovery.masakari)
+        self.flags(recovery='masakari', group='ha')
+        self.flags(auth_type='none', endpoint_override='http://127.0.0.1:9/v1',
+                   group='masakari')
+        notifier = hamonitor.build_monitor('ctl1').recovery.masakari
+        self.assertIsNotNone(notifier)
+        self.assertEqual('http://127.0.0.1:9/v1',
+                         notifier.adapter.get_endpoint())

@@ -62,5 +62,21 @@ class HaCommandsTestCase(base.TestCase):
         self.assertEqual(0, code)
         (header, line) = out.splitlines()
         self.assertIn('host-evacuate', header)
-        self.assertEqual(['c1', 'ready', 'True', '-', 'ctl:1:ab'],
-                         line.split()[2:7])
+        self.assertEqual(['c1', 'ready', 'True', '-', '-', 'ctl:1:ab'],
+                         line.split()[2:8])
+
+    def test_recoveries_show_the_masakari_notification(self):
+        row = objects.HaHostRecovery.begin(self.ctx, 'c1', steps.NOTIFYING,
+                                           'ctl:1:ab', 'missed heartbeats')
+        uuid = '0b7e3c2a-6a8e-4b0e-9d0f-3c1f3e0d9a11'
+        row.advance(steps.NOTIFYING, steps.NOTIFIED, 'ctl:1:ab',
+                    notification_uuid=uuid)
+        code, out, _ = self._run('--config-file', self.conf, 'ha',
+                                 'recoveries')
+        self.assertEqual(0, code)
+        (header, line) = out.splitlines()
+        self.assertEqual(['created_at', 'host', 'step', 'fenced',
+                          'host-evacuate', 'masakari', 'monitor', 'reason'],
+                         header.split())
+        self.assertEqual(['c1', 'notified', '-', '-', uuid, 'ctl:1:ab'],
+                         line.split()[2:8])

@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0019'
+HEAD = '0023'
 
 
 class MigrationTestCase(base.TestCase):

@@ -172,6 +172,21 @@ class TestConfigFiles(base.TestCase):
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('[ha]', text)
 
+    def test_controller_conf_with_hamonitor_and_masakari_notifies_it(self):
+        spec = cluster_config.ClusterSpec(base_dir='/c', hamonitor=True,
+                                          keystone=True, masakari=True)
+        ports = dataclasses.replace(PORTS, keystone=5006, masakari=5008)
+        conf = _read(cluster_config.controller_conf(spec, self.layout,
+                                                    ports), self.tmp)
+        self.assertEqual(('masakari', 'password', 'instance-ha'), (
+            conf.ha.recovery, conf.masakari.auth_type,
+            conf.masakari.service_type))
+        # Without Masakari the monitor evacuates itself.
+        spec = cluster_config.ClusterSpec(base_dir='/c', hamonitor=True)
+        conf = _read(cluster_config.controller_conf(spec, self.layout,
+                                                    PORTS), self.tmp)
+        self.assertEqual('builtin', conf.ha.recovery)
+
     def test_glance_is_where_the_controller_and_hosts_read_images(self):
         spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True,
                                           glance=True)
