@@ -350,6 +350,16 @@ class API:
         self._take_and_cast(context, instance, 'resume', lambda: (
             self.compute_rpcapi.resume_instance(context, instance)))
 
+    def pause(self, context, instance):
+        # A client capped below RPC 1.4 refuses the cast
+        # (``PauseUnsupported``, 409): the task state is released again.
+        self._take_and_cast(context, instance, 'pause', lambda: (
+            self.compute_rpcapi.pause_instance(context, instance)))
+
+    def unpause(self, context, instance):
+        self._take_and_cast(context, instance, 'unpause', lambda: (
+            self.compute_rpcapi.unpause_instance(context, instance)))
+
     def reboot(self, context, instance, reboot_type):
         reboot_type = (reboot_type or '').upper()
         if reboot_type not in REBOOT_TYPES:

@@ -19,6 +19,10 @@ Version history:
   calls (the caller waits for the answer): what only the host can say
   (``GET /os-hypervisors/{id}/uptime``, ``GET
   /servers/{id}/diagnostics``). A client capped below 1.3 cannot ask.
+* 1.4: ``pause_instance`` and ``unpause_instance``. A compute of 1.3 or
+  older has no such endpoint, so a client capped below 1.4 refuses
+  (``PauseUnsupported``, 409) before sending, rather than leave the
+  instance in ``pausing`` for good; the API then releases the task.
 """
 
 import oslo_messaging as messaging
@@ -28,11 +32,13 @@ from nova import exception
 from nova import rpc
 
 TOPIC = 'compute'
-RPC_API_VERSION = '1.3'
+RPC_API_VERSION = '1.4'
 # The version the calls that read from a host came in.
 READING_VERSION = '1.3'
 # The version rebuild_instance takes a RebuildRequest in.
 REBUILD_REQUEST_VERSION = '1.2'
+# The version pause_instance and unpause_instance came in.
+PAUSE_VERSION = '1.4'
 
 
 def check_target_state(client, target_state, version='1.1') -> str:
@@ -110,6 +116,19 @@ class ComputeAPI:
     def resume_instance(self, ctxt, instance):
         self._cctxt(instance.host).cast(ctxt, 'resume_instance',
                                         instance=instance)
+
+    def _pausing_cctxt(self, host):
+        if not self.client.can_send_version(PAUSE_VERSION):
+            raise exception.PauseUnsupported()
+        return self._cctxt(host, version=PAUSE_VERSION)
+
+    def pause_instance(self, ctxt, instance):
+        self._pausing_cctxt(instance.host).cast(ctxt, 'pause_instance',
+                                                instance=instance)
+
+    def unpause_instance(self, ctxt, instance):
+        self._pausing_cctxt(instance.host).cast(ctxt, 'unpause_instance',
+                                                instance=instance)
 
     def terminate_instance(self, ctxt, instance):
         self._cctxt(instance.host).cast(ctxt, 'terminate_instance',

@@ -83,7 +83,6 @@ UNSUPPORTED = {
         'snapshot': 'not implemented',
         'shelve': 'not implemented',
         'shelve_migrate': 'not implemented',
-        'pause': 'not implemented',
         'change_password': 'no guest agent to set a password',
         'personality': 'no file injection (removed at 2.57 in Nova)',
         'config_drive': 'no config drive',

@@ -30,7 +30,8 @@ class RecordingEndpoint:
                'reboot_instance', 'suspend_instance', 'resume_instance',
                'terminate_instance', 'rebuild_instance',
                'external_instance_event', 'get_host_uptime',
-               'get_instance_diagnostics')
+               'get_instance_diagnostics', 'pause_instance',
+               'unpause_instance')
 
     def __init__(self, host, received,
                  version=compute_rpcapi.RPC_API_VERSION):
@@ -93,6 +94,8 @@ class TestComputeAPI(base.TestCase):
                               ('reboot_instance', {'reboot_type': 'HARD'}),
                               ('suspend_instance', {}),
                               ('resume_instance', {}),
+                              ('pause_instance', {}),
+                              ('unpause_instance', {}),
                               ('terminate_instance', {})):
             getattr(self.api, method)(self.ctxt, self.instance, **extra)
             host, name, kwargs = self._next()
@@ -167,8 +170,19 @@ class TestComputeAPI(base.TestCase):
         self.assertRaises(ValueError, self.api.stop_instance, self.ctxt,
                           self.instance)
 
+    def test_pause_needs_14_and_is_refused_below(self):
+        # A compute of 1.3 has no pause endpoint: a client capped below
+        # 1.4 sends nothing and says why.
+        capped = compute_rpcapi.ComputeAPI(version_cap='1.3')
+        for method in (capped.pause_instance, capped.unpause_instance):
+            self.assertRaises(exception.PauseUnsupported, method, self.ctxt,
+                              self.instance)
+        self.assertTrue(self.received.empty())
+        capped.suspend_instance(self.ctxt, self.instance)
+        self.assertEqual(('compute1', 'suspend_instance'), self._next()[:2])
+
     def test_version_cap(self):
-        self.assertEqual('1.3', compute_rpcapi.RPC_API_VERSION)
+        self.assertEqual('1.4', compute_rpcapi.RPC_API_VERSION)
         capped = compute_rpcapi.ComputeAPI(version_cap='0.9')
         self.assertRaises(messaging.RPCVersionCapError,
                           capped.stop_instance, self.ctxt, self.instance)
