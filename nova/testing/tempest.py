@@ -94,7 +94,6 @@ UNSUPPORTED = {
         'volume_multiattach': 'no block storage service',
         'metadata_service': 'no metadata service',
         'console_output': 'console logs are not served by the API',
-        'disk_config': 'no OS-DCF extension',
         'hostname_fqdn_sanitization': 'not implemented',
     },
 }
