@@ -62,6 +62,12 @@ listen_port = %(port)d
 [conductor]
 cpu_allocation_ratio = 1000
 disk_allocation_ratio = 10000
+[quota]
+# The rows boot hundreds of servers as one project; Nova's defaults stop
+# at 10 instances and 20 cores.
+instances = -1
+cores = -1
+ram = -1
 """
 
 

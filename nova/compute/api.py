@@ -32,6 +32,7 @@ from nova.compute import shared_storage
 from nova.compute import states
 from nova.conf import CONF
 from nova import exception
+from nova.image import new_image
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
@@ -103,13 +104,16 @@ class API:
 
     # -- helpers -----------------------------------------------------------
 
-    def _image_meta(self, image_ref):
+    def _images(self):
         if self.image_api is None:
             from nova.conf import host_settings
             from nova.image import source
             self.image_api = source.for_host(
                 host_settings.HostSettings.from_conf(CONF))
-        return self.image_api.get(image_ref)
+        return self.image_api
+
+    def _image_meta(self, image_ref):
+        return self._images().get(image_ref)
 
     def _take(self, context, instance, action, instance_action=None,
               **expected):
@@ -420,6 +424,58 @@ class API:
             with excutils.save_and_reraise_exception():
                 self._release(instance, transition.task_state)
         return image_meta
+
+    # -- createImage and createBackup (the host's part: snapshot.py) ---------
+
+    def snapshot(self, context, instance, name: str,
+                 metadata: dict | None = None,
+                 token: str | None = None) -> str:
+        """createImage: the id of the image now queued, which the
+        server's host fills. ``token``: the user's, with which Glance
+        creates the image (their project's)."""
+        return self._image_of(
+            context, instance, 'snapshot', 'createImage',
+            new_image.SNAPSHOT, name, metadata, token, None,
+            lambda image_id: self.compute_rpcapi.snapshot_instance(
+                context, instance, image_id=image_id))
+
+    def backup(self, context, instance, name: str, backup_type: str,
+               rotation: int, metadata: dict | None = None,
+               token: str | None = None) -> str:
+        """createBackup: as ``snapshot``; then the host keeps the
+        ``rotation`` newest backups of ``backup_type`` of the server."""
+        return self._image_of(
+            context, instance, 'backup', 'createBackup', new_image.BACKUP,
+            name, metadata, token, backup_type,
+            lambda image_id: self.compute_rpcapi.backup_instance(
+                context, instance, image_id=image_id,
+                backup_type=backup_type, rotation=rotation))
+
+    def _image_of(self, context, instance, action, instance_action,
+                  image_type, name, metadata, token, backup_type, cast):
+        # Refused requests change nothing: the quota and the state (409,
+        # a snapshot already running included) before any image exists.
+        quotas.check_metadata_items(context, metadata or {})
+        transition = self._take(context, instance, action, instance_action)
+        images = self._images()
+        try:
+            try:
+                base = self._image_meta(instance.image_ref)
+            except (exception.ImageNotFound, exception.ImageUnacceptable):
+                base = None
+            image_id = images.create_queued(
+                new_image.for_server(instance, name, image_type, base,
+                                     metadata, backup_type), token)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release(instance, transition.task_state)
+        try:
+            cast(image_id)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release(instance, transition.task_state)
+                images.discard(image_id)
+        return image_id
 
     # -- changes that run no operation on the host ---------------------------
 

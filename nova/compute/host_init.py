@@ -82,6 +82,11 @@ _TASK_OPERATION = {
     ts.RESUMING: 'resume',
     ts.PAUSING: 'pause',
     ts.UNPAUSING: 'unpause',
+    # A snapshot's image stays queued (Nova's): its owner deletes it.
+    ts.IMAGE_SNAPSHOT: 'snapshot',
+    ts.IMAGE_BACKUP: 'backup',
+    ts.IMAGE_PENDING_UPLOAD: 'snapshot',
+    ts.IMAGE_UPLOADING: 'snapshot',
 }
 
 # The vm_state that matches what the hypervisor shows; anything else

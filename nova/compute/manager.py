@@ -10,6 +10,8 @@ the state changes; see its docstring)::
     reboot.py     reboot_instance
     suspend.py    suspend_instance, resume_instance
     pause.py      pause_instance, unpause_instance
+    snapshot.py   snapshot_instance, backup_instance (createImage,
+                  createBackup)
     delete.py     terminate_instance
     rebuild.py    rebuild_instance (rebuild, and evacuate to this host)
     host_init.py  init_host: reconcile this host's instances (after
@@ -55,6 +57,7 @@ from nova.compute import rebuild_request
 from nova.compute import recovery
 from nova.compute import resources
 from nova.compute import rpcapi as compute_rpcapi
+from nova.compute import snapshot
 from nova.compute import storage_report
 from nova.compute import suspend
 from nova.conf import CONF
@@ -282,6 +285,14 @@ class ComputeManager(nova_manager.Manager):
     def unpause_instance(self, context, instance):
         self.runner.run(context, instance, pause.UNPAUSE,
                         lambda: pause.unpause(self.compute, instance))
+
+    def snapshot_instance(self, context, instance, image_id):
+        snapshot.run(self.runner, self.compute, context, instance, image_id)
+
+    def backup_instance(self, context, instance, image_id, backup_type,
+                        rotation):
+        snapshot.run(self.runner, self.compute, context, instance, image_id,
+                     snapshot.Rotation(backup_type, int(rotation)))
 
     def terminate_instance(self, context, instance):
         delete.terminate(self.runner, self.compute, context, instance)

@@ -23,6 +23,9 @@ Version history:
   older has no such endpoint, so a client capped below 1.4 refuses
   (``PauseUnsupported``, 409) before sending, rather than leave the
   instance in ``pausing`` for good; the API then releases the task.
+* 1.5: ``snapshot_instance`` and ``backup_instance`` (createImage and
+  createBackup): the host uploads the root disk into the image the API
+  created. A client capped below 1.5 refuses (the API answers 409).
 """
 
 import oslo_messaging as messaging
@@ -32,7 +35,9 @@ from nova import exception
 from nova import rpc
 
 TOPIC = 'compute'
-RPC_API_VERSION = '1.4'
+RPC_API_VERSION = '1.5'
+# The version the snapshot and backup casts came in.
+SNAPSHOT_VERSION = '1.5'
 # The version the calls that read from a host came in.
 READING_VERSION = '1.3'
 # The version rebuild_instance takes a RebuildRequest in.
@@ -129,6 +134,24 @@ class ComputeAPI:
     def unpause_instance(self, ctxt, instance):
         self._pausing_cctxt(instance.host).cast(ctxt, 'unpause_instance',
                                                 instance=instance)
+
+    def _snapshot_cctxt(self, instance):
+        if not self.client.can_send_version(SNAPSHOT_VERSION):
+            raise exception.InstanceInvalidState(
+                instance_uuid=instance.uuid, attr='compute service version',
+                state='older than %s' % SNAPSHOT_VERSION,
+                method='createImage')
+        return self._cctxt(instance.host, version=SNAPSHOT_VERSION)
+
+    def snapshot_instance(self, ctxt, instance, image_id):
+        self._snapshot_cctxt(instance).cast(
+            ctxt, 'snapshot_instance', instance=instance, image_id=image_id)
+
+    def backup_instance(self, ctxt, instance, image_id, backup_type,
+                        rotation):
+        self._snapshot_cctxt(instance).cast(
+            ctxt, 'backup_instance', instance=instance, image_id=image_id,
+            backup_type=backup_type, rotation=rotation)
 
     def terminate_instance(self, ctxt, instance):
         self._cctxt(instance.host).cast(ctxt, 'terminate_instance',

@@ -14,7 +14,8 @@ starts from the same states as ``evacuate`` and ends STOPPED.
 The failure column follows the cleanup contract (doc/source/cleanup.rst,
 "Operation by operation"): a failed start leaves the instance STOPPED with
 its disks, a failed resume leaves it SUSPENDED, a failed unpause PAUSED
-(the guest keeps its memory either way), a failed spawn, hard
+(the guest keeps its memory either way), a failed snapshot or
+backup leaves the vm_state as it was, a failed spawn, hard
 reboot, rebuild or evacuation leaves it ERROR with a fault.
 """
 
@@ -66,6 +67,10 @@ def _t(action, from_vm, from_task, task_state, on_success, on_failure,
 
 
 _IDLE = (None,)
+# A snapshot or backup copies the root disk of a guest in any of these;
+# the guest goes on as it was (a running one is paused for the copy).
+_IMAGE_FROM_VM_STATES = (vs.ACTIVE, vs.STOPPED, vs.PAUSED, vs.SUSPENDED)
+_IMAGE_LATER_TASKS = (ts.IMAGE_PENDING_UPLOAD, ts.IMAGE_UPLOADING)
 _HARD_REBOOT_FROM_TASKS = (None, ts.REBOOTING, ts.REBOOT_PENDING,
                            ts.REBOOT_STARTED, ts.REBOOTING_HARD,
                            ts.REBOOT_PENDING_HARD, ts.REBOOT_STARTED_HARD)
@@ -91,8 +96,8 @@ TRANSITIONS = {t.action: t for t in (
        ts.RESUMING, vs.ACTIVE, vs.SUSPENDED),
     # A paused guest keeps its memory and its disks open in a QEMU that
     # runs no vCPU. From PAUSED the reference allows unpause, hard reboot
-    # (which ends ACTIVE) and delete; stop, suspend, rebuild and
-    # evacuation answer 409 as in Nova.
+    # (which ends ACTIVE), snapshot, backup and delete; stop, suspend,
+    # rebuild and evacuation answer 409 as in Nova.
     _t('pause', (vs.ACTIVE,), _IDLE,
        ts.PAUSING, vs.PAUSED, KEEP),
     _t('unpause', (vs.PAUSED,), _IDLE,
@@ -108,6 +113,12 @@ TRANSITIONS = {t.action: t for t in (
     _t('evacuate_stopped', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
        ts.REBUILDING, vs.STOPPED, vs.ERROR,
        later=(ts.REBUILD_SPAWNING,)),
+    # createImage and createBackup: the vm_state never changes, failed or
+    # not (a failed snapshot deletes its image, the server is unharmed).
+    _t('snapshot', _IMAGE_FROM_VM_STATES, _IDLE,
+       ts.IMAGE_SNAPSHOT, KEEP, KEEP, later=_IMAGE_LATER_TASKS),
+    _t('backup', _IMAGE_FROM_VM_STATES, _IDLE,
+       ts.IMAGE_BACKUP, KEEP, KEEP, later=_IMAGE_LATER_TASKS),
     _t('delete', vs.ALL - {vs.DELETED}, ts.ALL | {None},
        ts.DELETING, vs.DELETED, vs.ERROR),
     # Run by init_host for guests that were running before the host went

@@ -23,6 +23,7 @@ Example::
     images.copy_data(meta.id, '/srv/instances/_base/<hash>.part-<uuid>')
 """
 
+import builtins
 import dataclasses
 import os
 
@@ -86,16 +87,17 @@ class ImageRecord:
 
     @classmethod
     def of_meta(cls, meta: image_meta.ImageMeta) -> 'ImageRecord':
-        """An image of the local store: active, never changed after it
-        was added; its kernel and ramdisk ids are its properties, as in
-        Glance."""
-        properties = {}
+        """An image of the local store: never changed after it was
+        added (a snapshot's once its data is uploaded); its kernel and
+        ramdisk ids are its properties, as in Glance."""
+        properties = dict(meta.properties)
         for key in ('kernel_id', 'ramdisk_id'):
             if getattr(meta, key):
                 properties[key] = getattr(meta, key)
-        return cls(id=meta.id, name=meta.name, status='active',
+        return cls(id=meta.id, name=meta.name, status=meta.status,
                    disk_format=meta.disk_format, size=meta.size,
-                   min_disk=0, min_ram=0, created_at=meta.created_at,
+                   min_disk=meta.min_disk, min_ram=meta.min_ram,
+                   created_at=meta.created_at,
                    updated_at=meta.created_at,
                    checksum_algo=meta.checksum_algo, checksum=meta.checksum,
                    properties=properties)
@@ -275,7 +277,50 @@ class GlanceImages:
         return self._patch(image_id, token,
                            [{'op': 'remove', 'path': '/%s' % key}])
 
-    def delete(self, image_id: str, token: str) -> None:
+    def delete(self, image_id: str, token: str | None = None) -> None:
+        """As the user of ``token``, or as the service user."""
         _not_found_if_not_uuid(image_id)
         self._call('DELETE', '/v2/images/%s' % image_id, token,
                    image_id=image_id)
+
+    # -- snapshots: queued by the API as the user, uploaded by the host -----
+
+    def create_queued(self, new, token: str | None = None) -> str:
+        """Create ``new`` (a ``new_image.NewImage``) with no data, as
+        the user of ``token`` (the image is their project's, as in
+        Nova); its id."""
+        body = {'name': new.name, 'disk_format': new.disk_format,
+                'container_format': new.container_format,
+                'min_ram': new.min_ram, 'min_disk': new.min_disk,
+                'visibility': 'private'}
+        body.update(new.properties)
+        resp = self._call('POST', '/v2/images', token, json=body)
+        return resp.json()['id']
+
+    def upload(self, image_id: str, source: str) -> None:
+        """Upload ``source`` as the data of a queued image, as the
+        service user (as ``copy_data`` downloads); Glance makes it
+        active. ``ImageNotFound`` when the image was deleted meanwhile."""
+        _not_found_if_not_uuid(image_id)
+        with open(source, 'rb') as f:
+            self._call('PUT', '/v2/images/%s/file' % image_id,
+                       image_id=image_id, data=f,
+                       headers={'Content-Type': 'application/octet-stream'})
+        LOG.info('Uploaded image %(id)s to Glance from %(src)s',
+                 {'id': image_id, 'src': source})
+
+    def find_by_properties(self, properties: dict
+                           ) -> builtins.list[ImageRecord]:
+        """The images (the service user sees) whose properties include
+        all of ``properties``: Glance's filter, checked again here."""
+        return [r for r in self.records(**properties)
+                if all(r.properties.get(k) == v
+                       for k, v in properties.items())]
+
+    def discard(self, image_id: str) -> None:
+        """Delete an image that may be gone already, as the service
+        user."""
+        try:
+            self.delete(image_id)
+        except exception.ImageNotFound:
+            pass

@@ -51,6 +51,13 @@ class ImageMeta:
     # min_ram and min_disk; 0: no minimum).
     min_ram: int = 0
     min_disk: int = 0
+    # Glance's status. A local store's image is 'active' once added; a
+    # snapshot's is 'queued' from the API's request until its host has
+    # uploaded the data ('saving' while it does).
+    status: str = 'active'
+    # Glance's properties (a snapshot's ``image_type``, ``instance_uuid``,
+    # the user's metadata...), strings by strings.
+    properties: dict = dataclasses.field(default_factory=dict, hash=False)
 
     def __post_init__(self):
         if not uuidutils.is_uuid_like(self.id):

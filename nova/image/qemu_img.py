@@ -71,9 +71,14 @@ def create(path: str, fmt: str, size: int | None = None,
 
 
 def convert(source: str, source_format: str, dest: str,
-            dest_format: str) -> None:
-    _run(dest, 'convert', '-f', source_format, '-O', dest_format,
-         source, dest)
+            dest_format: str, force_share: bool = False) -> None:
+    """Copy ``source`` to ``dest``, backing files merged. With
+    ``force_share``, read a disk a running QEMU holds locked (a snapshot
+    of a paused guest: the caller makes sure nothing writes meanwhile)."""
+    cmd = ['convert']
+    if force_share:
+        cmd.append('--force-share')
+    _run(dest, *cmd, '-f', source_format, '-O', dest_format, source, dest)
 
 
 def resize(path: str, fmt: str, size: int) -> None:

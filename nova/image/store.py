@@ -16,6 +16,8 @@ Example::
     store.get(meta.id).disk_format     # 'qcow2', detected by qemu-img
 """
 
+import builtins
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -180,6 +182,75 @@ class ImageStore:
                 reason='expected a %s image, found %s'
                        % (expected_format, found.disk_format))
 
+    # -- snapshots: queued by the API, uploaded by a compute host ----------
+
+    def _write_meta(self, meta: image_meta.ImageMeta) -> None:
+        fileio.write_atomically(self._meta_path(meta.id),
+                                json.dumps(meta.to_dict(), indent=2,
+                                           sort_keys=True))
+
+    def create_queued(self, new, token: str | None = None) -> str:
+        """Record ``new`` (a ``new_image.NewImage``) as a queued image
+        with no data yet; its id. ``token`` is Glance's concern: the
+        local store has no owners."""
+        fileutils.ensure_tree(self.path)
+        meta = image_meta.ImageMeta(
+            id=uuidutils.generate_uuid(), name=new.name,
+            disk_format=new.disk_format, min_ram=new.min_ram,
+            min_disk=new.min_disk, status='queued',
+            properties=dict(new.properties),
+            created_at=image_meta.ImageMeta.timestamp(
+                datetime.datetime.now(datetime.timezone.utc)))
+        self._write_meta(meta)
+        return meta.id
+
+    def upload(self, image_id: str, source: str) -> None:
+        """Give a queued image its data (a copy of ``source``, which
+        must be in the image's disk format); it becomes active.
+        ``ImageNotFound`` when the image was deleted meanwhile: nothing
+        of it is left then."""
+        meta = self.get(image_id)
+        if meta.status not in ('queued', 'saving'):
+            raise exception.ImageUnacceptable(
+                image_id=image_id,
+                reason='image is %s, not queued' % meta.status)
+        found = qemu_img.detect_format(source)
+        if found != meta.disk_format:
+            raise exception.ImageUnacceptable(
+                image_id=image_id, reason='data is %s, image is %s'
+                                          % (found, meta.disk_format))
+        self._write_meta(dataclasses.replace(meta, status='saving'))
+        data_path = self.data_path(image_id)
+        tmp = '%s.part-%s' % (data_path, uuidutils.generate_uuid())
+        try:
+            checksum = _copy_with_checksum(source, tmp)
+            # A delete during the copy removed the metadata: the data
+            # must not appear under its name then.
+            if not os.path.exists(self._meta_path(image_id)):
+                raise exception.ImageNotFound(image_id=image_id)
+            os.replace(tmp, data_path)
+        finally:
+            fileutils.delete_if_exists(tmp)
+        self._write_meta(dataclasses.replace(
+            meta, status='active', size=os.path.getsize(data_path),
+            checksum=checksum, checksum_algo='sha256'))
+        LOG.info('Uploaded the data of image %(id)s to %(store)s',
+                 {'id': image_id, 'store': self.path})
+
+    def find_by_properties(self, properties: dict
+                           ) -> builtins.list[image_meta.ImageMeta]:
+        """The images whose properties include all of ``properties``."""
+        return [m for m in self.list()
+                if all(m.properties.get(k) == v
+                       for k, v in properties.items())]
+
+    def discard(self, image_id: str) -> None:
+        """Delete an image that may be gone already."""
+        try:
+            self.delete(image_id)
+        except exception.ImageNotFound:
+            pass
+
     def delete(self, image_id: str) -> None:
         """Remove an image; metadata first, so it vanishes at once."""
         meta_path = self._meta_path(image_id)
@@ -193,6 +264,10 @@ class ImageStore:
         source = self.data_path(image_id)
         if not os.path.exists(source):
             raise exception.ImageNotFound(image_id=image_id)
+        if self.get(image_id).status != 'active':
+            # A snapshot still being uploaded: no disk is made from it.
+            raise exception.ImageUnacceptable(
+                image_id=image_id, reason='image is not active yet')
         with open(source, 'rb') as src, open(dest, 'xb') as dst:
             shutil.copyfileobj(src, dst, _CHUNK)
             dst.flush()

@@ -80,7 +80,6 @@ UNSUPPORTED = {
         'live_migration': 'not implemented',
         'block_migration_for_live_migration': 'not implemented',
         'rescue': 'not implemented',
-        'snapshot': 'not implemented',
         'shelve': 'not implemented',
         'shelve_migrate': 'not implemented',
         'change_password': 'no guest agent to set a password',

@@ -28,9 +28,11 @@ from oslo_utils import excutils
 from nova import crashpoint
 from nova import exception
 from nova.image import meta as image_meta_mod
+from nova.image import source as image_source
 from nova.model import diagnostics
 from nova.model import hardware
 from nova.model import network as network_model
+from nova.model import task_states
 from nova.virt import housekeeping
 from nova.virt import instancedir
 from nova.virt import journal
@@ -39,6 +41,11 @@ from nova.virt import stale_files
 from nova.virt import storage_identity
 
 LOG = logging.getLogger(__name__)
+
+# The temporary file of a snapshot in the instance's directory, named by
+# the image's id: a dead process's is a ``.part-`` file like a spawn's,
+# which ``stale_files`` removes once old (no journal names the id).
+SNAPSHOT_PART = 'snapshot.part-%s'
 
 
 class ComputeDriver:
@@ -264,8 +271,10 @@ class ComputeDriver:
 
     def live_attempts(self) -> frozenset[str]:
         """The ids of the spawn attempts this driver runs now: begun
-        (``spawn``) and neither completed nor undone. A copy, safe to read
-        from any thread while attempts begin and end."""
+        (``spawn``) and neither completed nor undone, and the image ids of
+        the snapshots it takes now (their temporary files are named by
+        them). A copy, safe to read from any thread while attempts begin
+        and end."""
         with self._live_attempts_lock:
             return frozenset(self._live_attempts)
 
@@ -480,6 +489,48 @@ class ComputeDriver:
         Failure: directory and disks untouched; a later hard reboot or
         ``power_on`` can succeed.
         """
+        raise NotImplementedError()
+
+    def snapshot(self, context, instance, image_id: str,
+                 update_task_state) -> None:
+        """Upload a flattened copy of the root disk as the data of the
+        queued image ``image_id`` (where this host's images are).
+
+        ``update_task_state(task_state, expected_state=...)`` saves the
+        instance's task state by compare-and-swap, checking it is still
+        this host's and not being deleted: called with
+        ``image_pending_upload`` before the guest is touched and with
+        ``image_uploading`` before the upload, it raises to stop the
+        snapshot. The copy is made into ``snapshot.part-<image id>`` in
+        the instance's directory (``_flatten_root_disk``), which is
+        removed in every outcome; the instance's disks are only read.
+        Failure: the guest runs (or not) as before, disks untouched, no
+        temporary file left; the image is the caller's to delete.
+        """
+        image_id = instancedir.validated_uuid(image_id)
+        idir = self._instance_dir(instance)
+        name = SNAPSHOT_PART % image_id
+        update_task_state(task_states.IMAGE_PENDING_UPLOAD)
+        # Among the live ids, so the stale file cleanup of this process
+        # never takes the file for a dead snapshot's.
+        with self._live_attempts_lock:
+            self._live_attempts.add(image_id)
+        try:
+            self._flatten_root_disk(instance, idir.file(name))
+            update_task_state(
+                task_states.IMAGE_UPLOADING,
+                expected_state=task_states.IMAGE_PENDING_UPLOAD)
+            image_source.for_host(self.settings).upload(image_id,
+                                                        idir.file(name))
+        finally:
+            idir.remove_file(name)
+            with self._live_attempts_lock:
+                self._live_attempts.discard(image_id)
+
+    def _flatten_root_disk(self, instance, dest: str) -> None:
+        """Write the root disk, backing files merged, to ``dest`` as
+        qcow2: crash-consistent (a running guest is paused for the copy,
+        not quiesced). Only reads the instance's disks."""
         raise NotImplementedError()
 
     def suspend(self, context, instance):

@@ -39,6 +39,7 @@ from oslo_utils import excutils
 from oslo_utils import fileutils
 
 from nova import exception
+from nova.image import qemu_img
 from nova.model import diagnostics
 from nova.model import hardware
 from nova.model import network as network_model
@@ -65,6 +66,7 @@ STEPS = frozenset((
     'power_off',
     'reboot.soft', 'reboot.plug_vifs', 'reboot',
     'suspend',
+    'snapshot',
     'resume.plug_vifs', 'resume',
     'pause', 'unpause',
     'resume_state_on_host_boot.plug_vifs', 'resume_state_on_host_boot',
@@ -326,6 +328,14 @@ class FakeDriver(driver.ComputeDriver):
         self._maybe_fail('suspend', instance)
         self._set_state(instance.uuid, power_state.SUSPENDED,
                         saved_memory=True)
+
+    def _flatten_root_disk(self, instance, dest):
+        self._require_domain(instance)
+        # A fake disk is raw bytes: qemu-img makes a real qcow2 of it.
+        qemu_img.convert(self._instance_dir(instance).file(DISK), 'raw',
+                         dest, 'qcow2')
+        # An injected failure finds the copy made: the caller removes it.
+        self._maybe_fail('snapshot', instance)
 
     def resume(self, context, instance, network_info):
         dom = self._require_domain(instance)

@@ -4,7 +4,10 @@ journal directory.
 * ``<instance dir>/<name>.part-<attempt id>``: a file a spawn attempt was
   writing (``journal.SpawnJournal.creating``). Stale when its attempt has
   no journal of any host on this storage (``<instances_path>/_journal``)
-  and is not among the attempts the driver runs now.
+  and is not among the attempts the driver runs now. A snapshot's copy of
+  the root disk (``snapshot.part-<image id>``) is one of these: no
+  journal names its image id, and while the snapshot runs the driver
+  counts that id among its live attempts.
 * ``_journal/*.journal-<uuid>``: a journal write that never finished.
 
 Each only when last modified before ``older_than``: the caller passes a

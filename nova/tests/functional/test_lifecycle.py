@@ -15,6 +15,8 @@ from nova.compute import manager as compute_manager
 from nova.conf import host_settings
 from nova import context as nova_context
 from nova import exception
+from nova.image import new_image
+from nova.image import store as image_store
 from nova.model import external_event
 from nova.model import network as network_model
 from nova.model import power_state
@@ -561,10 +563,22 @@ class TestEveryFailureStep(LifecycleTestCase):
     working on the next try. A new step in fake.STEPS must be added here.
     """
 
+    def host_settings(self, **changes):
+        # createImage's images go to a local image store.
+        changes.setdefault('image_store_path',
+                           os.path.join(self.tmp, 'images'))
+        return super().host_settings(**changes)
+
     def suspended(self):
         instance = self.build()
         self.manager.suspend_instance(self.request(), instance)
         return self.reload(instance)
+
+    def queued_image(self):
+        """What createImage's API part leaves: a queued image."""
+        return image_store.ImageStore(
+            self.settings.image_store_path).create_queued(
+                new_image.NewImage(name='snap', owner='p'))
 
     def after_host_reboot(self):
         # Alone on the host: the restart resumes every guest, and the one
@@ -588,6 +602,8 @@ class TestEveryFailureStep(LifecycleTestCase):
         hard = (lambda i: m.reboot_instance(self.request(), i, 'HARD'))
         start = (lambda i: m.start_instance(self.request(), i))
         resume = (lambda i: m.resume_instance(self.request(), i))
+        snapshot = (lambda i: m.snapshot_instance(self.request(), i,
+                                                  self.queued_image()))
         # step: (prepare, operation, vm_state after the failure, action,
         #        operation that works afterwards)
         return {
@@ -612,6 +628,8 @@ class TestEveryFailureStep(LifecycleTestCase):
             'suspend': (self.build,
                         lambda i: m.suspend_instance(self.request(), i),
                         vm_states.ACTIVE, 'suspend', None),
+            'snapshot': (self.build, snapshot, vm_states.ACTIVE,
+                         'createImage', snapshot),
             'resume.plug_vifs': (self.suspended, resume,
                                  vm_states.SUSPENDED, 'resume', resume),
             'resume': (self.suspended, resume, vm_states.SUSPENDED,

@@ -27,6 +27,7 @@ from nova import exception
 from nova import fileio
 from nova.image import glance as image_glance
 from nova.image import meta as image_meta_mod
+from nova.image import qemu_img
 from nova.image import source as image_source
 from nova.image import store as image_store
 from nova.model import hardware
@@ -465,6 +466,31 @@ class LibvirtDriver(driver.ComputeDriver):
                 reason='the guest is not running')
         guest.managed_save()
         LOG.info('Suspended the guest', instance=instance)
+
+    def _flatten_root_disk(self, instance, dest):
+        idir = self._instance_dir(instance)
+        root = idir.file(instancedir.DISK)
+        fmt = imagebackend.existing_format(
+            root, imagebackend.read_disk_info(
+                idir.file(instancedir.DISK_INFO)))
+        guest = self.host.find_guest(instance.uuid)
+        # Only a running guest writes to its disk: pause its vCPUs for
+        # the copy (crash-consistent), and only a guest we paused is
+        # let run again. A paused, suspended or stopped one stays so.
+        pause = (guest is not None
+                 and guest.get_power_state() == power_state.RUNNING)
+        if pause:
+            guest.pause()
+        try:
+            # QEMU holds its image lock while the guest exists, paused
+            # or not.
+            qemu_img.convert(root, fmt, dest, 'qcow2',
+                             force_share=guest is not None)
+        finally:
+            if pause:
+                guest.resume()
+        LOG.info('Copied the root disk for a snapshot (guest %s)',
+                 'paused' if pause else 'not running', instance=instance)
 
     def resume(self, context, instance, network_info):
         guest = self.host.find_guest(instance.uuid)

@@ -11,8 +11,12 @@ what the user may see and change.
 The fields are the reference's: ``id``, ``name``, ``links`` in the list;
 the details add ``minRam``, ``minDisk``, ``metadata`` (the image's
 properties), ``created``, ``updated``, ``status``, ``progress`` and
-``OS-EXT-IMG-SIZE:size``. The reference's ``server`` (the server a
-snapshot was taken of) never appears: nothing takes snapshots here.
+``OS-EXT-IMG-SIZE:size``, and ``server`` (a link to the server) for a
+snapshot or backup (an image whose ``instance_uuid`` property names its
+server). The list filters ``server`` (an id or a server's link) and
+``type`` (``snapshot``, ``backup``) match those properties, as Nova's.
+Of the local store's images, the snapshots and backups may be deleted
+here (the operator's own images stay read-only).
 """
 
 import datetime
@@ -64,6 +68,10 @@ def _detail(req, record: glance.ImageRecord) -> dict:
         'updated': record.updated_at,
         'OS-EXT-IMG-SIZE:size': record.size,
     })
+    server = record.properties.get('instance_uuid')
+    if server:
+        view['server'] = {'id': server,
+                          'links': common.links(req, 'servers', server)}
     return view
 
 
@@ -71,6 +79,20 @@ def _metadata(record: glance.ImageRecord) -> dict:
     # The proxy shows properties as strings, as Glance v1 kept them.
     return {key: value if isinstance(value, str) else str(value)
             for key, value in record.properties.items()}
+
+
+def _property_filters(req) -> dict:
+    """The list's ``server`` and ``type`` filters as the image
+    properties they match (Nova's)."""
+    filters = {}
+    server = common.query_value(req, 'server')
+    if server is not None:
+        # A server's link is accepted as well as its id.
+        filters['instance_uuid'] = server.rstrip('/').rsplit('/', 1)[-1]
+    image_type = common.query_value(req, 'type')
+    if image_type is not None:
+        filters['image_type'] = image_type
+    return filters
 
 
 def _time(text: str | None) -> datetime.datetime | None:
@@ -95,6 +117,10 @@ class ImagesController:
                   max_version=MAX_VERSION),
             Route('GET', images, self.show, max_version=MAX_VERSION),
             Route('DELETE', images, self.delete, max_version=MAX_VERSION),
+            # ``DELETE /images/``: a blank id names no image (404, as
+            # Nova), not a method the collection lacks (405).
+            Route('DELETE', '/images', self.delete_blank,
+                  max_version=MAX_VERSION),
             Route('GET', metadata, self.metadata_index,
                   max_version=MAX_VERSION),
             Route('PUT', metadata, self.metadata_replace,
@@ -121,6 +147,14 @@ class ImagesController:
                                       'through the API.')
         return self._glance
 
+    def _delete_local(self, record: glance.ImageRecord) -> None:
+        # Only snapshots and backups: the operator's images are not the
+        # API's to delete.
+        if record.properties.get('image_type') not in ('snapshot',
+                                                       'backup'):
+            self._writable()
+        self.image_store.discard(record.id)
+
     def _record(self, req, image_id) -> glance.ImageRecord:
         policy.authorize(req.context, RULE)
         common.require_uuid(image_id,
@@ -135,17 +169,24 @@ class ImagesController:
         status = common.query_value(req, 'status')
         if status is not None and status not in _LIST_STATUS:
             return []
+        properties = _property_filters(req)
         if self._glance is not None:
             records = self._glance.records(
                 _token(req), name=name,
-                status=None if status is None else _LIST_STATUS[status])
+                status=None if status is None else _LIST_STATUS[status],
+                **properties)
         else:
             records = [glance.ImageRecord.of_meta(m)
                        for m in self.image_store.list()]
             records = [r for r in records
                        if name is None or r.name == name]
-            if status is not None and status != 'ACTIVE':
-                records = []
+            if status is not None:
+                records = [r for r in records
+                           if _STATUS.get(r.status, ('UNKNOWN',))[0]
+                           == status]
+        records = [r for r in records
+                   if all(r.properties.get(k) == v
+                          for k, v in properties.items())]
         window = common.changes_window(req, None)
         records = [r for r in records
                    if window.contains(_time(r.updated_at))]
@@ -162,9 +203,16 @@ class ImagesController:
         return {'image': _detail(req, self._record(req, image_id))}
 
     def delete(self, req, image_id):
-        self._record(req, image_id)
-        self._writable().delete(image_id, _token(req))
+        record = self._record(req, image_id)
+        if self._glance is None:
+            self._delete_local(record)
+        else:
+            self._glance.delete(image_id, _token(req))
         return wsgi.Result(None, status=204)
+
+    def delete_blank(self, req):
+        policy.authorize(req.context, RULE)
+        raise exception.ImageNotFound(image_id='')
 
     # -- metadata: the image's properties ------------------------------------
 

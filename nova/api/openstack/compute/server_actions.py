@@ -17,6 +17,11 @@ addresses, description 2.19, key_name 2.54, user_data 2.57, hostname
 2.90), and answers 202 with the server (``views.changed``) showing the
 new image, and ``adminPass`` when ``[api] enable_instance_password`` is
 set (never stored or set in the guest, as for create).
+
+``createImage`` and ``createBackup`` queue an image of the server's root
+disk (``compute.api.API.snapshot``/``backup``; the host uploads it) and
+answer 202 with the image's link in ``Location`` (below 2.45) or its id
+in the body (2.45 and later).
 """
 
 import dataclasses
@@ -25,6 +30,7 @@ from typing import Callable
 from nova.api.openstack import common
 from nova.api.openstack.compute import admin_password
 from nova.api.openstack.compute import evacuate
+from nova.api.openstack.compute.schemas import server_images
 from nova.api.openstack.compute.schemas import servers as schemas
 from nova.api.openstack.compute import servers
 from nova.api.openstack.compute.views import servers as views
@@ -81,6 +87,12 @@ class ServerActionsController:
                              self._unlock, schemas.no_argument),
             'rebuild': Action('os_compute_api:servers:rebuild', False,
                               self._rebuild, schemas.rebuild_for),
+            'createImage': Action('os_compute_api:servers:create_image',
+                                  False, self._create_image,
+                                  server_images.create_image),
+            'createBackup': Action('os_compute_api:os-create-backup', False,
+                                   self._create_backup,
+                                   server_images.create_backup),
             # Known to the reference, not done here: answered for the
             # server they name (404 for none) rather than as unknown.
             'migrate': Action('os_compute_api:os-migrate-server:migrate',
@@ -164,6 +176,30 @@ class ServerActionsController:
     def _unpause(self, req, instance, _argument):
         self.compute_api.unpause(req.context, instance)
         return self._accepted()
+
+    def _image_created(self, req, image_id):
+        # The reference: a Location header before 2.45, the id in the
+        # body from then on. The link is the compute API's image proxy.
+        if req.is_version('2.45'):
+            return wsgi.Result({'image_id': image_id}, status=202)
+        location = common.links(req, 'images', image_id)[0]['href']
+        return wsgi.Result(None, status=202,
+                           headers={'Location': location})
+
+    def _create_image(self, req, instance, argument):
+        image_id = self.compute_api.snapshot(
+            req.context, instance, argument['name'],
+            metadata=argument.get('metadata'),
+            token=req.headers.get('X-Auth-Token'))
+        return self._image_created(req, image_id)
+
+    def _create_backup(self, req, instance, argument):
+        image_id = self.compute_api.backup(
+            req.context, instance, argument['name'],
+            argument['backup_type'], int(argument['rotation']),
+            metadata=argument.get('metadata'),
+            token=req.headers.get('X-Auth-Token'))
+        return self._image_created(req, image_id)
 
     def _reset_state(self, req, instance, argument):
         self.compute_api.reset_state(req.context, instance,

@@ -85,12 +85,23 @@ class TestInitInstances(fixtures.ComputeTestCase):
 
     def test_unknown_task_state_is_cleared_with_a_fault(self):
         instance = self.active_instance()
-        instance.task_state = task_states.IMAGE_SNAPSHOT
+        instance.task_state = task_states.MIGRATING
         instance.save()
         self.reconcile(instance)
         self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
                          self.states(instance))
-        self.assertIn('image_snapshot', self.faults(instance)[0].message)
+        self.assertIn('migrating', self.faults(instance)[0].message)
+
+    def test_snapshot_cut_short_is_cleared_without_fault(self):
+        # The guest runs as before the snapshot: nothing failed that the
+        # server's owner must hear of (the image stays queued).
+        instance = self.active_instance()
+        instance.task_state = task_states.IMAGE_UPLOADING
+        instance.save()
+        self.reconcile(instance)
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+        self.assertEqual([], self.faults(instance))
 
 
 class TestInstanceMovedDuringInitHost(fixtures.ComputeTestCase):

@@ -31,7 +31,8 @@ class RecordingEndpoint:
                'terminate_instance', 'rebuild_instance',
                'external_instance_event', 'get_host_uptime',
                'get_instance_diagnostics', 'pause_instance',
-               'unpause_instance')
+               'unpause_instance', 'snapshot_instance',
+               'backup_instance')
 
     def __init__(self, host, received,
                  version=compute_rpcapi.RPC_API_VERSION):
@@ -165,6 +166,26 @@ class TestComputeAPI(base.TestCase):
                           capped.get_host_uptime, self.ctxt, 'compute1')
         self.assertTrue(self.received.empty())
 
+    def test_snapshot_and_backup_go_to_the_host_as_1_5(self):
+        self.api.snapshot_instance(self.ctxt, self.instance, 'img-1')
+        host, name, kwargs = self._next()
+        self.assertEqual(('compute1', 'snapshot_instance', 'img-1'),
+                         (host, name, kwargs['image_id']))
+        self.api.backup_instance(self.ctxt, self.instance, 'img-2',
+                                 'daily', 2)
+        host, name, kwargs = self._next()
+        kwargs.pop('instance')
+        self.assertEqual(('compute1', 'backup_instance',
+                          {'image_id': 'img-2', 'backup_type': 'daily',
+                           'rotation': 2}), (host, name, kwargs))
+
+    def test_snapshot_is_refused_below_1_5(self):
+        capped = compute_rpcapi.ComputeAPI(version_cap='1.3')
+        self.assertRaises(exception.InstanceInvalidState,
+                          capped.snapshot_instance, self.ctxt,
+                          self.instance, 'img-1')
+        self.assertTrue(self.received.empty())
+
     def test_no_host_is_refused_before_sending(self):
         self.instance.host = None
         self.assertRaises(ValueError, self.api.stop_instance, self.ctxt,
@@ -182,7 +203,7 @@ class TestComputeAPI(base.TestCase):
         self.assertEqual(('compute1', 'suspend_instance'), self._next()[:2])
 
     def test_version_cap(self):
-        self.assertEqual('1.4', compute_rpcapi.RPC_API_VERSION)
+        self.assertEqual('1.5', compute_rpcapi.RPC_API_VERSION)
         capped = compute_rpcapi.ComputeAPI(version_cap='0.9')
         self.assertRaises(messaging.RPCVersionCapError,
                           capped.stop_instance, self.ctxt, self.instance)

@@ -132,11 +132,13 @@ class TestTransitionTable(base.TestCase):
 
     def test_what_a_paused_server_allows(self):
         # The reference's rules: from PAUSED a server may be unpaused,
-        # hard rebooted (it ends ACTIVE) or deleted; nothing else.
+        # hard rebooted (it ends ACTIVE), snapshotted, backed up or
+        # deleted; nothing else.
         paused = _Instance(vm_states.PAUSED)
         allowed = {action for action, t in states.TRANSITIONS.items()
                    if t.allows(paused.vm_state, paused.task_state)}
-        self.assertEqual({'unpause', 'reboot_hard', 'delete'}, allowed)
+        self.assertEqual({'unpause', 'reboot_hard', 'snapshot', 'backup',
+                          'delete'}, allowed)
         self.assertEqual(vm_states.ACTIVE, states.get('reboot_hard')
                          .vm_state_after(True, vm_states.PAUSED))
 
