@@ -277,6 +277,14 @@ class ComputeServiceStillUp(Invalid):
                 'server is still up.')
 
 
+class PauseUnsupported(Conflict):
+    msg_fmt = ('Pause and unpause need every compute service at RPC '
+               'version 1.4; some are older (the RPC version cap is '
+               'lower). Retry once the upgrade is done.')
+    safe_msg = ('The request was refused: not every service of the cloud '
+                'supports pausing yet.')
+
+
 class EvacuationTargetStateUnsupported(Conflict):
     msg_fmt = ('An evacuation that ends %(target_state)s needs every '
                'service at RPC version 1.1; some are older (the RPC '
@@ -382,6 +390,16 @@ class InstanceSuspendFailure(NovaException):
 class InstanceResumeFailure(NovaException):
     msg_fmt = 'Failed to resume instance: %(reason)s'
     safe_msg = 'The server could not be resumed.'
+
+
+class InstancePauseFailure(NovaException):
+    msg_fmt = 'Failed to pause instance: %(reason)s'
+    safe_msg = 'The server could not be paused.'
+
+
+class InstanceUnpauseFailure(NovaException):
+    msg_fmt = 'Failed to unpause instance: %(reason)s'
+    safe_msg = 'The server could not be unpaused.'
 
 
 class VirtualInterfaceCreateException(NovaException):

@@ -272,6 +272,16 @@ def do_resume(client, args, out) -> int:
                     _action(client, {'resume': None}))
 
 
+def do_pause(client, args, out) -> int:
+    return _on_each(client, args, out, 'pause',
+                    _action(client, {'pause': None}))
+
+
+def do_unpause(client, args, out) -> int:
+    return _on_each(client, args, out, 'unpause',
+                    _action(client, {'unpause': None}))
+
+
 def do_reboot(client, args, out) -> int:
     kind = 'HARD' if args.hard else 'SOFT'
     return _on_each(client, args, out, 'reboot',

@@ -146,6 +146,8 @@ def build_parser(environ=None) -> argparse.ArgumentParser:
             ('stop', servers.do_stop, 'Stop servers.'),
             ('suspend', servers.do_suspend, 'Suspend servers.'),
             ('resume', servers.do_resume, 'Resume servers.'),
+            ('pause', servers.do_pause, 'Pause servers.'),
+            ('unpause', servers.do_unpause, 'Unpause servers.'),
             ('delete', servers.do_delete, 'Delete servers.')):
         _add_servers_arg(command(name, func, text), many=True)
 

@@ -165,7 +165,8 @@ class API:
                requested_node=None, hostname=None, access_ip_v4=None,
                access_ip_v6=None, key_name=None, metadata=None,
                description=None, group_uuid=None,
-               availability_zone=None) -> objects.Instance:
+               availability_zone=None,
+               auto_disk_config=False) -> objects.Instance:
         """Create an instance, place it on a host and cast its build.
 
         ``networks``: as ``network.api.API.validate_networks`` takes them
@@ -214,6 +215,7 @@ class API:
         ``metadata`` (``{key: value}``, checked by the API) is stored with
         the instance row, before the build is cast; ``description`` is
         the server's description (microversion 2.19).
+        ``auto_disk_config``: ``OS-DCF:diskConfig`` AUTO, recorded only.
         """
         phases.mark('api.create_received', context.request_id)
         destination = self._requested_destination(
@@ -245,7 +247,8 @@ class API:
             vm_state=vm_states.BUILDING,
             task_state=task_states.SCHEDULING, access_ip_v4=access_ip_v4,
             access_ip_v6=access_ip_v6, availability_zone=availability_zone,
-            display_description=description)
+            display_description=description,
+            auto_disk_config=auto_disk_config)
         instance.hostname = (hostname if hostname is not None else
                              hostnames.from_display_name(display_name,
                                                          instance.uuid))
@@ -354,6 +357,16 @@ class API:
         self._take_and_cast(context, instance, 'resume', lambda: (
             self.compute_rpcapi.resume_instance(context, instance)))
 
+    def pause(self, context, instance):
+        # A client capped below RPC 1.4 refuses the cast
+        # (``PauseUnsupported``, 409): the task state is released again.
+        self._take_and_cast(context, instance, 'pause', lambda: (
+            self.compute_rpcapi.pause_instance(context, instance)))
+
+    def unpause(self, context, instance):
+        self._take_and_cast(context, instance, 'unpause', lambda: (
+            self.compute_rpcapi.unpause_instance(context, instance)))
+
     def reboot(self, context, instance, reboot_type):
         reboot_type = (reboot_type or '').upper()
         if reboot_type not in REBOOT_TYPES:
@@ -373,8 +386,9 @@ class API:
 
         ``changes``: instance fields the rebuild also sets (``display_
         name``, ``display_description``, ``key_name``, ``user_data``,
-        access addresses), written by the same compare-and-swap save that
-        takes the instance, so a refused rebuild changes none of them.
+        access addresses, ``auto_disk_config``), written by the same
+        compare-and-swap save that takes the instance, so a refused
+        rebuild changes none of them.
         ``metadata``: the server's new metadata, replacing the old once
         the instance is taken. ``preserve_ephemeral``: honoured trivially
         when the flavor has no ephemeral disk (there is nothing to keep);
@@ -467,8 +481,9 @@ class API:
 
     def update(self, context, instance, changes: dict) -> None:
         """Set the fields ``changes`` names (``PUT /servers/{id}``:
-        display name, description, access addresses). Nothing runs on the
-        host; as in the reference, a locked server may be renamed."""
+        display name, description, access addresses, disk config).
+        Nothing runs on the host; as in the reference, a locked server
+        may be renamed."""
         for name, value in changes.items():
             setattr(instance, name, value)
         instance.save()

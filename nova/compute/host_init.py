@@ -10,18 +10,20 @@ another host is never started here), with the hypervisor's view:
 * left ``deleting``: the delete is finished;
 * left ``powering-off``: the stop is finished;
 * left in another operation we run (powering-on, rebooting, suspending,
-  resuming): task_state cleared and the vm_state set to what the
-  hypervisor shows; a fault when that is not what the operation would have
-  reached, so a cut-short start is never reported as a success;
+  resuming, pausing, unpausing): task_state cleared and the vm_state set
+  to what the hypervisor shows; a fault when that is not what the
+  operation would have reached, so a cut-short start is never reported
+  as a success;
 * left ``rebuilding`` by a rebuild on this host: ERROR with a fault (the
   new disks the dead attempt made are gone, from its journal); an
   evacuation away from this host that is still in progress never gets
   here (``evacuation.py`` reports it), and one to this host is ended by
   ``evacuation.fail_interrupted_evacuations``;
-* idle: the power state is recorded; with
-  ``resume_guests_state_on_host_boot``, an ACTIVE guest that does not run
-  is started with ``driver.resume_state_on_host_boot`` (ERROR with a fault,
-  disks kept, when that fails).
+* idle: the power state is recorded (a PAUSED instance whose guest is
+  paused needs nothing: it is never unpaused, stopped or started here);
+  with ``resume_guests_state_on_host_boot``, an ACTIVE guest that does
+  not run is started with ``driver.resume_state_on_host_boot`` (ERROR
+  with a fault, disks kept, when that fails).
 
 Domains of instances the database does not place here are reported, never
 started and never deleted here.
@@ -78,6 +80,8 @@ _TASK_OPERATION = {
     ts.REBOOT_STARTED_HARD: 'reboot_hard',
     ts.SUSPENDING: 'suspend',
     ts.RESUMING: 'resume',
+    ts.PAUSING: 'pause',
+    ts.UNPAUSING: 'unpause',
     # A snapshot's image stays queued (Nova's): its owner deletes it.
     ts.IMAGE_SNAPSHOT: 'snapshot',
     ts.IMAGE_BACKUP: 'backup',

@@ -9,6 +9,7 @@ the state changes; see its docstring)::
     power.py      start_instance, stop_instance
     reboot.py     reboot_instance
     suspend.py    suspend_instance, resume_instance
+    pause.py      pause_instance, unpause_instance
     snapshot.py   snapshot_instance, backup_instance (createImage,
                   createBackup)
     delete.py     terminate_instance
@@ -45,6 +46,7 @@ from nova.compute import host_init
 from nova.compute import instance_events
 from nova.compute import locks
 from nova.compute import operation
+from nova.compute import pause
 from nova.compute import periodic_tasks
 from nova.compute import power
 from nova.compute import power_sync
@@ -275,6 +277,14 @@ class ComputeManager(nova_manager.Manager):
         self.runner.run(context, instance, suspend.RESUME,
                         lambda: suspend.resume(self.compute, context,
                                                instance))
+
+    def pause_instance(self, context, instance):
+        self.runner.run(context, instance, pause.PAUSE,
+                        lambda: pause.pause(self.compute, instance))
+
+    def unpause_instance(self, context, instance):
+        self.runner.run(context, instance, pause.UNPAUSE,
+                        lambda: pause.unpause(self.compute, instance))
 
     def snapshot_instance(self, context, instance, image_id):
         snapshot.run(self.runner, self.compute, context, instance, image_id)

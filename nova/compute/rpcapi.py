@@ -19,6 +19,10 @@ Version history:
   calls (the caller waits for the answer): what only the host can say
   (``GET /os-hypervisors/{id}/uptime``, ``GET
   /servers/{id}/diagnostics``). A client capped below 1.3 cannot ask.
+* 1.4: ``pause_instance`` and ``unpause_instance``. A compute of 1.3 or
+  older has no such endpoint, so a client capped below 1.4 refuses
+  (``PauseUnsupported``, 409) before sending, rather than leave the
+  instance in ``pausing`` for good; the API then releases the task.
 * 1.5: ``snapshot_instance`` and ``backup_instance`` (createImage and
   createBackup): the host uploads the root disk into the image the API
   created. A client capped below 1.5 refuses (the API answers 409).
@@ -38,6 +42,8 @@ SNAPSHOT_VERSION = '1.5'
 READING_VERSION = '1.3'
 # The version rebuild_instance takes a RebuildRequest in.
 REBUILD_REQUEST_VERSION = '1.2'
+# The version pause_instance and unpause_instance came in.
+PAUSE_VERSION = '1.4'
 
 
 def check_target_state(client, target_state, version='1.1') -> str:
@@ -115,6 +121,19 @@ class ComputeAPI:
     def resume_instance(self, ctxt, instance):
         self._cctxt(instance.host).cast(ctxt, 'resume_instance',
                                         instance=instance)
+
+    def _pausing_cctxt(self, host):
+        if not self.client.can_send_version(PAUSE_VERSION):
+            raise exception.PauseUnsupported()
+        return self._cctxt(host, version=PAUSE_VERSION)
+
+    def pause_instance(self, ctxt, instance):
+        self._pausing_cctxt(instance.host).cast(ctxt, 'pause_instance',
+                                                instance=instance)
+
+    def unpause_instance(self, ctxt, instance):
+        self._pausing_cctxt(instance.host).cast(ctxt, 'unpause_instance',
+                                                instance=instance)
 
     def _snapshot_cctxt(self, instance):
         if not self.client.can_send_version(SNAPSHOT_VERSION):

@@ -13,7 +13,8 @@ starts from the same states as ``evacuate`` and ends STOPPED.
 
 The failure column follows the cleanup contract (doc/source/cleanup.rst,
 "Operation by operation"): a failed start leaves the instance STOPPED with
-its disks, a failed resume leaves it SUSPENDED, a failed snapshot or
+its disks, a failed resume leaves it SUSPENDED, a failed unpause PAUSED
+(the guest keeps its memory either way), a failed snapshot or
 backup leaves the vm_state as it was, a failed spawn, hard
 reboot, rebuild or evacuation leaves it ERROR with a fault.
 """
@@ -93,6 +94,14 @@ TRANSITIONS = {t.action: t for t in (
        ts.SUSPENDING, vs.SUSPENDED, KEEP),
     _t('resume', (vs.SUSPENDED,), _IDLE,
        ts.RESUMING, vs.ACTIVE, vs.SUSPENDED),
+    # A paused guest keeps its memory and its disks open in a QEMU that
+    # runs no vCPU. From PAUSED the reference allows unpause, hard reboot
+    # (which ends ACTIVE), snapshot, backup and delete; stop, suspend,
+    # rebuild and evacuation answer 409 as in Nova.
+    _t('pause', (vs.ACTIVE,), _IDLE,
+       ts.PAUSING, vs.PAUSED, KEEP),
+    _t('unpause', (vs.PAUSED,), _IDLE,
+       ts.UNPAUSING, vs.ACTIVE, vs.PAUSED),
     _t('rebuild', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,
        ts.REBUILDING, KEEP_OR_RECOVER, vs.ERROR, later=(ts.REBUILD_SPAWNING,)),
     _t('evacuate', (vs.ACTIVE, vs.STOPPED, vs.ERROR), _IDLE,

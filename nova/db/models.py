@@ -97,6 +97,10 @@ class Instance(TimestampMixin, Base):
     locked_reason: orm.Mapped[str | None] = orm.mapped_column(_str())
     # A rebuild's user_data (2.57), base64 as given; never sent to a guest.
     user_data: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    # OS-DCF:diskConfig AUTO (true) or MANUAL (0020); recorded and shown,
+    # nothing resizes the guest's partitions.
+    auto_disk_config: orm.Mapped[bool] = orm.mapped_column(
+        default=False, server_default=sa.false())
 
 
 class InstanceMetadata(TimestampMixin, Base):

@@ -89,6 +89,10 @@ class Instance(base.NovaObject):
         # shown by the API, handed to no guest (there is no metadata
         # service or config drive here).
         'user_data': fields.String(),
+        # ``OS-DCF:diskConfig``: AUTO (true) or MANUAL, as the create, the
+        # last rebuild or an update asked; recorded and shown, never acted
+        # on (the root disk is the flavor's size either way).
+        'auto_disk_config': fields.Boolean(default=False, nullable=False),
     }
 
     # The fields as attributes, for readers and type checkers (their
@@ -124,6 +128,7 @@ class Instance(base.NovaObject):
     locked_by: str | None
     locked_reason: str | None
     user_data: str | None
+    auto_disk_config: bool
 
     @property
     def locked(self) -> bool:

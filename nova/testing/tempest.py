@@ -82,7 +82,6 @@ UNSUPPORTED = {
         'rescue': 'not implemented',
         'shelve': 'not implemented',
         'shelve_migrate': 'not implemented',
-        'pause': 'not implemented',
         'change_password': 'no guest agent to set a password',
         'personality': 'no file injection (removed at 2.57 in Nova)',
         'config_drive': 'no config drive',
@@ -94,7 +93,6 @@ UNSUPPORTED = {
         'volume_multiattach': 'no block storage service',
         'metadata_service': 'no metadata service',
         'console_output': 'console logs are not served by the API',
-        'disk_config': 'no OS-DCF extension',
         'hostname_fqdn_sanitization': 'not implemented',
     },
 }

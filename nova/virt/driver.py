@@ -549,6 +549,25 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
+    def pause(self, instance) -> None:
+        """Stop the running guest's vCPUs, keeping it in memory.
+
+        Success: the guest is PAUSED, its process (and so its disks, its
+        memory and its VIFs) still there. Failure: raises
+        ``InstancePauseFailure`` (a guest that is not running cannot be
+        paused); the guest as it was, disks untouched.
+        """
+        raise NotImplementedError()
+
+    def unpause(self, instance) -> None:
+        """Let a paused guest's vCPUs run again.
+
+        Success: the guest is RUNNING. Failure: raises
+        ``InstanceUnpauseFailure`` (a guest that is not paused cannot be
+        unpaused); disks untouched, and a later unpause can succeed.
+        """
+        raise NotImplementedError()
+
     def resume_state_on_host_boot(
             self, context, instance,
             network_info: network_model.NetworkInfo) -> None:

@@ -68,6 +68,7 @@ STEPS = frozenset((
     'suspend',
     'snapshot',
     'resume.plug_vifs', 'resume',
+    'pause', 'unpause',
     'resume_state_on_host_boot.plug_vifs', 'resume_state_on_host_boot',
     'destroy',
 ))
@@ -349,6 +350,24 @@ class FakeDriver(driver.ComputeDriver):
         self._start(instance, network_info, 'resume',
                     lambda: self._restore_vifs(instance, plugged_before),
                     vifs_already_plugged=True)
+
+    def pause(self, instance):
+        self._change_pause(instance, 'pause', power_state.RUNNING,
+                           power_state.PAUSED, exception.InstancePauseFailure)
+
+    def unpause(self, instance):
+        self._change_pause(instance, 'unpause', power_state.PAUSED,
+                           power_state.RUNNING,
+                           exception.InstanceUnpauseFailure)
+
+    def _change_pause(self, instance, step, from_state, to_state, failure):
+        dom = self._require_domain(instance)
+        if dom.state != from_state:
+            raise failure(reason='guest is %s, not %s' % (
+                power_state.STATE_MAP.get(dom.state),
+                power_state.STATE_MAP[from_state]))
+        self._maybe_fail(step, instance)
+        self._set_state(instance.uuid, to_state)
 
     def resume_state_on_host_boot(self, context, instance, network_info):
         with self._lock:

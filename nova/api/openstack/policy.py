@@ -55,6 +55,8 @@ RULES = {
     'os_compute_api:server-metadata:delete': OWNER,
     'os_compute_api:os-suspend-server:suspend': OWNER,
     'os_compute_api:os-suspend-server:resume': OWNER,
+    'os_compute_api:os-pause-server:pause': OWNER,
+    'os_compute_api:os-pause-server:unpause': OWNER,
     'os_compute_api:servers:create_image': OWNER,
     'os_compute_api:os-create-backup': OWNER,
     'os_compute_api:os-extended-server-attributes': ADMIN,
@@ -183,6 +185,8 @@ DESCRIPTIONS = {
     'os_compute_api:servers:create_image': 'Create an image of a server.',
     'os_compute_api:os-create-backup': 'Create a backup of a server.',
     'os_compute_api:os-suspend-server:resume': 'Resume a server.',
+    'os_compute_api:os-pause-server:pause': 'Pause a server.',
+    'os_compute_api:os-pause-server:unpause': 'Unpause a server.',
     'os_compute_api:os-extended-server-attributes':
         'See the OS-EXT-SRV-ATTR attributes (host, instance name).',
     'os_compute_api:os-migrate-server:migrate':

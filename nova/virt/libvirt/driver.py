@@ -353,9 +353,15 @@ class LibvirtDriver(driver.ComputeDriver):
     # -- power -----------------------------------------------------------
 
     def _stop(self, instance, guest, timeout, retry_interval=0):
-        """Clean shutdown for up to ``timeout`` s, then forced."""
-        if timeout and self._clean_shutdown(instance, guest, timeout,
-                                            retry_interval):
+        """Clean shutdown for up to ``timeout`` s, then forced.
+
+        A paused guest is forced at once: its vCPUs do not run, so its OS
+        cannot act on the request, and waiting would only delay a delete
+        by the whole timeout.
+        """
+        if (timeout and guest.get_power_state() != power_state.PAUSED
+                and self._clean_shutdown(instance, guest, timeout,
+                                         retry_interval)):
             return
         guest.poweroff()
         LOG.info('Powered the guest off', instance=instance)
@@ -498,6 +504,29 @@ class LibvirtDriver(driver.ComputeDriver):
             vifs_already_plugged=True, destroy_disks_on_failures=False)
         self._wait_for_running(instance, guest)
         LOG.info('Resumed the guest', instance=instance)
+
+    def pause(self, instance):
+        guest = self._guest_in(instance, power_state.RUNNING,
+                               exception.InstancePauseFailure)
+        guest.pause()
+        LOG.info('Paused the guest', instance=instance)
+
+    def unpause(self, instance):
+        guest = self._guest_in(instance, power_state.PAUSED,
+                               exception.InstanceUnpauseFailure)
+        guest.resume(failure=exception.InstanceUnpauseFailure)
+        LOG.info('Unpaused the guest', instance=instance)
+
+    def _guest_in(self, instance, wanted, failure):
+        """The instance's guest, if libvirt shows it ``wanted``; else
+        ``failure`` naming the state it is in."""
+        guest = self.host.get_guest(instance.uuid)
+        state = guest.get_power_state()
+        if state != wanted:
+            raise failure(reason='the guest is %s, not %s' % (
+                power_state.STATE_MAP.get(state),
+                power_state.STATE_MAP[wanted]))
+        return guest
 
     def resume_state_on_host_boot(self, context, instance, network_info):
         guest = self.host.find_guest(instance.uuid)

@@ -284,16 +284,16 @@ class Guest:
             self._domain.create()
             self._domain.suspend()
 
-    def pause(self) -> None:
-        """Stop the guest's vCPUs (virDomainSuspend); memory and QEMU
-        stay, ``resume`` lets it run on."""
-        with self._translate():
-            self._domain.suspend()
-
-    def resume(self) -> None:
-        """Let a paused guest run."""
-        with self._translate(exception.InstanceResumeFailure):
+    def resume(self, failure=exception.InstanceResumeFailure) -> None:
+        """Let a paused guest run; a libvirt error raises ``failure``."""
+        with self._translate(failure):
             self._domain.resume()
+
+    def pause(self) -> None:
+        """Stop the guest's vCPUs (``virDomainSuspend``): the QEMU
+        process, its memory and its open disks stay."""
+        with self._translate(exception.InstancePauseFailure):
+            self._domain.suspend()
 
     def shutdown(self) -> None:
         """Ask the guest OS to shut down (ACPI); returns at once."""

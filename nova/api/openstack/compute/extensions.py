@@ -36,6 +36,8 @@ _TABLE = (
     ('os-keypairs', 'Keypairs', 'Keypair Support.'),
     ('os-migrations', 'Migrations', 'Provide data on migrations.'),
     ('os-networks', 'Networks', 'Admin-only Network Management Extension.'),
+    ('os-pause-server', 'PauseServer',
+     'Enable pause/unpause server actions.'),
     ('os-server-diagnostics', 'ServerDiagnostics',
      'Allow Admins to view server diagnostics through server id.'),
     ('os-server-external-events', 'ServerExternalEvents',

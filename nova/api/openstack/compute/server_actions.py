@@ -71,6 +71,10 @@ class ServerActionsController:
                               False, self._suspend, schemas.no_argument),
             'resume': Action('os_compute_api:os-suspend-server:resume',
                              False, self._resume, schemas.no_argument),
+            'pause': Action('os_compute_api:os-pause-server:pause',
+                            False, self._pause, schemas.no_argument),
+            'unpause': Action('os_compute_api:os-pause-server:unpause',
+                              False, self._unpause, schemas.no_argument),
             'os-resetState': Action(
                 'os_compute_api:os-admin-actions:reset_state', True,
                 self._reset_state, schemas.reset_state),
@@ -163,6 +167,14 @@ class ServerActionsController:
 
     def _resume(self, req, instance, _argument):
         self.compute_api.resume(req.context, instance)
+        return self._accepted()
+
+    def _pause(self, req, instance, _argument):
+        self.compute_api.pause(req.context, instance)
+        return self._accepted()
+
+    def _unpause(self, req, instance, _argument):
+        self.compute_api.unpause(req.context, instance)
         return self._accepted()
 
     def _image_created(self, req, image_id):

@@ -124,7 +124,16 @@ def changes_of(server: dict) -> dict:
                         ('accessIPv6', 'access_ip_v6')):
         if name in server:
             changes[field] = _canonical_ip(server[name])
+    if 'OS-DCF:diskConfig' in server:
+        changes['auto_disk_config'] = auto_disk_config(server)
     return changes
+
+
+def auto_disk_config(server: dict) -> bool:
+    """Whether a validated body asks for ``OS-DCF:diskConfig`` AUTO;
+    MANUAL when it names none, as Nova does for an image that does not
+    ask for AUTO itself."""
+    return server.get('OS-DCF:diskConfig') == 'AUTO'
 
 
 class ServersController:
@@ -391,6 +400,7 @@ class ServersController:
                 availability_zone=requested_zone,
                 metadata=server.get('metadata'),
                 description=server.get('description'),
+                auto_disk_config=auto_disk_config(server),
                 **destination)
         except (exception.FlavorNotFound, exception.ImageNotFound,
                 exception.NetworkNotFound, exception.KeypairNotFound,
@@ -401,7 +411,7 @@ class ServersController:
             raise exception.ValidationError(detail=e.format_message())
         view = {'id': instance.uuid,
                 'links': common.links(req, 'servers', instance.uuid),
-                'OS-DCF:diskConfig': 'MANUAL',
+                'OS-DCF:diskConfig': views.disk_config(instance),
                 'security_groups': [{'name': 'default'}]}
         if CONF.api.enable_instance_password:
             # The one given, even empty (as the reference answers it).

@@ -176,6 +176,18 @@ class ServerCommandsTest(ShellTestCase):
         self.assertEqual('ERROR (CommandError): Unable to start the '
                          'specified server(s).\n', err)
 
+    def test_pause_unpause(self):
+        a = self.make_instance(name='a')
+        self.assertEqual((0, 'Request to pause server a has been '
+                             'accepted.\n', ''), self.nova('pause', 'a'))
+        self.assertEqual(task_states.PAUSING, self.reload(a).task_state)
+        b = self.make_instance(name='b', vm_state=vm_states.PAUSED)
+        self.assertEqual(0, self.nova('unpause', 'b')[0])
+        self.assertEqual(task_states.UNPAUSING, self.reload(b).task_state)
+        code, out, _err = self.nova('unpause', 'a')
+        self.assertEqual(1, code)
+        self.assertIn('(HTTP 409)', out)
+
     def test_reboot_suspend_resume_delete(self):
         a = self.make_instance(name='a')
         self.assertEqual(0, self.nova('reboot', '--hard', 'a')[0])

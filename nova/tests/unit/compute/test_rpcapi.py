@@ -30,7 +30,8 @@ class RecordingEndpoint:
                'reboot_instance', 'suspend_instance', 'resume_instance',
                'terminate_instance', 'rebuild_instance',
                'external_instance_event', 'get_host_uptime',
-               'get_instance_diagnostics', 'snapshot_instance',
+               'get_instance_diagnostics', 'pause_instance',
+               'unpause_instance', 'snapshot_instance',
                'backup_instance')
 
     def __init__(self, host, received,
@@ -94,6 +95,8 @@ class TestComputeAPI(base.TestCase):
                               ('reboot_instance', {'reboot_type': 'HARD'}),
                               ('suspend_instance', {}),
                               ('resume_instance', {}),
+                              ('pause_instance', {}),
+                              ('unpause_instance', {}),
                               ('terminate_instance', {})):
             getattr(self.api, method)(self.ctxt, self.instance, **extra)
             host, name, kwargs = self._next()
@@ -187,6 +190,17 @@ class TestComputeAPI(base.TestCase):
         self.instance.host = None
         self.assertRaises(ValueError, self.api.stop_instance, self.ctxt,
                           self.instance)
+
+    def test_pause_needs_14_and_is_refused_below(self):
+        # A compute of 1.3 has no pause endpoint: a client capped below
+        # 1.4 sends nothing and says why.
+        capped = compute_rpcapi.ComputeAPI(version_cap='1.3')
+        for method in (capped.pause_instance, capped.unpause_instance):
+            self.assertRaises(exception.PauseUnsupported, method, self.ctxt,
+                              self.instance)
+        self.assertTrue(self.received.empty())
+        capped.suspend_instance(self.ctxt, self.instance)
+        self.assertEqual(('compute1', 'suspend_instance'), self._next()[:2])
 
     def test_version_cap(self):
         self.assertEqual('1.5', compute_rpcapi.RPC_API_VERSION)

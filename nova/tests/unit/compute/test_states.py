@@ -113,3 +113,41 @@ class TestTransitionTable(base.TestCase):
 
     def test_unknown_action(self):
         self.assertRaises(exception.InvalidInput, states.get, 'fly')
+
+    def test_pause_goes_from_active_to_paused_and_back(self):
+        pause, unpause = states.get('pause'), states.get('unpause')
+        self.assertEqual(({vm_states.ACTIVE}, task_states.PAUSING,
+                          vm_states.PAUSED),
+                         (set(pause.from_vm_states), pause.task_state,
+                          pause.vm_state_after(True, vm_states.ACTIVE)))
+        self.assertEqual(({vm_states.PAUSED}, task_states.UNPAUSING,
+                          vm_states.ACTIVE),
+                         (set(unpause.from_vm_states), unpause.task_state,
+                          unpause.vm_state_after(True, vm_states.PAUSED)))
+        # A failure changes no vm_state: the guest keeps its memory.
+        self.assertEqual(vm_states.ACTIVE,
+                         pause.vm_state_after(False, vm_states.ACTIVE))
+        self.assertEqual(vm_states.PAUSED,
+                         unpause.vm_state_after(False, vm_states.PAUSED))
+
+    def test_what_a_paused_server_allows(self):
+        # The reference's rules: from PAUSED a server may be unpaused,
+        # hard rebooted (it ends ACTIVE), snapshotted, backed up or
+        # deleted; nothing else.
+        paused = _Instance(vm_states.PAUSED)
+        allowed = {action for action, t in states.TRANSITIONS.items()
+                   if t.allows(paused.vm_state, paused.task_state)}
+        self.assertEqual({'unpause', 'reboot_hard', 'snapshot', 'backup',
+                          'delete'}, allowed)
+        self.assertEqual(vm_states.ACTIVE, states.get('reboot_hard')
+                         .vm_state_after(True, vm_states.PAUSED))
+
+    def test_pause_needs_an_idle_active_server(self):
+        for instance in (_Instance(vm_states.STOPPED),
+                         _Instance(vm_states.SUSPENDED),
+                         _Instance(vm_states.PAUSED),
+                         _Instance(vm_states.ACTIVE, task_states.REBOOTING)):
+            self.assertRaises(exception.InstanceInvalidState, states.check,
+                              instance, 'pause')
+        self.assertRaises(exception.InstanceInvalidState, states.check,
+                          _Instance(vm_states.ACTIVE), 'unpause')

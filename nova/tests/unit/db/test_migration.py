@@ -14,7 +14,7 @@ from nova import exception
 from nova.tests import base
 
 
-HEAD = '0023'
+HEAD = '0022'
 
 
 class MigrationTestCase(base.TestCase):
@@ -56,6 +56,19 @@ class MigrationTestCase(base.TestCase):
         # 10 root + 5 ephemeral + 1 MiB of swap taking a whole GiB.
         self.assertEqual([('i1', 2, 2048, 16), ('i2', None, None, None)],
                          [tuple(r) for r in rows])
+
+    def test_0020_existing_rows_show_manual_disk_config(self):
+        migration.db_sync('0019')
+        with db_api.get_engine().begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO instances (uuid, host, power_state, deleted) "
+                "VALUES ('i1', 'h1', 0, 0)"))
+        self.assertEqual('0020', migration.db_sync('0020'))
+        with db_api.get_engine().connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT uuid, auto_disk_config FROM instances')).all()
+        self.assertEqual([('i1', False)],
+                         [(uuid, bool(auto)) for uuid, auto in rows])
 
     def test_0007_counts_the_live_instances_of_each_host(self):
         migration.db_sync('0006')

@@ -20,10 +20,10 @@ V274 = api_version.v('2.74')
 V290 = api_version.v('2.90')
 V294 = api_version.v('2.94')
 
-# ``AUTO`` is accepted and handled as ``MANUAL``: the root disk is made
-# the flavor's size either way, and nothing here grows the guest's
-# partitions and file systems (there is no guest agent), so the server
-# shows ``MANUAL`` (doc/source/api.rst).
+# ``OS-DCF:diskConfig`` (create, rebuild, update): recorded and shown as
+# given. The root disk is made the flavor's size either way, and nothing
+# here grows the guest's partitions and file systems (there is no guest
+# agent), so AUTO behaves as MANUAL (doc/source/api.rst).
 disk_config = {'type': 'string', 'enum': ['AUTO', 'MANUAL']}
 
 _network = {

@@ -18,6 +18,9 @@ the group the server is in, if any), ``locked_reason`` 2.73, and from 2.90
 empty strings when none did; ``adminPass`` is never shown (it is not
 stored). ``metadata`` is the server's metadata (``instance_metadata``).
 ``OS-EXT-AZ:availability_zone`` is the zone of the server's host.
+``OS-DCF:diskConfig`` (every microversion, in the create answer too) is
+what the create, the last rebuild or an update asked for, ``MANUAL``
+when none did.
 
 ``PUT /servers/{id}`` and the rebuild action answer ``changed`` below
 2.75: the reference's shorter view (no extended attributes, addresses
@@ -145,6 +148,11 @@ def basic(req, instance) -> dict:
             'links': common.links(req, 'servers', instance.uuid)}
 
 
+def disk_config(instance) -> str:
+    """``OS-DCF:diskConfig`` as the create, rebuild or update set it."""
+    return 'AUTO' if instance.auto_disk_config else 'MANUAL'
+
+
 def hostname(instance) -> str:
     """The guest's hostname as the API shows it: the one stored at
     create, or for a row written before it was stored, the one derived
@@ -188,7 +196,7 @@ def _common(req, instance, metadata) -> dict:
         # Empty when not given, as the reference shows them.
         'accessIPv4': instance.access_ip_v4 or '',
         'accessIPv6': instance.access_ip_v6 or '',
-        'OS-DCF:diskConfig': 'MANUAL',
+        'OS-DCF:diskConfig': disk_config(instance),
     })
     if status in _PROGRESS_STATUSES:
         view['progress'] = 0

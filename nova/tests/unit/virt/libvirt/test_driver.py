@@ -28,6 +28,7 @@ from nova.tests.fixtures import driver_contract as contract
 from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.unit.virt.libvirt import golden
 from nova.virt import event as virtevent
+from nova.virt.libvirt import binding
 from nova.virt.libvirt import imagecache
 
 GiB = 1024 ** 3
@@ -547,6 +548,20 @@ class TestDestroy(LibvirtTestCase):
         self.driver.suspend(self.context, instance)
         self.driver.destroy(self.context, instance, network_info)
         self.assertEqual(set(), self.host.domain_uuids())
+
+    def test_a_paused_guest_is_forced_off_without_waiting(self):
+        # Its OS cannot answer a shutdown request, so none is sent: the
+        # domain is destroyed at once, whatever shutdown_timeout says
+        # (libvirt records why a domain went off).
+        instance, network_info = self.booted()
+        files = self.disk_files(instance)
+        self.driver.pause(instance)
+        self.driver.power_off(instance, timeout=3600)
+        domain = self.driver.host.get_guest(instance.uuid)._domain
+        self.assertEqual([binding.DOMAIN_SHUTOFF,
+                          binding.libvirt.VIR_DOMAIN_SHUTOFF_DESTROYED],
+                         domain.state())
+        self.assertEqual(files, self.disk_files(instance))
 
     def test_destroy_keeping_disks_then_destroy_again(self):
         instance, network_info = self.booted()

@@ -1,11 +1,23 @@
 """POST /servers/{id}/action: start, stop, reboot, suspend, resume,
-os-resetState; status codes and what the database holds afterwards."""
+pause, unpause, os-resetState; status codes and what the database holds
+afterwards."""
 
+from nova import exception
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests.unit.api.openstack import fakes
+
+
+class ComputesTooOldToPause(fakes.RecordingRPC):
+    """An RPC client capped below 1.4 (``compute/rpcapi.py``): it
+    refuses the pause and unpause casts."""
+
+    def pause_instance(self, ctxt, instance):
+        raise exception.PauseUnsupported()
+
+    unpause_instance = pause_instance
 
 
 class ActionsTest(fakes.APITestCase):
@@ -42,6 +54,62 @@ class ActionsTest(fakes.APITestCase):
         self.assertAccepted(
             self.make_instance(vm_state=vm_states.SUSPENDED),
             {'resume': None}, task_states.RESUMING, 'resume_instance')
+
+    def test_pause_unpause(self):
+        self.assertAccepted(self.make_instance(), {'pause': None},
+                            task_states.PAUSING, 'pause_instance',
+                            token=fakes.USER_TOKEN)
+        paused = self.make_instance(vm_state=vm_states.PAUSED)
+        self.assertAccepted(paused, {'unpause': None},
+                            task_states.UNPAUSING, 'unpause_instance',
+                            token=fakes.USER_TOKEN)
+        (action,) = objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, paused.uuid)
+        self.assertEqual('unpause', action.action)
+
+    def test_pause_unpause_in_the_wrong_state_is_409(self):
+        active = self.make_instance()
+        paused = self.make_instance(vm_state=vm_states.PAUSED)
+        busy = self.make_instance(task_state=task_states.PAUSING)
+        for instance, body in ((paused, {'pause': None}),
+                               (active, {'unpause': None}),
+                               (busy, {'pause': None}),
+                               (paused, {'os-stop': None}),
+                               (paused, {'suspend': None})):
+            with self.subTest(body=body, vm_state=instance.vm_state):
+                self.assertFault(self.action(instance, body), 409,
+                                 'conflictingRequest')
+        self.assertEqual((vm_states.PAUSED, None),
+                         (self.reload(paused).vm_state,
+                          self.reload(paused).task_state))
+        self.assertEqual([], self.compute_rpc.casts)
+
+    def test_pause_unpause_bad_body_or_server(self):
+        instance = self.make_instance()
+        for body in ({'pause': 'now'}, {'unpause': {'a': 1}}):
+            with self.subTest(body=body):
+                self.assertFault(self.action(instance, body), 400,
+                                 'badRequest')
+        foreign = self.make_instance(project_id='p2')
+        for server_id in ('3f7a5c0e-2b1d-4e8a-9f6c-0d1e2f3a4b5c',
+                          foreign.uuid):
+            for body in ({'pause': None}, {'unpause': None}):
+                self.assertFault(self.action(server_id, body,
+                                             token=fakes.USER_TOKEN), 404,
+                                 'itemNotFound')
+        self.assertEqual([None, None], [self.reload(i).task_state
+                                        for i in (instance, foreign)])
+        self.assertEqual([], self.compute_rpc.casts)
+
+    def test_pause_refused_by_old_computes_is_409_and_releases(self):
+        self.compute_api.compute_rpcapi = ComputesTooOldToPause()
+        active = self.make_instance()
+        paused = self.make_instance(vm_state=vm_states.PAUSED)
+        for instance, body in ((active, {'pause': None}),
+                               (paused, {'unpause': None})):
+            self.assertFault(self.action(instance, body), 409,
+                             'conflictingRequest', 'RPC version 1.4')
+            self.assertIsNone(self.reload(instance).task_state)
 
     def test_invalid_state_is_409_and_changes_nothing(self):
         stopped = self.make_instance(vm_state=vm_states.STOPPED)

@@ -49,14 +49,31 @@ class RebuildTest(fakes.APITestCase):
             recreate=False, image_ref=ALT.id), kwargs['request'])
         self.assertEqual('host1', kwargs['host'])
 
-    def test_disk_config_auto_is_handled_as_manual(self):
+    def test_disk_config_is_recorded_and_answered(self):
         response = self.rebuild(**{'OS-DCF:diskConfig': 'AUTO'})
         self.assertEqual(202, response.status_int, response.text)
-        self.assertEqual('MANUAL',
+        self.assertEqual('AUTO',
+                         response.json['server']['OS-DCF:diskConfig'])
+        self.assertTrue(self.reload(self.instance).auto_disk_config)
+        self._idle()
+        # A rebuild that names none keeps what the server had.
+        response = self.rebuild()
+        self.assertEqual('AUTO',
                          response.json['server']['OS-DCF:diskConfig'])
         self._idle()
-        self.assertFault(self.rebuild(**{'OS-DCF:diskConfig': 'auto'}), 400,
-                         'badRequest')
+        response = self.rebuild(**{'OS-DCF:diskConfig': 'MANUAL'})
+        self.assertEqual('MANUAL',
+                         response.json['server']['OS-DCF:diskConfig'])
+        self.assertFalse(self.reload(self.instance).auto_disk_config)
+
+    def test_bad_disk_config_is_400_and_changes_nothing(self):
+        for value in ('auto', 'NONE', '', None, 1):
+            with self.subTest(value=value):
+                self.assertFault(self.rebuild(
+                    name='x', **{'OS-DCF:diskConfig': value}), 400,
+                    'badRequest', 'OS-DCF:diskConfig')
+        self._assert_untouched()
+        self.assertFalse(self.reload(self.instance).auto_disk_config)
 
     def test_fields_of_later_microversions(self):
         objects.KeyPair(name='k', user_id='alice', fingerprint='f',

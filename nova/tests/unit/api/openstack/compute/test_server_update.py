@@ -84,3 +84,27 @@ class UpdateTest(fakes.APITestCase):
             body={'server': {'name': 'mine'}}, token=fakes.USER_TOKEN),
             404, 'itemNotFound')
         self.assertEqual('vm1', self.reload(other).display_name)
+
+    def test_disk_config_is_recorded_and_answered(self):
+        for value, stored in (('AUTO', True), ('MANUAL', False)):
+            with self.subTest(value=value):
+                response = self.put({'OS-DCF:diskConfig': value})
+                self.assertEqual(200, response.status_int, response.text)
+                self.assertEqual(
+                    value, response.json['server']['OS-DCF:diskConfig'])
+                self.assertEqual(stored,
+                                 self.reload(self.instance).auto_disk_config)
+        # An update that names none keeps it.
+        self.put({'OS-DCF:diskConfig': 'AUTO'})
+        self.assertEqual('AUTO', self.put({'name': 'n'}).json['server'][
+            'OS-DCF:diskConfig'])
+
+    def test_bad_disk_config_is_400_and_changes_nothing(self):
+        for value in ('auto', 'NONE', '', None, 1):
+            with self.subTest(value=value):
+                self.assertFault(self.put({'name': 'x',
+                                           'OS-DCF:diskConfig': value}),
+                                 400, 'badRequest', 'OS-DCF:diskConfig')
+        row = self.reload(self.instance)
+        self.assertEqual(('before', False),
+                         (row.display_name, row.auto_disk_config))

@@ -428,6 +428,34 @@ class CreateFieldsTest(fakes.APITestCase):
                                  'badRequest', 'adminPass')
         self.assertNothingCreated()
 
+    # -- OS-DCF:diskConfig ---------------------------------------------------
+
+    def test_disk_config_is_stored_and_shown(self):
+        for value, stored in (('AUTO', True), ('MANUAL', False),
+                              (None, False)):
+            with self.subTest(value=value):
+                changes = ({} if value is None
+                           else {'OS-DCF:diskConfig': value})
+                response = self.create(**changes)
+                instance = self.created(response)
+                self.assertEqual(stored, instance.auto_disk_config)
+                shown = value or 'MANUAL'
+                self.assertEqual(
+                    shown, response.json['server']['OS-DCF:diskConfig'])
+                for version in ('2.1', 'latest'):
+                    self.assertEqual(shown, self.show(
+                        instance, version)['OS-DCF:diskConfig'])
+                listed = {s['id']: s['OS-DCF:diskConfig']
+                          for s in self.listed('latest')}
+                self.assertEqual(shown, listed[instance.uuid])
+
+    def test_bad_disk_config_is_400_and_creates_nothing(self):
+        for value in ('auto', 'NONE', '', None, True):
+            with self.subTest(value=value):
+                self.assertFault(self.create(**{'OS-DCF:diskConfig': value}),
+                                 400, 'badRequest', 'OS-DCF:diskConfig')
+        self.assertNothingCreated()
+
     # -- accessIPv4 / accessIPv6 ---------------------------------------------
 
     def test_access_ips_are_stored_and_shown(self):

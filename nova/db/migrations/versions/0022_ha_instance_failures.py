@@ -1,7 +1,7 @@
 """Instance failures, recorded by their compute host for nova-hamonitor.
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0022
+Revises: 0021
 
 ``ha_instance_failures``: one row per guest that stopped without nova
 stopping it (libvirt's lifecycle event), written by the compute host that
@@ -13,8 +13,8 @@ reached, so that a failure is handled once even across monitor restarts.
 from alembic import op
 import sqlalchemy as sa
 
-revision = '0023'
-down_revision = '0022'
+revision = '0022'
+down_revision = '0021'
 branch_labels = None
 depends_on = None
 

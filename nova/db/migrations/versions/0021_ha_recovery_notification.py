@@ -1,7 +1,7 @@
 """A host recovery records the Masakari notification it posted.
 
-Revision ID: 0022
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 
 ``ha_host_recoveries.notification_uuid``: with ``[ha] recovery =
 masakari`` the monitor hands a failed host to Masakari instead of starting
@@ -13,10 +13,8 @@ it (``nova-manage ha recoveries``).
 from alembic import op
 import sqlalchemy as sa
 
-revision = '0022'
-# NOTE: 0020 and 0021 are taken by work merged in parallel; whoever
-# merges this after them points this at the newest one.
-down_revision = '0019'
+revision = '0021'
+down_revision = '0020'
 branch_labels = None
 depends_on = None
 
