@@ -523,7 +523,9 @@ class TestEvents(LifecycleTestCase):
     def test_guest_that_stops_by_itself_is_recorded(self):
         instance = self.build()
         self.driver.simulate_shutdown(instance.uuid)
-        self.assertStates(instance, vm_states.ACTIVE, None,
+        # Nobody asked nova to stop it: the instance is stopped, as
+        # Nova's power sync decides (nothing else would ever say so).
+        self.assertStates(instance, vm_states.STOPPED, None,
                           power_state.SHUTDOWN)
 
     def test_lifecycle_event_during_an_operation_is_left_to_it(self):
@@ -574,6 +576,11 @@ class TestEveryFailureStep(LifecycleTestCase):
         self.manager.suspend_instance(self.request(), instance)
         return self.reload(instance)
 
+    def paused(self):
+        instance = self.build()
+        self.manager.pause_instance(self.request(), instance)
+        return self.reload(instance)
+
     def queued_image(self):
         """What createImage's API part leaves: a queued image."""
         return image_store.ImageStore(
@@ -602,6 +609,7 @@ class TestEveryFailureStep(LifecycleTestCase):
         hard = (lambda i: m.reboot_instance(self.request(), i, 'HARD'))
         start = (lambda i: m.start_instance(self.request(), i))
         resume = (lambda i: m.resume_instance(self.request(), i))
+        unpause = (lambda i: m.unpause_instance(self.request(), i))
         snapshot = (lambda i: m.snapshot_instance(self.request(), i,
                                                   self.queued_image()))
         # step: (prepare, operation, vm_state after the failure, action,
@@ -630,6 +638,11 @@ class TestEveryFailureStep(LifecycleTestCase):
                         vm_states.ACTIVE, 'suspend', None),
             'snapshot': (self.build, snapshot, vm_states.ACTIVE,
                          'createImage', snapshot),
+            'pause': (self.build,
+                      lambda i: m.pause_instance(self.request(), i),
+                      vm_states.ACTIVE, 'pause', None),
+            'unpause': (self.paused, unpause, vm_states.PAUSED, 'unpause',
+                        unpause),
             'resume.plug_vifs': (self.suspended, resume,
                                  vm_states.SUSPENDED, 'resume', resume),
             'resume': (self.suspended, resume, vm_states.SUSPENDED,

@@ -162,8 +162,10 @@ class TestInitHost(test_lifecycle.LifecycleTestCase):
         self.start_manager(self.settings.replace(
             resume_guests_state_on_host_boot=True))
 
-        # The lifecycle event of power_off recorded the guest as shut down.
-        row = self.assertStates(instance, vm_states.ACTIVE, None,
+        # The lifecycle event of power_off (no operation of nova's: the
+        # instance was still this host's) recorded the guest as shut down
+        # and the instance as stopped.
+        row = self.assertStates(instance, vm_states.STOPPED, None,
                                 power_state.SHUTDOWN)
         self.assertEqual('compute2', row.host)
         self.assertEqual(power_state.SHUTDOWN,
