@@ -46,6 +46,7 @@ ROWS = (
     ('init_host', 'init_host_scaling', False),
     ('qemu_boot', 'qemu_boot', True),
     ('qemu_host_evacuate', 'qemu_host_evacuate', True),
+    ('ha_recovery', 'ha_recovery', True),
     ('evacuate', 'evacuate_embedded', False),
     ('failed_spawn', 'failed_spawn', True),
     ('failed_spawn_embedded', 'failed_spawn_embedded', False),

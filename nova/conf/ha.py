@@ -76,6 +76,23 @@ new failure is recovered again.
 
 Possible values: 0 or more seconds.
 """),
+    cfg.IntOpt('lease_retry_interval',
+               default=60,
+               min=1,
+               help="""
+Seconds between two evacuations of an unfenced host's instances that the
+disk leases refused.
+
+With no fence agent, a failed host whose disks are on shared storage under
+working disk leases is evacuated to the hosts that share that storage only:
+there a guest that still runs on the failed host (a partition, not a power
+loss) keeps its lease and the new guest is refused, with the disks kept.
+Instances so refused stay on the failed host; every this many seconds the
+monitor evacuates those left there again, until the leases are free (the
+host really died or was fenced) or the host comes back.
+
+Related options: ``fence_command``, ``check_interval``.
+"""),
     cfg.StrOpt('region',
                default='RegionOne',
                help="""
@@ -102,7 +119,13 @@ Masakari's engine recovers the host through the Compute API according to
 its failover segment (``auto``, ``reserved_host``, ...). The host must be
 in one of Masakari's segments. A Masakari that answers an error, or none,
 gets an alert and the notification is posted again at the next check; the
-monitor never evacuates the host itself then.
+monitor never evacuates a fenced host itself then.
+
+A host recovered without fencing (no ``fence_command``, its disks on shared
+storage under working disk leases) is evacuated by the monitor itself even
+with ``masakari``: only to the hosts that share its storage, where the
+leases refuse a second guest while the first may still run. Masakari's
+evacuations cannot be held to those hosts.
 
 Related options: ``[masakari]`` (where Masakari is and who the monitor is
 to it).

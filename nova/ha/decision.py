@@ -12,13 +12,18 @@ heartbeat within service_down_time, not        HEALTHY
 forced down
 heartbeat missed, libvirtd reports guests      NOT_FAILED (only nova-
 running                                        compute is gone)
+recovered under the leases, not back since,    read on: evacuated
+instances left on it, lease_retry_interval     again (below)
+passed
 recovered, not back since                      ALREADY_RECOVERED
 recovered, back since, within flap_window      FLAPPED (not again)
 fence agent configured                         FENCE (then ``after_fence``)
 no agent, forced down by an operator           RECOVER (the operator
                                                vouches it is dead)
-no agent, shared storage, working leases       RECOVER (the leases keep a
-                                               second QEMU off its disks)
+no agent, shared storage, working leases       RECOVER (to the hosts
+                                               sharing its storage only:
+                                               the leases keep a second
+                                               QEMU off its disks there)
 no agent otherwise                             ALERT (needs fencing)
 =============================================  ===========================
 
@@ -50,6 +55,12 @@ class PriorRecovery:
     age: float
     # Whether the host's service heartbeat after it began (came back).
     host_back_since: bool
+    # It evacuated an unfenced host to the hosts sharing its storage
+    # (the disk leases were its guard, not a fence).
+    lease_guarded: bool = False
+    # Instances still recorded on the host, its evacuation ended (refused
+    # by a lease held by a guest that may still run there, or failed).
+    left_behind: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +77,8 @@ class DiskLeaseReport:
 @dataclasses.dataclass(frozen=True)
 class HostEvidence:
     host: str
-    # Seconds since the last heartbeat; None: it never sent one.
+    # Seconds since the last heartbeat (since the service registered,
+    # when it never sent one: ``never_reported``); None: not known.
     heartbeat_age: float | None
     forced_down: bool
     service_down_time: float
@@ -77,6 +89,8 @@ class HostEvidence:
     fence_agent: bool
     flap_window: float
     recovery: PriorRecovery | None = None
+    lease_retry_interval: float = 60.0
+    never_reported: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,8 +109,28 @@ def _silence(evidence: HostEvidence) -> str:
         return 'its compute service is forced down'
     if evidence.heartbeat_age is None:
         return 'its compute service never reported'
+    if evidence.never_reported:
+        return ('its compute service never reported in the %d s since it '
+                'registered' % evidence.heartbeat_age)
     return ('its compute service missed heartbeats for %d s'
             % evidence.heartbeat_age)
+
+
+def _retry_due(evidence: HostEvidence, prior: PriorRecovery) -> bool:
+    """Whether to evacuate again what an evacuation under the disk leases
+    left on the host: the leases may have been held by guests that still
+    ran there then, and may be free now (the host really died)."""
+    return (prior.lease_guarded and prior.left_behind > 0
+            and prior.age >= evidence.lease_retry_interval)
+
+
+def _recovered(evidence: HostEvidence, prior: PriorRecovery) -> str:
+    said = 'recovered %d s ago and not back since' % prior.age
+    if prior.lease_guarded and prior.left_behind:
+        said += ('; %d instances still on it, evacuated again %d s after '
+                 'that recovery' % (prior.left_behind,
+                                    evidence.lease_retry_interval))
+    return said
 
 
 def decide(evidence: HostEvidence) -> Verdict:
@@ -111,16 +145,21 @@ def decide(evidence: HostEvidence) -> Verdict:
         return Verdict(Action.NOT_FAILED,
                        '%s, but libvirtd reports guests running: only '
                        'nova-compute is gone' % silence)
+    retry = None
     if prior is not None:
         if not prior.host_back_since:
-            return Verdict(Action.ALREADY_RECOVERED,
-                           'recovered %d s ago and not back since'
-                           % prior.age)
-        if prior.age <= evidence.flap_window:
+            if not _retry_due(evidence, prior):
+                return Verdict(Action.ALREADY_RECOVERED, _recovered(
+                    evidence, prior))
+            retry = ('%d instances still on it (their evacuation was '
+                     'refused %d s ago)' % (prior.left_behind, prior.age))
+        elif prior.age <= evidence.flap_window:
             return Verdict(Action.FLAPPED,
                            '%s again %d s after its recovery (flap_window '
                            '%d s): not recovered twice'
                            % (silence, prior.age, evidence.flap_window))
+    if retry is not None:
+        silence = '%s; %s' % (silence, retry)
     if evidence.fence_agent:
         return Verdict(Action.FENCE, silence)
     if evidence.forced_down:

@@ -13,6 +13,7 @@ then handle the instance failures the hosts that are up recorded
     monitor.run(stopping)          # until stopping is set
 """
 
+from concurrent import futures
 import threading
 
 from oslo_log import log as logging
@@ -32,6 +33,8 @@ from nova.objects import service as service_obj
 LOG = logging.getLogger(__name__)
 
 Action = decision.Action
+# Hosts checked (and recovered) at once, at most.
+MAX_PARALLEL = 8
 # Verdicts that need no more than a line in the log.
 _QUIET = (Action.HEALTHY, Action.ALREADY_RECOVERED)
 
@@ -60,14 +63,27 @@ class Monitor:
         services = objects.Service.get_all(
             self.context, binary=service_obj.COMPUTE_BINARY)
         verdicts = {}
-        for service in services:
-            try:
-                verdicts[service.host] = self._check(service, services)
-            except exception.HaLeaseLost:
-                return verdicts
-            except Exception:
-                # One host's trouble never keeps the others unwatched.
-                LOG.exception('Checking host %s failed', service.host)
+        lost = False
+        # Each host in a thread of its own: a fence agent that takes its
+        # fence_timeout, or a slow Masakari, never holds up the recovery
+        # of another host that failed at the same time.
+        with futures.ThreadPoolExecutor(
+                max_workers=max(1, min(MAX_PARALLEL, len(services))),
+                thread_name_prefix='ha-check') as pool:
+            checks = {pool.submit(self._check, service, services):
+                      service.host for service in services}
+            for check in futures.as_completed(checks):
+                host = checks[check]
+                try:
+                    verdicts[host] = check.result()
+                except exception.HaLeaseLost:
+                    lost = True
+                except Exception:
+                    # One host's trouble is logged; the others are
+                    # checked all the same.
+                    LOG.exception('Checking host %s failed', host)
+        if lost:
+            return verdicts
         up = {host for host, verdict in verdicts.items()
               if verdict.action == Action.HEALTHY}
         try:
@@ -83,7 +99,9 @@ class Monitor:
             self.context, service, services,
             service_down_time=CONF.service_down_time,
             flap_window=CONF.ha.flap_window,
-            fence_agent=self.fencer.configured, probe=self.probe)
+            fence_agent=self.fencer.configured,
+            lease_retry_interval=CONF.ha.lease_retry_interval,
+            probe=self.probe)
         verdict = decision.decide(evidence)
         action = verdict.action
         log = LOG.debug if action in _QUIET else LOG.warning

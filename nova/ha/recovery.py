@@ -8,6 +8,14 @@ same run ``POST /os-host-evacuations`` and ``nova host-evacuate --wait``
 start). Every instance on the host is evacuated, whatever its
 ``HA_Enabled`` metadata (Masakari is the one that honours it).
 
+A host that is neither fenced nor forced down (no fence agent; its disks on
+shared storage under working disk leases) may still run its guests: it is
+evacuated with ``on_shared_storage=True``, so only to the hosts sharing its
+storage, whose disk leases refuse a second guest while the first holds
+them (with any other target, a second copy would boot from the image). What
+the leases refused stays on the host and is evacuated again after
+``[ha] lease_retry_interval`` (``decision``), until the leases are free.
+
 With ``[ha] recovery = masakari`` (a ``masakari.Notifier`` given) the
 monitor does not evacuate: once the host is forced down it posts
 Masakari's host-failure notification, recording its uuid, and Masakari
@@ -110,17 +118,31 @@ class Recovery:
         crashpoint.reached('hamonitor.after_fence')
         return moved
 
+    def _service(self, host):
+        return objects.Service.get_by_host_and_binary(
+            self.context, host, service_obj.COMPUTE_BINARY)
+
+    def _lease_guarded(self, row) -> bool:
+        """Whether nothing but the disk leases makes ``row``'s host safe
+        to evacuate: neither fenced nor forced down by an operator (who
+        vouches it is dead). A guest may still run there then, and only a
+        host sharing its storage has a lease to refuse a second one."""
+        return not row.fenced and not self._service(row.host).forced_down
+
     def _force_down(self, row) -> bool:
         if row.fenced:
             self.lease.check('forcing down %s' % row.host)
-            service = objects.Service.get_by_host_and_binary(
-                self.context, row.host, service_obj.COMPUTE_BINARY)
+            service = self._service(row.host)
             if not service.forced_down:
                 service.forced_down = True
                 service.save()
                 LOG.warning('Forced down the compute service of fenced '
                             'host %s', row.host)
-        handover = (steps.EVACUATING if self.masakari is None
+        # Masakari's evacuations go wherever the Compute API puts them: it
+        # gets only hosts known dead. One that only the leases guard is
+        # evacuated here, to the hosts sharing its storage.
+        handover = (steps.EVACUATING
+                    if self.masakari is None or self._lease_guarded(row)
                     else steps.NOTIFYING)
         return row.advance(steps.READY, handover, self.me)
 
@@ -135,9 +157,16 @@ class Recovery:
         if started:
             run = started[0]
         else:
-            run = self.compute_api.host_evacuate(self.context, row.host)
-        LOG.warning('Host %(host)s: host-evacuate %(run)s started',
-                    {'host': row.host, 'run': run.uuid})
+            # Unfenced: on_shared_storage=True holds every attempt to the
+            # hosts sharing the storage (the targets check it too), where
+            # a guest still running on the host keeps its disks leased.
+            run = self.compute_api.host_evacuate(
+                self.context, row.host,
+                on_shared_storage=True if self._lease_guarded(row) else None)
+        LOG.warning('Host %(host)s: host-evacuate %(run)s started%(how)s',
+                    {'host': row.host, 'run': run.uuid,
+                     'how': ' (to the hosts sharing its storage only)'
+                     if run.on_shared_storage else ''})
         return row.advance(steps.EVACUATING, steps.STARTED, self.me,
                            evacuation_uuid=run.uuid)
 

@@ -70,7 +70,8 @@ def _spec_from_args(args):
             for name in cluster_config.parse_group(group)),
         reap_orphans_interval=args.reap_orphans_interval,
         keystone=args.keystone or args.glance, glance=args.glance,
-        masakari=args.masakari, hamonitor=args.hamonitor)
+        masakari=args.masakari, hamonitor=args.hamonitor,
+        fence_agent=not args.no_fence_agent)
 
 
 def _load(base_dir):
@@ -110,12 +111,31 @@ def request(base_dir, command, timeout=REQUEST_TIMEOUT, **arguments):
 # -- the supervisor -----------------------------------------------------------
 
 class Supervisor:
-    """Owns one cluster and serves requests on its control socket."""
+    """Owns one cluster and serves requests on its control socket.
 
-    def __init__(self, spec):
-        self.cluster = cluster_mod.Cluster(spec)
+    ``Supervisor(spec)`` builds the cluster, and ``serve()`` brings it
+    down at its end. ``Supervisor(cluster=c)`` serves a cluster the
+    caller owns (a test's, so that its nova-hamonitor's fence agent,
+    ``tools/cluster fence``, reaches it) and leaves it up: ``stop()``
+    ends the serving."""
+
+    def __init__(self, spec=None, cluster=None):
+        self.owns = cluster is None
+        self.cluster = cluster or cluster_mod.Cluster(spec)
         self.layout = self.cluster.layout
         self.stopping = threading.Event()
+        self._thread = None
+
+    def serve_in_thread(self) -> 'Supervisor':
+        self._thread = threading.Thread(target=self.serve, daemon=True,
+                                        name='cluster-control')
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=REQUEST_TIMEOUT)
 
     def handle(self, message):
         command = message.get('command')
@@ -210,6 +230,10 @@ class Supervisor:
                 self._answer(conn, answer)
         finally:
             server.close()
+            if os.path.exists(path):
+                os.unlink(path)
+            if not self.owns:
+                return
             try:
                 self.cluster.down()
                 final = {'ok': True, 'message': 'cluster down'}
@@ -234,6 +258,30 @@ class Supervisor:
         except OSError:
             pass
         conn.close()
+
+
+def serve_argv(spec) -> list:
+    """The command line of the supervisor (``serve``) that builds
+    ``spec``'s cluster."""
+    argv = [sys.executable, '-m', 'nova.testing.cluster.cli', '--dir',
+            spec.base_dir, 'serve', str(spec.hosts),
+            '--vif-plugging-timeout', str(spec.vif_plugging_timeout)]
+    for group in spec.shared_groups:
+        argv += ['--shared-storage', ','.join(group)]
+    if spec.hosts_without_leases:
+        argv += ['--no-disk-leases', ','.join(spec.hosts_without_leases)]
+    argv += ['--reap-orphans-interval', str(spec.reap_orphans_interval)]
+    if spec.keystone:
+        argv.append('--keystone')
+    if spec.masakari:
+        argv.append('--masakari')
+    if spec.hamonitor:
+        argv.append('--hamonitor')
+    if not spec.fence_agent:
+        argv.append('--no-fence-agent')
+    if spec.glance:
+        argv.append('--glance')
+    return argv
 
 
 def _serve_main(args):
@@ -286,20 +334,7 @@ def _up(args):
         print('a cluster in %s is %s with hosts %s; run down first'
               % (base_dir, record.state, ', '.join(hosts)), file=sys.stderr)
         return 1
-    argv = [sys.executable, '-m', 'nova.testing.cluster.cli', '--dir',
-            base_dir, 'serve', str(spec.hosts),
-            '--vif-plugging-timeout', str(spec.vif_plugging_timeout)]
-    for group in spec.shared_groups:
-        argv += ['--shared-storage', ','.join(group)]
-    if spec.hosts_without_leases:
-        argv += ['--no-disk-leases', ','.join(spec.hosts_without_leases)]
-    argv += ['--reap-orphans-interval', str(spec.reap_orphans_interval)]
-    if spec.keystone:
-        argv.append('--keystone')
-    if spec.masakari:
-        argv.append('--masakari')
-    if spec.glance:
-        argv.append('--glance')
+    argv = serve_argv(spec)
     began = time.monotonic()
     supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE,
@@ -428,6 +463,11 @@ def _parser():
         sub.add_argument('--hamonitor', action='store_true',
                          help='run nova-hamonitor on the controller, '
                               'fencing with tools/cluster fence')
+        sub.add_argument('--no-fence-agent', action='store_true',
+                         help='with --hamonitor: no fence agent ([ha] '
+                              'fence_command unset), so the monitor '
+                              'recovers only hosts whose disk leases '
+                              'guard them, and alerts for the others')
         sub.add_argument('--glance', action='store_true',
                          help='a real Glance behind the cluster\'s '
                               'Keystone (implies --keystone) is where '

@@ -90,8 +90,11 @@ class ClusterSpec:
     # every compute host. Needs ``keystone``.
     masakari: bool = False
     # nova-hamonitor runs on the controller, its fence agent
-    # ``tools/cluster fence`` (``fence_command``).
+    # ``tools/cluster fence`` (``fence_command``) unless ``fence_agent``
+    # is False (no ``fence_command``: only hosts the disk leases guard
+    # are recovered).
     hamonitor: bool = False
+    fence_agent: bool = True
     # A real Glance behind that Keystone (``nova.testing.glance``) is
     # where images come from (``[image] backend = glance``); the local
     # image store otherwise.
@@ -411,11 +414,14 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
     }
     if spec.hamonitor:
         sections['ha'] = {
-            'fence_command': fence_command(spec),
             # A host is down service_down_time s after its last
             # heartbeat: look about as often.
             'check_interval': max(1, spec.service_down_time // 5),
-            'lease_duration': spec.service_down_time}
+            'lease_duration': spec.service_down_time,
+            # What the leases refused is tried again this soon.
+            'lease_retry_interval': spec.service_down_time // 2 or 1}
+        if spec.fence_agent:
+            sections['ha']['fence_command'] = fence_command(spec)
         if spec.masakari:
             # Masakari evacuates what the monitor fenced, as the nova
             # service user (an admin, which Masakari's policy asks).

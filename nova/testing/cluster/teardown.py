@@ -32,7 +32,8 @@ ClusterError = cluster_services.ClusterError
 # What up() creates under base_dir, and so what down() removes.
 _CREATED = ('cluster.json', 'control.sock', 'supervisor.log', 'etc',
             'logs', 'postgres', 'rabbitmq', 'images', 'guest', 'hosts',
-            'instances', 'storage', 'controller', 'keystone')
+            'instances', 'storage', 'controller', 'keystone', 'masakari',
+            'glance')
 MARKER = '.nova-cluster'
 
 

@@ -14,6 +14,9 @@ engine then disables compute1 and evacuates through the Compute API
 (python-novaclient, microversion 2.53). What is asserted is the state
 each side ends in: the servers' hosts and states in the Compute API,
 compute1's service, the notification in Masakari, the recovery row.
+Each of the segment's recovery methods: ``auto`` and ``auto_priority``
+(evacuated wherever the Compute API places them), ``reserved_host`` and
+``rh_priority`` (to the reserved host, which Masakari enables).
 
 A process failure (``PROCESS``, ``nova-compute``) makes Masakari disable
 that host's compute service.
@@ -257,8 +260,10 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
 @unittest.skipIf(_MISSING, _MISSING)
 class TestAutoRecovery(MasakariRecoveryTestCase):
 
+    method = 'auto'
+
     def test_ha_enabled_servers_are_evacuated_by_masakari(self):
-        self.segment('auto')
+        self.segment(self.method)
         ha = [self.boot('ha-%d' % i, 'compute1', True) for i in range(2)]
         plain = self.boot('plain', 'compute1', False)
         row = self.fail_compute1()
@@ -287,13 +292,14 @@ class TestAutoRecovery(MasakariRecoveryTestCase):
 class TestReservedHostRecovery(MasakariRecoveryTestCase):
 
     evacuate_all_instances = True
+    method = 'reserved_host'
 
     def test_masakari_enables_the_reserved_host_and_evacuates_there(self):
         # A reserved host is kept out of scheduling until Masakari needs
         # it.
         self.set_service('compute2', status='disabled',
                          disabled_reason='reserved for instance HA')
-        segment = self.segment('reserved_host', reserved=('compute2',))
+        segment = self.segment(self.method, reserved=('compute2',))
         servers = [self.boot('ha', 'compute1', True),
                    self.boot('plain', 'compute1', False)]
         row = self.fail_compute1()
@@ -314,6 +320,22 @@ class TestReservedHostRecovery(MasakariRecoveryTestCase):
         self.assertEqual((False, True), (hosts['compute2']['reserved'],
                                          hosts['compute1']['on_maintenance']))
         self.assertPostedOnce()
+
+
+@unittest.skipIf(_MISSING, _MISSING)
+class TestAutoPriorityRecovery(TestAutoRecovery):
+    """``auto_priority``: Masakari runs ``auto`` first (and
+    ``reserved_host`` only if that fails): the same outcome."""
+
+    method = 'auto_priority'
+
+
+@unittest.skipIf(_MISSING, _MISSING)
+class TestRhPriorityRecovery(TestReservedHostRecovery):
+    """``rh_priority``: Masakari runs ``reserved_host`` first (and
+    ``auto`` only if that fails): the same outcome."""
+
+    method = 'rh_priority'
 
 
 @unittest.skipIf(_MISSING, _MISSING)

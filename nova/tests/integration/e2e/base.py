@@ -33,6 +33,7 @@ import time
 import unittest
 
 from nova.testing import cluster as cluster_mod
+from nova.testing.cluster import cli as cluster_cli
 from nova.testing.cluster import guest as cluster_guest
 from nova.testing.cluster import net as cluster_net
 from nova.testing.cluster import services as cluster_services
@@ -101,7 +102,51 @@ def sha256_files(directory, names=None):
     return found
 
 
-class DiskWatch:
+class _Sampler:
+    """A thread sampling the cluster every ``interval`` s (``_run``) from
+    ``start()`` until ``stop()``, which returns the problems it
+    recorded."""
+
+    name = 'sampler'
+
+    def __init__(self, cluster, interval):
+        self.cluster = cluster
+        self.interval = interval
+        self.problems = []
+        self.samples = 0
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=self.name)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.problems
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            try:
+                snapshot = self.snapshot()
+            except Exception as e:      # a host going down meanwhile
+                self.failures += 1
+                print('%s: sample failed: %s' % (self.name, e))
+                continue
+            self.samples += 1
+            self._check(snapshot)
+
+    def snapshot(self):
+        raise NotImplementedError
+
+    def _check(self, snapshot):
+        raise NotImplementedError
+
+
+class DiskWatch(_Sampler):
     """Samples every QEMU process of every host of ``cluster``, every
     ``interval`` s, for the instance disks it holds open; ``problems``
     lists each disk open in the same two QEMU processes for ``settle`` s
@@ -115,26 +160,13 @@ class DiskWatch:
     ``settle`` is a problem.
     """
 
+    name = 'disk-watch'
+
     def __init__(self, cluster, interval=0.1, settle=2.0):
-        self.cluster = cluster
-        self.interval = interval
+        super().__init__(cluster, interval)
         self.settle = settle
-        self.problems = []
         self.transient = set()
-        self.samples = 0
         self._first_seen = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name='disk-watch')
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=10)
-        return self.problems
 
     def snapshot(self):
         """{(device, inode): [(host, QEMU pid, path as it sees it)]} of
@@ -148,24 +180,94 @@ class DiskWatch:
                                                             path))
         return found
 
-    def _run(self):
-        while not self._stop.wait(self.interval):
-            try:
-                snapshot = self.snapshot()
-            except Exception as e:      # a host going down meanwhile
-                print('disk watch: sample failed: %s' % e)
+    def _check(self, snapshot):
+        now = time.monotonic()
+        for ident, users in snapshot.items():
+            pids = frozenset(pid for _host, pid, _path in users)
+            if len(pids) < 2:
                 continue
-            self.samples += 1
-            now = time.monotonic()
-            for ident, users in snapshot.items():
-                pids = frozenset(pid for _host, pid, _path in users)
-                if len(pids) < 2:
-                    continue
-                first = self._first_seen.setdefault((ident, pids), now)
-                if now - first >= self.settle:
-                    self.problems.append((ident, users))
-                else:
-                    self.transient.add((ident, pids))
+            first = self._first_seen.setdefault((ident, pids), now)
+            if now - first >= self.settle:
+                self.problems.append((ident, users))
+            else:
+                self.transient.add((ident, pids))
+
+
+class InstanceWatch(_Sampler):
+    """Samples, every ``interval`` s until ``stop()``, the QEMU processes
+    of every host of the cluster (each process's ``-uuid``, the host told
+    by its mount namespace). When one instance has QEMU processes on two
+    hosts, each host's libvirtd is asked at once whether its domain runs
+    (``virsh domstate``): two running is a problem, in the first sample
+    that sees it, however short it lasted (no settling time, unlike
+    ``DiskWatch``).
+
+    NOTE: a start that the disk leases refuse execs QEMU (paused, its
+    CPUs never started) and libvirt ends it moments later; libvirt never
+    reports that domain running. ``refused`` counts those samples.
+    """
+
+    name = 'instance-watch'
+
+    def __init__(self, cluster, interval=0.1):
+        super().__init__(cluster, interval)
+        self.refused = 0
+        # uuid -> the hosts its QEMU ran on, over the whole watch
+        self.hosts_seen = {}
+
+    def _namespaces(self):
+        found = {}
+        for name, host in list(self.cluster.hosts.items()):
+            try:
+                inode = procs.mount_ns_inode(host.hypervisor.ns_pid)
+            except Exception:       # a host down: nothing runs there
+                continue
+            if inode is not None:
+                found[inode] = name
+        return found
+
+    def snapshot(self):
+        """{instance uuid: [(host, QEMU pid)]} now."""
+        namespaces = self._namespaces()
+        found = {}
+        for pid in _all_pids():
+            argv = _cmdline(pid).split()
+            if not argv or not os.path.basename(argv[0]).startswith(
+                    'qemu-system') or '-uuid' not in argv[:-1]:
+                continue
+            host = namespaces.get(procs.mount_ns_inode(pid))
+            if host is None:
+                continue
+            uuid = argv[argv.index('-uuid') + 1]
+            found.setdefault(uuid, []).append((host, pid))
+        return found
+
+    def _check(self, snapshot):
+        for uuid, users in snapshot.items():
+            self.hosts_seen.setdefault(uuid, set()).update(
+                host for host, _pid in users)
+            if len(users) < 2:
+                continue
+            running = [(host, pid) for host, pid in users
+                       if self._runs(host, uuid)]
+            if len(running) > 1:
+                self.problems.append((round(time.monotonic(), 2),
+                                      uuid, sorted(users)))
+            else:
+                self.refused += 1
+                print('instance watch: %s has QEMU processes %s, '
+                      'running on %s only' % (uuid, sorted(users),
+                                              running))
+
+    def _runs(self, host, uuid):
+        """Whether ``host``'s libvirtd reports the domain running (False
+        for a host or a domain that is gone)."""
+        try:
+            state = self.cluster.host(host).hypervisor.virsh(
+                'domstate', 'instance-' + uuid)
+        except Exception:
+            return False
+        return state.strip() == 'running'
 
 
 class QemuWatch:
@@ -270,6 +372,12 @@ class ClusterTestCase(base.TestCase):
     shutdown_timeout = 0
     hosts_without_leases = ()
     keystone = False
+    # nova-hamonitor on the controller (``ClusterSpec.hamonitor``), with
+    # the cluster's fence agent unless ``fence_agent`` is False, and
+    # Masakari evacuating what it reports with ``masakari``.
+    hamonitor = False
+    fence_agent = True
+    masakari = False
 
     # -- the class's cluster ----------------------------------------------
 
@@ -290,7 +398,8 @@ class ClusterTestCase(base.TestCase):
             reap_orphans_interval=cls.reap_orphans_interval,
             shutdown_timeout=cls.shutdown_timeout,
             hosts_without_leases=cls.hosts_without_leases,
-            keystone=cls.keystone)
+            keystone=cls.keystone or cls.masakari, masakari=cls.masakari,
+            hamonitor=cls.hamonitor, fence_agent=cls.fence_agent)
         # Taps seen on the hosts; none may outlive the cluster.
         cls.seen_taps = set()
         cls.cluster = cluster_mod.Cluster(cls.spec)
@@ -304,6 +413,12 @@ class ClusterTestCase(base.TestCase):
                                             cls.cluster.record.timings))
         cls.record = cls.cluster.record
         cls.api = cls.cluster.api_client()
+        if cls.hamonitor:
+            # The monitor's fence agent (``tools/cluster fence``) asks
+            # the cluster's owner, this process, over its control socket.
+            control = cluster_cli.Supervisor(cluster=cls.cluster)
+            cls.addClassCleanup(control.stop)
+            control.serve_in_thread()
 
     @classmethod
     def _assert_nothing_left(cls):
@@ -532,6 +647,25 @@ class ClusterTestCase(base.TestCase):
                            len(watch.transient)))
             if problems:
                 self.fail('a disk was open in two QEMU processes at once: '
+                          '%s' % problems[:5])
+        self.addCleanup(check)
+        return watch
+
+    def watch_instances(self):
+        """Start an ``InstanceWatch`` over the cluster; the test fails at
+        its end if any sample saw one instance running in two QEMU
+        processes."""
+        watch = InstanceWatch(self.cluster).start()
+
+        def check():
+            problems = watch.stop()
+            print('instance watch: %d samples (%d failed), %d with an '
+                  'instance running in two QEMU processes, %d with a '
+                  'refused start beside a running one' % (
+                      watch.samples, watch.failures, len(problems),
+                      watch.refused))
+            if problems:
+                self.fail('an instance ran in two QEMU processes at once: '
                           '%s' % problems[:5])
         self.addCleanup(check)
         return watch

@@ -37,6 +37,16 @@ class TestDecide(unittest.TestCase):
     def test_a_host_that_never_reported_counts_as_down(self):
         self.assertEqual(Action.FENCE, decide(heartbeat_age=None).action)
 
+    def test_a_host_registered_moments_ago_is_starting_not_failed(self):
+        # Its service row is written in init_host, before its first
+        # heartbeat: the seconds since it registered count.
+        self.assertEqual(Action.HEALTHY, decide(
+            heartbeat_age=4.0, never_reported=True).action)
+        verdict = decide(heartbeat_age=600.0, never_reported=True)
+        self.assertEqual(Action.FENCE, verdict.action)
+        self.assertEqual('its compute service never reported in the 600 s '
+                         'since it registered', verdict.reason)
+
     def test_fenced_is_recovered_and_not_fenced_is_nothing_more(self):
         self.assertEqual(Action.RECOVER,
                          decision.after_fence(DOWN, True, 'off').action)
@@ -103,3 +113,57 @@ class TestDecide(unittest.TestCase):
                                        host_back_since=True)
         self.assertEqual(Action.HEALTHY,
                          decide(recovery=prior, heartbeat_age=3.0).action)
+
+
+class TestEvacuatedAgainUnderTheLeases(unittest.TestCase):
+    """An unfenced host evacuated under the disk leases: what the leases
+    refused (a guest still ran there) is evacuated again once
+    ``lease_retry_interval`` passed, and never after a fence."""
+
+    def prior(self, **changes):
+        values = dict(ended=True, age=90.0, host_back_since=False,
+                      lease_guarded=True, left_behind=3)
+        values.update(changes)
+        return decision.PriorRecovery(**values)
+
+    def decide(self, prior, **changes):
+        values = dict(recovery=prior, fence_agent=False, disk_leases=LEASED,
+                      lease_retry_interval=60.0)
+        values.update(changes)
+        return decide(**values)
+
+    def test_left_behind_after_the_interval_is_evacuated_again(self):
+        verdict = self.decide(self.prior())
+        self.assertEqual(Action.RECOVER, verdict.action)
+        self.assertIn('3 instances still on it (their evacuation was '
+                      'refused 90 s ago)', verdict.reason)
+        self.assertIn('working disk leases', verdict.reason)
+
+    def test_not_before_the_interval(self):
+        verdict = self.decide(self.prior(age=30.0))
+        self.assertEqual(Action.ALREADY_RECOVERED, verdict.action)
+        self.assertIn('3 instances still on it, evacuated again 60 s after',
+                      verdict.reason)
+
+    def test_nothing_left_behind_is_not_evacuated_again(self):
+        self.assertEqual(Action.ALREADY_RECOVERED, self.decide(
+            self.prior(left_behind=0)).action)
+
+    def test_a_fenced_recovery_is_not_evacuated_again(self):
+        # Whatever a fenced host's run left behind failed for a reason a
+        # retry does not change (no target): an operator's to look at.
+        self.assertEqual(Action.ALREADY_RECOVERED, self.decide(
+            self.prior(lease_guarded=False)).action)
+
+    def test_leases_that_stopped_working_raise_the_alert_instead(self):
+        verdict = self.decide(self.prior(), disk_leases=UNLEASED)
+        self.assertEqual(Action.ALERT, verdict.action)
+        self.assertIn('needs fencing', verdict.reason)
+
+    def test_an_agent_configured_since_fences_it_first(self):
+        self.assertEqual(Action.FENCE, self.decide(
+            self.prior(), fence_agent=True).action)
+
+    def test_a_host_back_since_is_healthy(self):
+        self.assertEqual(Action.HEALTHY, self.decide(
+            self.prior(host_back_since=True), heartbeat_age=2.0).action)

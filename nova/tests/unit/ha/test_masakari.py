@@ -198,6 +198,28 @@ class MasakariRecoveryTestCase(base.TestCase):
         self.assertEqual([], self.runs())
         self.assertEqual([], self.masakari.posted)
 
+    def test_an_unfenced_host_is_not_handed_to_masakari(self):
+        # No fence agent; the disks on shared storage under working
+        # leases. Masakari's evacuations would go to any host, where a
+        # guest still running on a would get a second copy from the
+        # image: the monitor evacuates it itself, to the sharing hosts.
+        for host in ('a', 'b'):
+            service = objects.Service.get_by_host_and_binary(
+                self.ctx, host, 'nova-compute')
+            service.storage_identity = 'nfs-1'
+            service.disk_leases = 'lockd'
+            service.save()
+        self.agent = None
+        self.assertEqual(Action.RECOVER, self.monitor().check_once()[
+            'a'].action)
+        self.assertEqual([], self.masakari.posted)
+        (run,) = self.runs()
+        self.assertIs(True, run.on_shared_storage)
+        row = self.recovery()
+        self.assertEqual((steps.STARTED, False, run.uuid),
+                         (row.step, row.fenced, row.evacuation_uuid))
+        self.assertFalse(self.forced_down('a'))
+
 
 class NotifierTestCase(base.TestCase):
 

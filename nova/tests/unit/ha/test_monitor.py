@@ -19,6 +19,7 @@ from nova.ha import monitor as monitor_mod
 from nova import objects
 from nova.objects import base as obj_base
 from nova.objects import ha_recovery as steps
+from nova.objects import host_evacuation
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
 from nova.tests.unit.ha import fence_agents
@@ -71,6 +72,39 @@ class MonitorTestCase(base.TestCase):
         self.assertEqual((steps.STARTED, True, run.uuid),
                          (row.step, row.fenced, row.evacuation_uuid))
 
+    def test_a_host_that_is_starting_is_not_fenced(self):
+        # A new compute host registers in its init_host and heartbeats
+        # only once that is done: found then, it is starting, not failed.
+        # (The monitor had fenced every host of a cluster coming up.)
+        objects.Service(self.ctx, host='c', binary='nova-compute',
+                        topic='compute').create()
+        verdicts = self.monitor(agent=self.agent).check_once()
+        self.assertEqual(Action.HEALTHY, verdicts['c'].action)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        # One that never reported for longer than service_down_time has
+        # failed.
+        with db_api.session() as session:
+            session.execute(sa.update(models.Service).where(
+                models.Service.host == 'c').values(
+                created_at=obj_base.utcnow() - datetime.timedelta(
+                    minutes=10)))
+        verdict = self.monitor(agent=self.agent).check_once()['c']
+        self.assertEqual(Action.FENCE, verdict.action)
+        self.assertIn('never reported in the 600 s', verdict.reason)
+
+    def test_hosts_failing_together_are_fenced_at_once(self):
+        # The agent fences a only once c is fenced: checked one host after
+        # the other, a's fence would fail (c waiting behind it).
+        dbf.make_service(self.ctx, 'c', up=False)
+        agent, record = fence_agents.waiting_agent(self.tmp, 'a', 'c')
+        verdicts = self.monitor(agent=agent).check_once()
+        self.assertEqual((Action.FENCE, Action.FENCE),
+                         (verdicts['a'].action, verdicts['c'].action))
+        self.assertEqual(['c', 'a'], fence_agents.fenced(record))
+        self.assertTrue(self.service('a').forced_down)
+        self.assertTrue(self.service('c').forced_down)
+        self.assertEqual([], objects.HaAlert.get_all(self.ctx))
+
     def test_a_failed_fence_does_nothing_else(self):
         agent, record = fence_agents.recording_agent(self.tmp, exit_code=1)
         verdicts = self.monitor(agent=agent).check_once()
@@ -100,9 +134,75 @@ class MonitorTestCase(base.TestCase):
             service.save()
         verdicts = self.monitor().check_once()
         self.assertEqual(Action.RECOVER, verdicts['a'].action)
-        self.assertEqual(1, len(self.runs_of('a')))
-        # Not fenced: never forced down.
+        (run,) = self.runs_of('a')
+        # Not fenced: never forced down, and evacuated only to the hosts
+        # sharing its storage, where the leases refuse a second guest.
         self.assertFalse(self.service('a').forced_down)
+        self.assertIs(True, run.on_shared_storage)
+
+    def share_storage_with_leases(self):
+        for service in (self.a, self.b):
+            service.storage_identity = 'nfs-1'
+            service.disk_leases = 'lockd'
+            service.save()
+
+    def test_what_the_leases_refused_is_evacuated_again(self):
+        self.share_storage_with_leases()
+        monitor = self.monitor()
+        self.assertEqual(Action.RECOVER, monitor.check_once()['a'].action)
+        (first,) = self.runs_of('a')
+        # While the run is under way nothing is left behind yet.
+        self.flags(lease_retry_interval=1, group='ha')
+        recovered_ten_minutes_ago()
+        self.assertEqual(Action.ALREADY_RECOVERED,
+                         monitor.check_once()['a'].action)
+        # The run ended, the instance still on a (the target's lease
+        # refused it): evacuated again, to the sharing hosts again.
+        finish(first)
+        verdict = monitor.check_once()['a']
+        self.assertEqual(Action.RECOVER, verdict.action)
+        self.assertIn('1 instances still on it', verdict.reason)
+        runs = self.runs_of('a')
+        self.assertEqual(2, len(runs))
+        self.assertEqual([True, True], [r.on_shared_storage for r in runs])
+        self.assertEqual(2, len(objects.HaHostRecovery.get_all(self.ctx)))
+        # Not again before the interval from this new recovery.
+        self.flags(lease_retry_interval=3600, group='ha')
+        for run in runs:
+            finish(run)
+        self.assertEqual(Action.ALREADY_RECOVERED,
+                         monitor.check_once()['a'].action)
+        # Once the instance is elsewhere nothing is left to evacuate.
+        self.flags(lease_retry_interval=1, group='ha')
+        recovered_ten_minutes_ago()
+        (instance,) = objects.Instance.get_by_host(self.ctx, 'a')
+        instance.host = 'b'
+        instance.save()
+        self.assertEqual(Action.ALREADY_RECOVERED,
+                         monitor.check_once()['a'].action)
+        self.assertEqual(2, len(self.runs_of('a')))
+        self.assertEqual([], fence_agents.fenced(self.record))
+
+    def test_a_fenced_host_is_evacuated_anywhere_and_once(self):
+        self.share_storage_with_leases()
+        monitor = self.monitor(agent=self.agent)
+        self.assertEqual(Action.FENCE, monitor.check_once()['a'].action)
+        (run,) = self.runs_of('a')
+        self.assertIsNone(run.on_shared_storage)
+        finish(run)
+        self.flags(lease_retry_interval=1, group='ha')
+        recovered_ten_minutes_ago()
+        self.assertEqual(Action.ALREADY_RECOVERED,
+                         monitor.check_once()['a'].action)
+        self.assertEqual(1, len(self.runs_of('a')))
+
+    def test_forced_down_by_an_operator_is_evacuated_anywhere(self):
+        self.a.forced_down = True
+        self.a.save()
+        self.assertEqual(Action.RECOVER,
+                         self.monitor().check_once()['a'].action)
+        (run,) = self.runs_of('a')
+        self.assertIsNone(run.on_shared_storage)
 
     def test_only_the_lease_holder_acts(self):
         first = self.monitor('m1', agent=self.agent)
@@ -172,6 +272,12 @@ class MonitorTestCase(base.TestCase):
                          (row.step, row.evacuation_uuid))
         self.assertEqual(1, len(self.runs_of('a')))
         self.assertEqual([], fence_agents.fenced(self.record))
+
+
+def finish(run):
+    """The conductor took ``run`` and ended it."""
+    if run.take('conductor1'):
+        run.end(host_evacuation.FINISHED)
 
 
 def lease_row_expires_now():

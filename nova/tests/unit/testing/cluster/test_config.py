@@ -166,11 +166,20 @@ class TestConfigFiles(base.TestCase):
         self.assertEqual(cluster_config.TOOLS_CLUSTER + ' --dir /c fence',
                          conf.ha.fence_command)
         self.assertTrue(os.access(cluster_config.TOOLS_CLUSTER, os.X_OK))
-        self.assertEqual((2, 10), (conf.ha.check_interval,
-                                   conf.ha.lease_duration))
+        self.assertEqual((2, 10, 5), (conf.ha.check_interval,
+                                      conf.ha.lease_duration,
+                                      conf.ha.lease_retry_interval))
         # Without: no fence agent, no [ha] section.
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('[ha]', text)
+
+    def test_controller_conf_with_hamonitor_without_a_fence_agent(self):
+        spec = cluster_config.ClusterSpec(base_dir='/c', hamonitor=True,
+                                          fence_agent=False)
+        conf = _read(cluster_config.controller_conf(spec, self.layout,
+                                                    PORTS), self.tmp)
+        self.assertIsNone(conf.ha.fence_command)
+        self.assertEqual(5, conf.ha.lease_retry_interval)
 
     def test_controller_conf_with_hamonitor_and_masakari_notifies_it(self):
         spec = cluster_config.ClusterSpec(base_dir='/c', hamonitor=True,

@@ -76,6 +76,15 @@ class TestRemoveFiles(base.TestCase):
         self.assertFalse(os.path.exists(base_dir))
         self.assertTrue(os.path.isdir(self.tmp))
 
+    def test_removes_the_directories_of_the_optional_services(self):
+        # Masakari's and Glance's were once left behind.
+        base_dir = os.path.join(self.tmp, 'c')
+        layout = self._make_cluster_files(base_dir)
+        for directory in (layout.keystone, layout.masakari, layout.glance):
+            os.makedirs(os.path.join(directory, 'logs'))
+        cluster.remove_files(layout)
+        self.assertFalse(os.path.exists(base_dir))
+
 
 class TestReclaim(base.TestCase):
 
