@@ -16,6 +16,7 @@
                                                       [--yes]
     nova-manage [--config-file F ...] ha alerts [--host H]
     nova-manage [--config-file F ...] ha recoveries
+    nova-manage [--config-file F ...] ha instance-failures [--host H]
 
 ``host audit`` lists the orphaned artefacts (domains, VIFs, instance
 directories) of this host: those of instances the database does not place
@@ -76,8 +77,10 @@ database.
 ``ha alerts`` lists what nova-hamonitor recorded about failed hosts it
 did not recover (one needing fencing, a fence that failed), newest first;
 ``ha recoveries`` every recovery it started, with the step it reached and
-its host-evacuate run or its Masakari notification (doc/source/ha.rst).
-Both need only the database.
+its host-evacuate run or its Masakari notification (doc/source/ha.rst);
+``ha instance-failures`` the guests that stopped without nova (recorded by
+their compute host), newest first, with what the monitor did about each.
+All three need only the database.
 
 Exit codes: 0 success, 1 the command failed (the reason is printed on
 stderr), 2 wrong usage.
@@ -190,6 +193,12 @@ def _ha_actions(categories):
     recoveries = actions.add_parser(
         'recoveries', help='the recoveries of failed hosts it started')
     recoveries.set_defaults(func=ha_recoveries_command)
+    failures = actions.add_parser(
+        'instance-failures',
+        help='guests that stopped without nova, and what the monitor did')
+    failures.add_argument('--host', default=None,
+                          help='only the failures recorded by this host')
+    failures.set_defaults(func=ha_instance_failures_command)
 
 
 def _audit_and_cleanup(categories, name, help, audit_help, cleanup_help,
@@ -613,6 +622,20 @@ def ha_recoveries_command(args) -> int:
     print(audit.format_table(recoveries, (
         ('created_at', 'created_at'), ('host', 'host'), ('step', 'step'),
         ('fenced', 'fenced'), ('host-evacuate', 'evacuation_uuid'),
+        ('masakari', 'notification_uuid'), ('monitor', 'monitor'),
+        ('reason', 'reason'))))
+    return EXIT_OK
+
+
+def ha_instance_failures_command(args) -> int:
+    context = nova_context.get_admin_context()
+    failures = objects.HaInstanceFailure.get_all(context, host=args.host)
+    if not failures:
+        print('No instance failures.')
+        return EXIT_OK
+    print(audit.format_table(list(reversed(failures)), (
+        ('created_at', 'created_at'), ('host', 'host'),
+        ('instance', 'instance_uuid'), ('event', 'event'), ('step', 'step'),
         ('masakari', 'notification_uuid'), ('monitor', 'monitor'),
         ('reason', 'reason'))))
     return EXIT_OK

@@ -82,10 +82,14 @@ class HaInstanceFailure(base.NovaObject):
                                order_by=[table.id])
 
     @classmethod
-    def get_all(cls, context, instance_uuid: str | None = None
-                ) -> list['HaInstanceFailure']:
-        """Every failure (of ``instance_uuid``), oldest first."""
+    def get_all(cls, context, instance_uuid: str | None = None,
+                host: str | None = None) -> list['HaInstanceFailure']:
+        """Every failure (of ``instance_uuid``, recorded by ``host``),
+        oldest first."""
         table = models.HaInstanceFailure
-        where = ([] if instance_uuid is None
-                 else [table.instance_uuid == instance_uuid])
+        where = []
+        if instance_uuid is not None:
+            where.append(table.instance_uuid == instance_uuid)
+        if host is not None:
+            where.append(table.host == host)
         return cls._db_get_all(context, *where, order_by=[table.id])

@@ -1,5 +1,6 @@
-"""nova-manage ha alerts / recoveries: what nova-hamonitor recorded, read
-from the database alone."""
+"""nova-manage ha alerts / recoveries / instance-failures: what
+nova-hamonitor and the compute hosts recorded, read from the database
+alone."""
 
 import os
 
@@ -7,6 +8,7 @@ from nova.conf import CONF
 from nova.db import api as db_api
 from nova.db import migration
 from nova import objects
+from nova.objects import ha_instance_failure
 from nova.objects import ha_recovery as steps
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
@@ -37,6 +39,9 @@ class HaCommandsTestCase(base.TestCase):
         self.assertEqual((0, 'No recoveries.\n', ''),
                          self._run('--config-file', self.conf, 'ha',
                                    'recoveries'))
+        self.assertEqual((0, 'No instance failures.\n', ''),
+                         self._run('--config-file', self.conf, 'ha',
+                                   'instance-failures'))
 
     def test_alerts_newest_first_and_by_host(self):
         objects.HaAlert.record(self.ctx, 'c1', 'host c1 needs fencing')
@@ -80,3 +85,28 @@ class HaCommandsTestCase(base.TestCase):
                          header.split())
         self.assertEqual(['c1', 'notified', '-', '-', uuid, 'ctl:1:ab'],
                          line.split()[2:8])
+
+    def test_instance_failures_newest_first_with_what_was_done(self):
+        first = objects.HaInstanceFailure.record(
+            self.ctx, '0b7e3c2a-6a8e-4b0e-9d0f-3c1f3e0d9a11', 'c1',
+            'STOPPED_FAILED')
+        first.advance(ha_instance_failure.SKIPPED, 'ctl:1:ab',
+                      reason='not HA_Enabled')
+        objects.HaInstanceFailure.record(
+            self.ctx, '7d1e3c2a-6a8e-4b0e-9d0f-3c1f3e0d9a22', 'c2',
+            'CRASHED')
+        code, out, _ = self._run('--config-file', self.conf, 'ha',
+                                 'instance-failures')
+        self.assertEqual(0, code)
+        (header, newest, oldest) = out.splitlines()
+        self.assertEqual(['created_at', 'host', 'instance', 'event', 'step',
+                          'masakari', 'monitor', 'reason'], header.split())
+        self.assertEqual(['c2', '7d1e3c2a-6a8e-4b0e-9d0f-3c1f3e0d9a22',
+                          'CRASHED', 'new', '-', '-'], newest.split()[2:8])
+        self.assertEqual(['c1', 'STOPPED_FAILED', 'skipped', '-',
+                          'ctl:1:ab', 'not'], [oldest.split()[i]
+                                               for i in (2, 4, 5, 6, 7, 8)])
+        code, out, _ = self._run('--config-file', self.conf, 'ha',
+                                 'instance-failures', '--host', 'c1')
+        self.assertEqual(2, len(out.splitlines()))
+        self.assertNotIn('CRASHED', out)
