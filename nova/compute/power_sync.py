@@ -4,10 +4,14 @@ The driver reports lifecycle events (a guest stopped, started); the
 manager then reads the guest's state from the driver, since events may
 arrive late or out of order, and records it. An instance with an
 operation in progress is left alone: the operation records the power state
-when it ends. The instance lock is only tried, never waited for: the
-handler runs on the hypervisor's event thread, and an operation holding
-the lock (a build waiting for its VIFs) would hold up every other event.
-An event dropped because of that is caught by the periodic power sync.
+when it ends. The instance lock is only tried, never waited for, on the
+hypervisor's event thread: an operation holding the lock (a build waiting
+for its VIFs) would hold up every other event. A power state an event
+could not record then is caught by the periodic power sync; a stop event
+is handled again once the operation let go of the instance, in a thread
+of its own (the periodic sync never stops an instance, so a guest that
+died during, say, a snapshot would otherwise stay ACTIVE and off, its
+failure never recorded).
 
 A stop event for an ACTIVE instance whose guest is now off is a guest
 that stopped without nova (``guest_failure``): the instance ends STOPPED
@@ -15,6 +19,8 @@ and, unless its own OS shut it down, the failure is recorded for
 nova-hamonitor. Without an event (the periodic sync) the vm_state is
 never changed: a guest found off is reported, not stopped.
 """
+
+import threading
 
 from oslo_log import log as logging
 
@@ -38,11 +44,38 @@ def sync_power_state(compute, instance_locks, context, instance_uuid,
     Returns the instance, or None when there was nothing to update.
     """
     with instance_locks.lock_if_free(instance_uuid) as held:
-        if not held:
-            LOG.debug('An operation holds the instance; it records the '
-                      'power state', instance_uuid=instance_uuid)
-            return None
-        return _sync_locked(compute, context, instance_uuid, event)
+        if held:
+            return _sync_locked(compute, context, instance_uuid, event)
+    if _is_stop(event):
+        LOG.debug('An operation holds the instance; its stop event is '
+                  'handled once it lets go', instance_uuid=instance_uuid)
+        threading.Thread(
+            target=_sync_after_operation, daemon=True,
+            name='stop-event-%s' % instance_uuid,
+            args=(compute, instance_locks, context, instance_uuid,
+                  event)).start()
+    else:
+        LOG.debug('An operation holds the instance; it records the power '
+                  'state', instance_uuid=instance_uuid)
+    return None
+
+
+def _is_stop(event) -> bool:
+    return (event is not None
+            and event.transition == virtevent.EVENT_LIFECYCLE_STOPPED)
+
+
+def _sync_after_operation(compute, instance_locks, context, instance_uuid,
+                          event) -> None:
+    """The sync of a stop event that came while an operation held the
+    instance, once it let go: what the operation left (a stopped or
+    deleted instance, a guest running again) decides, as for any event."""
+    try:
+        with instance_locks.lock(instance_uuid):
+            _sync_locked(compute, context, instance_uuid, event)
+    except Exception:
+        LOG.exception('Could not handle the stop event %s', event.name,
+                      instance_uuid=instance_uuid)
 
 
 def _sync_locked(compute, context, instance_uuid, event=None):
@@ -62,9 +95,7 @@ def _sync_locked(compute, context, instance_uuid, event=None):
         return None
     current = operation.current_power_state(compute.driver, instance)
     # Why the guest stopped, when a stop event asked for this sync.
-    stop = (event.detail if event is not None
-            and event.transition == virtevent.EVENT_LIFECYCLE_STOPPED
-            else None)
+    stop = event.detail if _is_stop(event) else None
     if current == instance.power_state:
         # The periodic sync may have recorded the power state first.
         if stop is not None and guest_failure.stopped_by_itself(

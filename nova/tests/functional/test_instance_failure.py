@@ -6,6 +6,8 @@ then starts it (``builtin``, HA_Enabled only) or posts one Masakari
 instance-failure notification (``masakari``, against ``masakari_stub``
 over HTTP), once however many checks and monitors follow."""
 
+import threading
+
 from nova.conf import CONF
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
@@ -85,6 +87,27 @@ class TestComputeRecordsTheFailure(InstanceFailureTestCase):
         self.assertEqual(('stopped', None, power_state.SHUTDOWN),
                          (row.vm_state, row.task_state, row.power_state))
         self.assertFalse(self.hosts['a'].running(instance))
+
+    def test_a_guest_that_dies_while_an_operation_holds_it(self):
+        # The event comes while an operation (here: the test) holds the
+        # instance; once it lets go, the stop is handled as any other.
+        instance = self.boot_ha()
+        self.wait_for(lambda: self.lock_free(instance),
+                      'the build to let go of %s' % instance.uuid)
+        deferred = 'stop-event-%s' % instance.uuid
+        with self.hosts['a'].manager.instance_locks.lock(instance.uuid):
+            self.hosts['a'].driver.host.get_guest(instance.uuid).poweroff()
+            self.wait_for(lambda: any(t.name == deferred
+                                      for t in threading.enumerate()),
+                          'the stop event to wait for the instance')
+            self.assertEqual([], self.failures(instance))
+            self.assertEqual('active', self.fresh(instance).vm_state)
+        self.wait_for(lambda: self.failures(instance),
+                      'the failure of %s to be recorded' % instance.uuid)
+        (failure,) = self.failures(instance)
+        self.assertEqual(('a', 'STOPPED_DESTROYED', steps.NEW),
+                         (failure.host, failure.event, failure.step))
+        self.assertEqual('stopped', self.fresh(instance).vm_state)
 
     def test_a_stop_by_nova_is_no_failure(self):
         instance = self.boot_ha()
