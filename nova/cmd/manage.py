@@ -600,45 +600,46 @@ def network_cleanup_command(args) -> int:
     return EXIT_OK
 
 
+def _print_records(records, nothing: str, columns) -> int:
+    """``records`` as a table of ``columns`` (``(header, field)``), or the
+    sentence ``nothing`` when there are none."""
+    if not records:
+        print(nothing)
+    else:
+        print(audit.format_table(records, columns))
+    return EXIT_OK
+
+
 def ha_alerts_command(args) -> int:
     context = nova_context.get_admin_context()
-    alerts = objects.HaAlert.get_all(context, host=args.host)
-    if not alerts:
-        print('No alerts.')
-        return EXIT_OK
-    print(audit.format_table(alerts, (('created_at', 'created_at'),
-                                      ('host', 'host'),
-                                      ('reason', 'reason'))))
-    return EXIT_OK
+    return _print_records(
+        objects.HaAlert.get_all(context, host=args.host), 'No alerts.',
+        (('created_at', 'created_at'), ('host', 'host'),
+         ('reason', 'reason')))
 
 
 def ha_recoveries_command(args) -> int:
     context = nova_context.get_admin_context()
-    recoveries = objects.HaHostRecovery.get_all(context)
-    if not recoveries:
-        print('No recoveries.')
-        return EXIT_OK
     # A recovery that fenced nothing shows "-" under fenced.
-    print(audit.format_table(recoveries, (
-        ('created_at', 'created_at'), ('host', 'host'), ('step', 'step'),
-        ('fenced', 'fenced'), ('host-evacuate', 'evacuation_uuid'),
-        ('masakari', 'notification_uuid'), ('monitor', 'monitor'),
-        ('reason', 'reason'))))
-    return EXIT_OK
+    return _print_records(
+        objects.HaHostRecovery.get_all(context), 'No recoveries.', (
+            ('created_at', 'created_at'), ('host', 'host'),
+            ('step', 'step'), ('fenced', 'fenced'),
+            ('host-evacuate', 'evacuation_uuid'),
+            ('masakari', 'notification_uuid'), ('monitor', 'monitor'),
+            ('reason', 'reason')))
 
 
 def ha_instance_failures_command(args) -> int:
     context = nova_context.get_admin_context()
+    # Newest first, as the other two.
     failures = objects.HaInstanceFailure.get_all(context, host=args.host)
-    if not failures:
-        print('No instance failures.')
-        return EXIT_OK
-    print(audit.format_table(list(reversed(failures)), (
-        ('created_at', 'created_at'), ('host', 'host'),
-        ('instance', 'instance_uuid'), ('event', 'event'), ('step', 'step'),
-        ('masakari', 'notification_uuid'), ('monitor', 'monitor'),
-        ('reason', 'reason'))))
-    return EXIT_OK
+    return _print_records(
+        list(reversed(failures)), 'No instance failures.', (
+            ('created_at', 'created_at'), ('host', 'host'),
+            ('instance', 'instance_uuid'), ('event', 'event'),
+            ('step', 'step'), ('masakari', 'notification_uuid'),
+            ('monitor', 'monitor'), ('reason', 'reason')))
 
 
 def _load_config(args) -> None:
