@@ -55,14 +55,19 @@ def _left_behind(context, host: str) -> int:
 
 
 def prior_recovery(context, recovery: ha_recovery.HaHostRecovery | None,
-                   service, now) -> decision.PriorRecovery | None:
+                   service, now, looks_down: bool = True
+                   ) -> decision.PriorRecovery | None:
+    """What the decision needs of the host's newest recovery. Whether it
+    left instances behind under the leases is read only for a host that
+    looks down and did not come back (the only case that asks)."""
     if recovery is None:
         return None
     began = recovery.created_at
     back = (service.last_seen_up is not None and began is not None
             and service.last_seen_up > began and not service.forced_down)
     age = (now - began).total_seconds() if began is not None else 0.0
-    guarded = _lease_guarded(context, recovery)
+    guarded = (looks_down and not back
+               and _lease_guarded(context, recovery))
     return decision.PriorRecovery(
         ended=recovery.ended, age=age, host_back_since=back,
         lease_guarded=guarded,
@@ -83,6 +88,7 @@ def gather(context, service, services, *, service_down_time: float,
     heartbeat_age = None if seen is None else (now - seen).total_seconds()
     recovery = ha_recovery.HaHostRecovery.latest(context, service.host)
     missed = heartbeat_age is None or heartbeat_age > service_down_time
+    looks_down = missed or bool(service.forced_down)
     return decision.HostEvidence(
         host=service.host,
         heartbeat_age=heartbeat_age,
@@ -94,5 +100,6 @@ def gather(context, service, services, *, service_down_time: float,
         disk_leases=disk_lease_report(service, services),
         fence_agent=fence_agent,
         flap_window=flap_window,
-        recovery=prior_recovery(context, recovery, service, now),
+        recovery=prior_recovery(context, recovery, service, now,
+                                looks_down),
         lease_retry_interval=lease_retry_interval)
