@@ -187,6 +187,10 @@ class Supervisor:
             cluster.restart_libvirtd(host)
             return 'libvirtd of %s restarted' % host
         if command == 'down':
+            if not self.owns:
+                raise cluster_mod.ClusterError(
+                    'this cluster belongs to the process that brought it '
+                    'up, which brings it down')
             self.stopping.set()
             return 'stopping'
         if command == 'ping':
@@ -232,16 +236,19 @@ class Supervisor:
             server.close()
             if os.path.exists(path):
                 os.unlink(path)
-            if not self.owns:
-                return
-            try:
-                self.cluster.down()
-                final = {'ok': True, 'message': 'cluster down'}
-            except Exception as e:
-                py_logging.exception('down failed')
-                final = {'ok': False, 'error': str(e)}
-            for conn in down_requests:
-                self._answer(conn, final)
+            if self.owns:
+                self._down(down_requests)
+
+    def _down(self, down_requests):
+        """Bring the cluster down, then answer who asked for it."""
+        try:
+            self.cluster.down()
+            final = {'ok': True, 'message': 'cluster down'}
+        except Exception as e:
+            py_logging.exception('down failed')
+            final = {'ok': False, 'error': str(e)}
+        for conn in down_requests:
+            self._answer(conn, final)
 
     def _serve_one(self, conn, message):
         try:

@@ -1,9 +1,12 @@
 """``tools/cluster``'s command line: what ``up`` hands its supervisor."""
 
+import os
 import unittest
 
 from nova.testing.cluster import cli
 from nova.testing.cluster import config as cluster_config
+from nova.testing import procs
+from nova.tests import base
 
 
 class TestServeArgv(unittest.TestCase):
@@ -27,3 +30,43 @@ class TestServeArgv(unittest.TestCase):
     def test_the_defaults_round_trip(self):
         spec = cluster_config.ClusterSpec(base_dir='/tmp/c')
         self.assertEqual(spec, self.round_trip(spec))
+
+
+class FencedHosts:
+    """Stands in for a ``Cluster`` (real ones need root, namespaces and
+    QEMU: nova/tests/integration/e2e): the supervisor only calls ``fence``
+    and ``down`` on it here."""
+
+    def __init__(self, base_dir):
+        self.layout = cluster_config.Layout(base_dir)
+        self.fenced = []
+        self.downs = 0
+
+    def fence(self, host):
+        self.fenced.append(host)
+        return True
+
+    def down(self):
+        self.downs += 1
+
+
+class TestSupervisorOfAClusterItDoesNotOwn(base.TestCase):
+
+    def test_serves_the_fence_agent_and_leaves_the_cluster_up(self):
+        cluster = FencedHosts(self.tmp)
+        control = cli.Supervisor(cluster=cluster).serve_in_thread()
+        self.addCleanup(control.stop)
+        socket_path = cluster.layout.control_socket
+        procs.wait_for_path(socket_path, timeout=30)
+        answer = cli.request(self.tmp, 'fence', host='compute1')
+        self.assertEqual({'ok': True, 'message': 'host compute1 fenced: '
+                          'powered off'}, answer)
+        self.assertEqual(['compute1'], cluster.fenced)
+        # Its owner brings it down, not a request.
+        answer = cli.request(self.tmp, 'down')
+        self.assertFalse(answer['ok'])
+        self.assertIn('belongs to the process that brought it up',
+                      answer['error'])
+        control.stop()
+        self.assertEqual(0, cluster.downs)
+        self.assertFalse(os.path.exists(socket_path))
