@@ -25,10 +25,13 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
 from nova import context as nova_context
+from nova import exception
+from nova.ha import evidence as evidence_mod
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
 from nova.ha import masakari as masakari_mod
 from nova.ha import monitor as monitor_mod
+from nova.ha import probe as probe_mod
 from nova.model import binaries
 from nova import rpc
 from nova import service
@@ -87,14 +90,27 @@ def build_monitor(host: str) -> monitor_mod.Monitor:
         masakari = masakari_mod.Notifier.from_conf(CONF)
         LOG.info('Failed hosts are handed to Masakari (the instance-ha '
                  'service) once fenced and forced down')
-    return monitor_mod.Monitor(nova_context.get_admin_context(), lease,
-                               fencer, api, masakari=masakari)
+    probe = probe_mod.from_conf(CONF)
+    if probe is None:
+        LOG.warning('No [ha] libvirt_uri: a host whose nova-compute alone '
+                    'stopped is taken for a failed one')
+    return monitor_mod.Monitor(
+        nova_context.get_admin_context(), lease, fencer, api,
+        probe=probe or evidence_mod.no_probe, masakari=masakari)
 
 
 def main(argv=None):
     service.prepare_service(BINARY, argv)
     try:
-        service.run([HaMonitorService(build_monitor(CONF.host))])
+        try:
+            monitor = build_monitor(CONF.host)
+        except exception.InvalidConfiguration as e:
+            # Said once and exited: a service manager that restarts it
+            # would only say it again.
+            LOG.error('%s', e)
+            print('nova-hamonitor: %s' % e, file=sys.stderr)
+            return 2
+        service.run([HaMonitorService(monitor)])
     finally:
         rpc.cleanup()
     return 0

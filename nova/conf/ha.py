@@ -93,6 +93,40 @@ host really died or was fenced) or the host comes back.
 
 Related options: ``fence_command``, ``check_interval``.
 """),
+    cfg.StrOpt('libvirt_uri',
+               help="""
+How the monitor reaches a compute host's libvirtd, read-only, to ask
+whether guests still run there: a libvirt URI with ``%s`` where the host's
+name goes (the name its compute service reports).
+
+A host whose nova-compute missed its heartbeats but whose libvirtd answers
+with guests running is not failed: only nova-compute is gone. It is
+neither fenced nor evacuated; an alert says so (``nova-manage ha
+alerts``), and with ``recovery = masakari`` Masakari gets a process-failure
+notification (it disables the compute service). A libvirtd that does not
+answer within ``probe_timeout``, or answers with nothing running, leaves
+the decision to the heartbeats.
+
+Possible values:
+
+* unset (default): no libvirtd is asked; heartbeats decide alone, so a
+  host whose nova-compute alone died is taken for a failed one (fenced,
+  with a fence agent).
+* a URI template, e.g. ``qemu+tcp://%s/system`` or
+  ``qemu+ssh://nova@%s/system`` (the monitor's user needs read-only
+  access only).
+
+Related options: ``probe_timeout``, ``fence_command``.
+"""),
+    cfg.IntOpt('probe_timeout',
+               default=5,
+               min=1,
+               help="""
+Seconds a compute host's libvirtd may take to answer before it counts as
+not reached.
+
+Related options: ``libvirt_uri``.
+"""),
     cfg.StrOpt('region',
                default='RegionOne',
                help="""

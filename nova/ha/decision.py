@@ -97,6 +97,10 @@ class HostEvidence:
 class Verdict:
     action: Action
     reason: str
+    # What an operator is to do, for ``nova-manage ha alerts`` (ALERT and
+    # NOT_FAILED). Unlike ``reason`` it names no number of seconds: the
+    # same failure gives the same text at every check, recorded once.
+    alert: str | None = None
 
 
 def _heartbeat_missed(evidence: HostEvidence) -> bool:
@@ -104,14 +108,19 @@ def _heartbeat_missed(evidence: HostEvidence) -> bool:
             or evidence.heartbeat_age > evidence.service_down_time)
 
 
-def _silence(evidence: HostEvidence) -> str:
+def _silence(evidence: HostEvidence, timed: bool = True) -> str:
+    """Why the host looks down; ``timed``: for how long."""
     if evidence.forced_down:
         return 'its compute service is forced down'
     if evidence.heartbeat_age is None:
         return 'its compute service never reported'
     if evidence.never_reported:
+        if not timed:
+            return 'its compute service never reported'
         return ('its compute service never reported in the %d s since it '
                 'registered' % evidence.heartbeat_age)
+    if not timed:
+        return 'its compute service missed its heartbeats'
     return ('its compute service missed heartbeats for %d s'
             % evidence.heartbeat_age)
 
@@ -142,9 +151,14 @@ def decide(evidence: HostEvidence) -> Verdict:
         return Verdict(Action.HEALTHY, 'its compute service is up')
     silence = _silence(evidence)
     if not evidence.forced_down and evidence.guests_running:
-        return Verdict(Action.NOT_FAILED,
-                       '%s, but libvirtd reports guests running: only '
-                       'nova-compute is gone' % silence)
+        return Verdict(
+            Action.NOT_FAILED,
+            '%s, but libvirtd reports guests running: only nova-compute '
+            'is gone' % silence,
+            alert='nova-compute of host %s is down but its libvirtd reports '
+                  'guests running: the host is not failed, nothing is '
+                  'fenced or evacuated; start nova-compute there again'
+                  % evidence.host)
     retry = None
     if prior is not None:
         if not prior.host_back_since:
@@ -175,10 +189,12 @@ def decide(evidence: HostEvidence) -> Verdict:
     else:
         why = ('its shared storage is not guarded by working disk leases '
                '(%s)' % (leases.summary or 'not reported'))
-    return Verdict(Action.ALERT,
-                   'host %s needs fencing: %s, no fence agent is configured '
-                   '([ha] fence_command) and %s; fence it, force its service '
-                   'down, then evacuate it' % (evidence.host, silence, why))
+    text = ('host %s needs fencing: %s, no fence agent is configured '
+            '([ha] fence_command) and %s; fence it, force its service down, '
+            'then evacuate it')
+    return Verdict(Action.ALERT, text % (evidence.host, silence, why),
+                   alert=text % (evidence.host,
+                                 _silence(evidence, timed=False), why))
 
 
 def after_fence(evidence: HostEvidence, fenced: bool,

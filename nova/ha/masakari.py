@@ -3,7 +3,10 @@ host-failure notification the monitor posts once it fenced a host and
 forced its service down, after which Masakari's engine evacuates it; and
 the instance-failure notification of a guest that died on a host that is
 up (``type`` ``VM``, ``vir_domain_event`` ``STOPPED_FAILED``: the one
-Masakari's engine acts on), after which it stops and starts the instance.
+Masakari's engine acts on), after which it stops and starts the instance;
+and the process-failure notification of a host whose nova-compute alone
+stopped (``type`` ``PROCESS``), after which it disables the compute
+service.
 
 Masakari is found in the service catalog (``instance-ha``) and called as
 the service user of ``[masakari]`` (keystoneauth)::
@@ -35,6 +38,8 @@ COMPUTE_HOST = 'COMPUTE_HOST'
 STOPPED_PAYLOAD = {'event': 'STOPPED', 'host_status': 'NORMAL',
                    'cluster_status': 'OFFLINE'}
 VM = 'VM'
+PROCESS = 'PROCESS'
+COMPUTE_PROCESS = 'nova-compute'
 # Masakari's engine recovers an instance only for this event and detail
 # (its INSTANCE_EVENTS): whatever libvirt said, a guest that stopped
 # without nova is reported as one whose QEMU failed.
@@ -92,6 +97,23 @@ class InstanceFailure(HostFailure):
     def payload(self) -> dict:
         return {'event': VM_EVENT, 'instance_uuid': self.instance_uuid,
                 'vir_domain_event': VM_DOMAIN_EVENT}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessFailure(HostFailure):
+    """nova-compute of ``host`` stopped while the host lives (its
+    libvirtd reports guests running; ``found_at``: when its heartbeats
+    stopped). Masakari's engine disables the compute service."""
+
+    type = PROCESS
+
+    @property
+    def what(self) -> str:
+        return 'nova-compute of host %s' % self.host
+
+    @property
+    def payload(self) -> dict:
+        return {'event': 'STOPPED', 'process_name': COMPUTE_PROCESS}
 
 
 class Notifier:

@@ -49,6 +49,7 @@ class Monitor:
         self.lease = lease
         self.fencer = fencer
         self.probe = probe
+        self.masakari = masakari
         # masakari: [ha] recovery = masakari, Masakari evacuates.
         self.recovery = recovery_mod.Recovery(context, lease, fencer,
                                               compute_api, masakari)
@@ -114,12 +115,35 @@ class Monitor:
                 self.recovery.carry_on(row, evidence)
         elif action in (Action.FENCE, Action.RECOVER):
             self.recovery.start(evidence, verdict)
-        elif action == Action.ALERT:
-            self.lease.check('recording an alert for %s' % service.host)
-            LOG.error('%s', verdict.reason)
-            objects.HaAlert.record(self.context, service.host,
-                                   verdict.reason)
+        elif action in (Action.ALERT, Action.NOT_FAILED):
+            self._alert(service, verdict)
         return verdict
+
+    def _alert(self, service, verdict: decision.Verdict) -> None:
+        """Record the verdict's alert, once per failure of the host (its
+        heartbeats stopping); with Masakari, a host whose nova-compute
+        alone stopped is reported as a process failure with it."""
+        host = service.host
+        since = service.last_seen_up or service.created_at
+        self.lease.check('recording an alert for %s' % host)
+        alert = objects.HaAlert.record_new(
+            self.context, host, verdict.alert or verdict.reason, since)
+        if alert is None:
+            return
+        LOG.error('%s', alert.reason)
+        if (verdict.action != Action.NOT_FAILED or self.masakari is None
+                or since is None):
+            return
+        self.lease.check('notifying Masakari of nova-compute of %s' % host)
+        try:
+            self.masakari.notify(masakari_mod.ProcessFailure(host, since))
+        except exception.HaMasakariFailed as e:
+            # A newer alert: the next check records the first one again,
+            # and posts again with it.
+            objects.HaAlert.record(
+                self.context, host, 'nova-compute of host %s is down but '
+                'Masakari was not told: %s; posting again at the next '
+                'check' % (host, e))
 
     def run(self, stopping: threading.Event) -> None:
         """Check every ``[ha] check_interval`` until ``stopping`` is set;

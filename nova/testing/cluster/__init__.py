@@ -458,6 +458,14 @@ class Cluster:
                      time.monotonic() - t)
             return died
 
+    def stop_compute(self, name):
+        """Host ``name``'s nova-compute alone stops (SIGTERM, then
+        SIGKILL); libvirtd and the guests run on, and the controller
+        still reaches libvirtd. ``restart_compute`` starts it again."""
+        with self._lock:
+            self.host(name).stop_compute()
+            self.save()
+
     def restart_compute(self, name, wait=True, crash_point=None,
                         options=None, stall_point=None):
         """Stop host ``name``'s nova-compute (SIGTERM) and start it again,

@@ -253,6 +253,12 @@ class Layout:
         """Base of the LibvirtHost trees (one sub-directory a host)."""
         return self._p('hosts')
 
+    def libvirt_relay(self, name):
+        """Host ``name``'s libvirtd as the controller reaches it (the
+        monitor's probe): relayed to the host's own socket while the host
+        is not partitioned."""
+        return self._p('mgmt', '%s-libvirt.sock' % name)
+
     @property
     def controller_state(self):
         return self._p('controller')
@@ -422,6 +428,10 @@ def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
             'lease_retry_interval': spec.service_down_time // 2 or 1}
         if spec.fence_agent:
             sections['ha']['fence_command'] = fence_command(spec)
+        # Each host's libvirtd across the "management network": a host
+        # whose nova-compute alone stopped is not failed.
+        sections['ha']['libvirt_uri'] = (
+            'qemu+unix:///system?socket=' + layout.libvirt_relay('%s'))
         if spec.masakari:
             # Masakari evacuates what the monitor fenced, as the nova
             # service user (an admin, which Masakari's policy asks).

@@ -38,6 +38,7 @@ from oslo_concurrency import processutils
 from oslo_log import log as logging
 
 from nova.testing.cluster import config as cluster_config
+from nova.testing.cluster import forward as cluster_forward
 from nova.testing.cluster import net as cluster_net
 from nova.testing.cluster import record as cluster_record
 from nova.testing.cluster import services as cluster_services
@@ -80,6 +81,9 @@ class ClusterHost:
             name, layout.hosts, instances_path=self.storage_dir,
             lock_manager=spec.lock_manager(name))
         self.compute = None
+        # The controller's way to the host's libvirtd (cut by partition).
+        self.libvirt_relay = cluster_forward.UnixRelay(
+            layout.libvirt_relay(name), self.hypervisor.socket)
         self._exit_noted = False
         self._log_offset = 0
         self.entry = cluster_record.HostEntry(
@@ -105,6 +109,7 @@ class ClusterHost:
         self.netns.add_bridge(self.spec.bridge)
         for port in self.forward_ports:
             self.forwarder.add(self.netns.path, port)
+        self.libvirt_relay.start()
         self._record_processes()
 
     def start_compute(self, overrides=None):
@@ -146,6 +151,7 @@ class ClusterHost:
         if self.entry.state == 'partitioned':
             # A stopped process acts on SIGTERM only once it runs again.
             self._signal_compute(signal.SIGCONT)
+            self.libvirt_relay.start()
             self.entry.state = 'up'
         # One that already died is recorded as what it was, not stopped.
         if self.note_compute_exit() is None and not self._exit_noted:
@@ -219,8 +225,9 @@ class ClusterHost:
     def partition(self):
         """The host loses the control plane, not power: its nova-compute
         is stopped where it is (SIGSTOP) and does nothing at all any more
-        (no heartbeat, no RPC, no periodic task), while libvirtd,
-        virtlockd and the guests run on. ClusterError unless its
+        (no heartbeat, no RPC, no periodic task), and the controller no
+        longer reaches its libvirtd, while libvirtd, virtlockd and the
+        guests run on. ClusterError unless its
         nova-compute runs (and is not partitioned already)."""
         if self.entry.state == 'partitioned':
             raise cluster_services.ClusterError('%s is partitioned already'
@@ -229,6 +236,8 @@ class ClusterHost:
             raise cluster_services.ClusterError(
                 'nova-compute of %s does not run' % self.name)
         self._signal_compute(signal.SIGSTOP)
+        # Nor does the controller reach its libvirtd any more.
+        self.libvirt_relay.stop()
         self.entry.state = 'partitioned'
         LOG.info('Host %s partitioned: nova-compute (%d) stopped',
                  self.name, self.compute.record.pid)
@@ -265,6 +274,7 @@ class ClusterHost:
             raise cluster_services.ClusterError('%s is not partitioned'
                                                 % self.name)
         self._signal_compute(signal.SIGCONT)
+        self.libvirt_relay.start()
         self.entry.state = 'up'
         LOG.info('Host %s healed: nova-compute (%d) continued', self.name,
                  self.compute.record.pid)
@@ -302,6 +312,7 @@ class ClusterHost:
         try:
             self.stop_compute()
         finally:
+            self.libvirt_relay.stop()
             self.forwarder.remove(self.netns.path)
             self.hypervisor.stop(before_release=unmount)
             self.netns.delete()

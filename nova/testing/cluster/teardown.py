@@ -33,7 +33,7 @@ ClusterError = cluster_services.ClusterError
 _CREATED = ('cluster.json', 'control.sock', 'supervisor.log', 'etc',
             'logs', 'postgres', 'rabbitmq', 'images', 'guest', 'hosts',
             'instances', 'storage', 'controller', 'keystone', 'masakari',
-            'glance')
+            'glance', 'mgmt')
 MARKER = '.nova-cluster'
 
 

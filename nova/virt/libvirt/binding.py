@@ -79,6 +79,7 @@ UNDEFINE_MANAGED_SAVE = libvirt.VIR_DOMAIN_UNDEFINE_MANAGED_SAVE
 UNDEFINE_SNAPSHOTS_METADATA = libvirt.VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA
 DESTROY_GRACEFUL = libvirt.VIR_DOMAIN_DESTROY_GRACEFUL
 LIST_DOMAINS_ALL = 0
+LIST_DOMAINS_ACTIVE = libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE
 LIST_DOMAINS_MANAGEDSAVE = libvirt.VIR_CONNECT_LIST_DOMAINS_MANAGEDSAVE
 STATS_STATE = libvirt.VIR_DOMAIN_STATS_STATE
 
@@ -118,6 +119,12 @@ def start_event_loop() -> None:
 
 def open_connection(uri: str) -> 'libvirt.virConnect':
     return libvirt.open(uri or None)
+
+
+def open_read_only(uri: str) -> 'libvirt.virConnect':
+    """A connection that can look but not change anything (another
+    service's view of a host: ``nova.ha.probe``)."""
+    return libvirt.openReadOnly(uri)
 
 
 def error_code(error: Exception) -> int | None:

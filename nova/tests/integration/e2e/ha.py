@@ -68,6 +68,17 @@ class InstanceHaTestCase(base.ClusterTestCase):
                         for u in set(uuids) - set(landed)}))
             time.sleep(base.POLL)
 
+    def wait_for(self, what, predicate, timeout=RECOVERY_TIMEOUT):
+        """Until ``predicate()`` is true; what it returned."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = predicate()
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                self.fail('never: %s' % what)
+            time.sleep(base.POLL)
+
     def recoveries(self, host):
         return self.db_rows(
             'SELECT step, fenced, evacuation_uuid, notification_uuid, '

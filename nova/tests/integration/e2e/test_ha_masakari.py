@@ -11,6 +11,11 @@ notifies Masakari, which evacuates: all 6 end ACTIVE, running on compute2
 and compute4, and no instance ever ran in two QEMU processes. The seconds
 from the failure to the last ACTIVE are printed (``service_down_time`` is
 10 s here).
+
+Before that, compute4's nova-compute alone stops: its libvirtd, which the
+monitor reaches, still runs a guest, so the host is neither fenced nor
+evacuated; an alert says to start nova-compute again, and Masakari, told
+of a process failure, disables the compute service.
 """
 
 import time
@@ -31,6 +36,31 @@ class TestMasakariRecovery(ha.InstanceHaTestCase):
         self.assertTrue(row['notification_uuid'])
         self.assertIsNone(row['evacuation_uuid'])
         self.assertTrue(self.compute_services()[host]['forced_down'])
+
+    def test_nova_compute_alone_stopped_is_not_fenced(self):
+        (uuid,) = self.boot_on(D, ['lone-%s' % D])
+        self.cluster.stop_compute(D)
+        (alert, *_) = self.wait_for('an alert for %s' % D,
+                                    lambda: self.alerts(D))
+        print('alert for %s: %s' % (D, alert))
+        self.assertIn('nova-compute of host %s is down but its libvirtd '
+                      'reports guests running' % D, alert)
+        service = self.wait_for(
+            'Masakari disabled nova-compute of %s' % D,
+            lambda: [s for s in [self.compute_services()[D]]
+                     if s['status'] == 'disabled'])[0]
+        print('%s: %s (%s)' % (D, service['status'],
+                               service.get('disabled_reason')))
+        # Never fenced, never evacuated, its guest never stopped.
+        self.assertEqual([], self.recoveries(D))
+        self.assertFalse(service['forced_down'])
+        self.assertNotEqual('failed', self.host_entry(D).state)
+        self.assert_running_on(D, uuid)
+        self.assertEqual({D}, self.instance_watch.hosts_seen[uuid])
+        self.cluster.restart_compute(D)
+        self.set_enabled(D, True)
+        self.nova('delete', uuid)
+        self.wait_for_gone(uuid)
 
     def test_power_loss_and_partition(self):
         shared = self.boot_ha(A, 'ha')

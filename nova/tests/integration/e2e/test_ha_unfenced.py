@@ -17,7 +17,6 @@ plane, their guests running on.
 
 import time
 
-from nova.tests.integration.e2e import base
 from nova.tests.integration.e2e import ha
 
 A, B, C, D = ha.A, ha.B, ha.C, ha.D
@@ -35,16 +34,6 @@ class TestRecoveryWithoutFenceAgent(ha.InstanceHaTestCase):
         return self.db_rows(
             'SELECT uuid, status, on_shared_storage FROM host_evacuations '
             'WHERE source_host = :host ORDER BY id', host=host)
-
-    def wait_for(self, what, predicate, timeout=ha.RECOVERY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while True:
-            found = predicate()
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                self.fail('never: %s' % what)
-            time.sleep(base.POLL)
 
     def test_only_leased_shared_storage_is_recovered_once_free(self):
         shared = self.boot_ha(A, 'nofence')

@@ -1,7 +1,12 @@
 """nova-hamonitor's service: its loop runs in a thread, holds the region's
 lease while it runs and gives it back when it stops."""
 
+import os
+import subprocess
+import sys
+
 from nova.cmd import hamonitor
+from nova.ha import evidence
 from nova.objects import ha_lease
 from nova import rpc
 from nova.tests import base
@@ -43,3 +48,23 @@ class HaMonitorServiceTestCase(base.TestCase):
         self.assertIsNotNone(notifier)
         self.assertEqual('http://127.0.0.1:9/v1',
                          notifier.adapter.get_endpoint())
+
+    def test_libvirt_uri_gives_the_monitor_a_probe(self):
+        self.assertIs(evidence.no_probe, hamonitor.build_monitor('c').probe)
+        self.flags(libvirt_uri='qemu+tcp://%s/system', group='ha')
+        probe = hamonitor.build_monitor('ctl1').probe
+        self.assertEqual('qemu+tcp://compute1/system', probe.uri('compute1'))
+
+    def test_a_libvirt_uri_without_the_host_stops_it_at_once(self):
+        conf = os.path.join(self.tmp, 'nova.conf')
+        with open(conf, 'w') as f:
+            f.write('[database]\nconnection = sqlite:///%s/x.sqlite\n'
+                    '[ha]\nlibvirt_uri = qemu+tcp://compute1/system\n'
+                    % self.tmp)
+        # Its own process: main() parses the command line once.
+        done = subprocess.run(
+            [sys.executable, '-m', 'nova.cmd.hamonitor', '--config-file',
+             conf], capture_output=True, text=True, timeout=120)
+        self.assertEqual(2, done.returncode)
+        self.assertIn('nova-hamonitor: Configuration is invalid: [ha] '
+                      'libvirt_uri', done.stderr)

@@ -10,6 +10,7 @@ from nova.conf import CONF
 from nova import crashpoint
 from nova import exception
 from nova.ha.decision import Action
+from nova.ha import evidence as evidence_mod
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
 from nova.ha import masakari as masakari_mod
@@ -21,6 +22,7 @@ from nova.tests.fixtures import database as dbf
 from nova.tests.unit.ha import fence_agents
 from nova.tests.unit.ha import masakari_stub
 from nova.tests.unit.ha import test_monitor
+from nova.tests.unit.ha import test_probe
 
 
 class MasakariRecoveryTestCase(base.TestCase):
@@ -43,11 +45,12 @@ class MasakariRecoveryTestCase(base.TestCase):
                    group='masakari')
         self.flags(recovery='masakari', group='ha')
 
-    def monitor(self, name='m1'):
+    def monitor(self, name='m1', probe=evidence_mod.no_probe):
         lease = lease_mod.MonitorLease('RegionOne', name, 30)
         return monitor_mod.Monitor(
             self.ctx, lease, fencer_mod.Fencer(self.agent, timeout=10),
-            self.api, masakari=masakari_mod.Notifier.from_conf(CONF))
+            self.api, probe=probe,
+            masakari=masakari_mod.Notifier.from_conf(CONF))
 
     def forced_down(self, host):
         return objects.Service.get_by_host_and_binary(
@@ -197,6 +200,33 @@ class MasakariRecoveryTestCase(base.TestCase):
         self.assertIn('[ha] recovery is not masakari', alert.reason)
         self.assertEqual([], self.runs())
         self.assertEqual([], self.masakari.posted)
+
+    def test_nova_compute_alone_stopped_is_a_process_failure(self):
+        # Host busy's libvirtd (busy.xml) runs guests; Masakari is down
+        # at first.
+        self.masakari.hosts['busy'] = 'b0b0b0b0-0000-4000-8000-000000000001'
+        busy = dbf.make_service(self.ctx, 'busy', up=False)
+        monitor = self.monitor(probe=test_probe.hosts_probe(self.tmp))
+        self.masakari.failing = 503
+        self.assertEqual(Action.NOT_FAILED,
+                         monitor.check_once()['busy'].action)
+        newest = objects.HaAlert.get_all(self.ctx, 'busy')[0]
+        self.assertIn('Masakari was not told', newest.reason)
+        self.masakari.failing = None
+        for _ in range(3):
+            monitor.check_once()
+        processes = [n for n in self.masakari.notifications
+                     if n['type'] == 'PROCESS']
+        (sent,) = processes
+        self.assertEqual({'event': 'STOPPED', 'process_name': 'nova-compute'},
+                         sent['payload'])
+        self.assertEqual(busy.last_seen_up.strftime('%Y-%m-%dT%H:%M:%SZ'),
+                         sent['generated_time'])
+        self.assertEqual(2, len([p for p in self.masakari.posted
+                                 if p['notification']['type'] == 'PROCESS']))
+        # Host a alone was fenced.
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertFalse(self.forced_down('busy'))
 
     def test_an_unfenced_host_is_not_handed_to_masakari(self):
         # No fence agent; the disks on shared storage under working

@@ -5,6 +5,7 @@ The conductor is the one part that cannot run here: a recording stand-in
 takes the cast host-evacuate runs (the functional tests run them)."""
 
 import datetime
+import os
 
 import sqlalchemy as sa
 
@@ -13,6 +14,7 @@ from nova import crashpoint
 from nova.db import api as db_api
 from nova.db import models
 from nova.ha.decision import Action
+from nova.ha import evidence as evidence_mod
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
 from nova.ha import monitor as monitor_mod
@@ -23,6 +25,7 @@ from nova.objects import host_evacuation
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
 from nova.tests.unit.ha import fence_agents
+from nova.tests.unit.ha import test_probe
 
 
 class RecordingConductor:
@@ -47,10 +50,12 @@ class MonitorTestCase(base.TestCase):
         self.b = dbf.make_service(self.ctx, 'b')
         dbf.make_instance(self.ctx, 'a')
 
-    def monitor(self, name='m1', agent=None, lease_seconds=30):
+    def monitor(self, name='m1', agent=None, lease_seconds=30,
+                probe=evidence_mod.no_probe):
         lease = lease_mod.MonitorLease('RegionOne', name, lease_seconds)
         fencer = fencer_mod.Fencer(agent, timeout=10)
-        return monitor_mod.Monitor(self.ctx, lease, fencer, self.api)
+        return monitor_mod.Monitor(self.ctx, lease, fencer, self.api,
+                                   probe=probe)
 
     def service(self, host):
         return objects.Service.get_by_host_and_binary(self.ctx, host,
@@ -126,6 +131,51 @@ class MonitorTestCase(base.TestCase):
         self.assertIn('host a needs fencing', alert.reason)
         self.assertEqual([], self.runs_of('a'))
         self.assertFalse(self.service('a').forced_down)
+
+    def test_an_alert_is_recorded_once_per_failure(self):
+        monitor = self.monitor()
+        monitor.check_once()
+        # Ten seconds more of silence: the same failure, the same alert.
+        dbf.set_down(self.a, seconds=3610)
+        self.assertEqual(Action.ALERT, monitor.check_once()['a'].action)
+        (alert,) = objects.HaAlert.get_all(self.ctx)
+        self.assertNotIn('3610', alert.reason)
+        # The host came back after that alert and failed again: told
+        # again.
+        self.backdate_alerts(seconds=7200)
+        self.assertEqual(Action.ALERT, monitor.check_once()['a'].action)
+        self.assertEqual(2, len(objects.HaAlert.get_all(self.ctx)))
+
+    def backdate_alerts(self, seconds):
+        with db_api.session() as session:
+            session.execute(sa.update(models.HaAlert).values(
+                created_at=obj_base.utcnow()
+                - datetime.timedelta(seconds=seconds)))
+
+    def test_a_host_whose_libvirtd_runs_guests_is_left_alone(self):
+        probe = test_probe.hosts_probe(self.tmp)
+        # Its libvirtd is at busy.xml: a host named busy.
+        dbf.make_service(self.ctx, 'busy', up=False)
+        dbf.make_instance(self.ctx, 'busy')
+        monitor = self.monitor(agent=self.agent, probe=probe)
+        for _ in range(2):
+            verdicts = monitor.check_once()
+            self.assertEqual(Action.NOT_FAILED, verdicts['busy'].action)
+        # Host a's libvirtd does not answer: fenced as before.
+        self.assertEqual(Action.ALREADY_RECOVERED, verdicts['a'].action)
+        self.assertEqual(['a'], fence_agents.fenced(self.record))
+        self.assertFalse(self.service('busy').forced_down)
+        self.assertEqual([], self.runs_of('busy'))
+        self.assertIsNone(objects.HaHostRecovery.latest(self.ctx, 'busy'))
+        (alert,) = objects.HaAlert.get_all(self.ctx, 'busy')
+        self.assertIn('nova-compute of host busy is down but its libvirtd '
+                      'reports guests running', alert.reason)
+        # Its guests stopped (or it lost power): now it is failed.
+        with open(os.path.join(self.tmp, 'busy.xml'), 'w') as f:
+            f.write(test_probe.SHUT_OFF)
+        self.assertEqual(Action.FENCE, monitor.check_once()['busy'].action)
+        self.assertEqual(['a', 'busy'], fence_agents.fenced(self.record))
+        self.assertTrue(self.service('busy').forced_down)
 
     def test_without_agent_leased_shared_storage_is_evacuated(self):
         for service in (self.a, self.b):

@@ -169,6 +169,10 @@ class TestConfigFiles(base.TestCase):
         self.assertEqual((2, 10, 5), (conf.ha.check_interval,
                                       conf.ha.lease_duration,
                                       conf.ha.lease_retry_interval))
+        # Each host's libvirtd through its relay (cut by a partition).
+        self.assertEqual('qemu+unix:///system?socket='
+                         + self.layout.libvirt_relay('compute2'),
+                         conf.ha.libvirt_uri % 'compute2')
         # Without: no fence agent, no [ha] section.
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('[ha]', text)
