@@ -12,7 +12,9 @@ group of its own (the Tempest subset does).
 
 The schemathesis run's counts (``functional/api/test_openapi_fuzz.py``)
 are printed at the end of the output, whichever process ran it: a
-worker's reach the controller in its ``workeroutput``.
+worker's reach the controller in its ``workeroutput``. So are the seconds
+each group and each worker took: the busiest worker's share is the run's
+length, and what to split or trim first.
 """
 
 import os
@@ -86,8 +88,34 @@ def pytest_testnodedown(node, error):
         _FROM_WORKERS.append(counts)
 
 
+def _seconds_by(reports):
+    """Seconds spent (setup, call and teardown) by xdist group and by
+    worker: which worker's share is the run's length, and which group
+    makes it."""
+    groups: dict[str, float] = {}
+    workers: dict[str, float] = {}
+    for report in reports:
+        group = (report.nodeid.rsplit('@', 1)[1] if '@' in
+                 report.nodeid.rsplit('::', 1)[-1] else 'ungrouped')
+        groups[group] = groups.get(group, 0.0) + report.duration
+        node = getattr(report, 'node', None)
+        worker = getattr(getattr(node, 'gateway', None), 'id', 'main')
+        workers[worker] = workers.get(worker, 0.0) + report.duration
+    return groups, workers
+
+
 def pytest_terminal_summary(terminalreporter):
     for counts in [c for c in [_fuzz_counts()] if c] + _FROM_WORKERS:
         terminalreporter.write_line(
             'schemathesis: %(requests)d requests, %(2xx)d 2xx, %(4xx)d 4xx, '
             '%(5xx)d 5xx' % counts)
+    # Every phase's report, whatever its outcome ('' holds the setups
+    # and teardowns that passed).
+    reports = [r for found in terminalreporter.stats.values()
+               for r in found
+               if hasattr(r, 'duration') and hasattr(r, 'when')]
+    if reports:
+        groups, workers = _seconds_by(reports)
+        terminalreporter.write_line('seconds by group: %s; by worker: %s' % (
+            ', '.join('%s %.0f' % kv for kv in sorted(groups.items())),
+            ', '.join('%s %.0f' % kv for kv in sorted(workers.items()))))
