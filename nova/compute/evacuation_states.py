@@ -59,6 +59,13 @@ from nova.objects import migration as migration_obj
 
 LOG = logging.getLogger(__name__)
 
+# system_metadata key: the vm_state an instance had before an evacuation
+# failed and left it in ERROR on its source; the next evacuation brings it
+# back in that state (a stopped instance is not started by the retry), and
+# the source's power sync restores it when the guest runs there after all
+# (``power_sync``: a partition, not a failure).
+OLD_VM_STATE = 'old_vm_state'
+
 API = 'api'
 CONDUCTOR = 'conductor'
 TARGET = 'target'

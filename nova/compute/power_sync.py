@@ -13,6 +13,11 @@ of its own (the periodic sync never stops an instance, so a guest that
 died during, say, a snapshot would otherwise stay ACTIVE and off, its
 failure never recorded).
 
+An instance left in ERROR on this host by an evacuation that failed
+(refused, typically: a lease held by the guest running here) while its
+guest runs here is ACTIVE again: this host was cut off, not dead, and
+the database never placed the instance anywhere else.
+
 A stop event for an ACTIVE instance whose guest is now off is a guest
 that stopped without nova (``guest_failure``): the instance ends STOPPED
 and, unless its own OS shut it down, the failure is recorded for
@@ -24,6 +29,7 @@ import threading
 
 from oslo_log import log as logging
 
+from nova.compute import evacuation_states
 from nova.compute import guest_failure
 from nova.compute import operation
 from nova import exception
@@ -94,6 +100,8 @@ def _sync_locked(compute, context, instance_uuid, event=None):
                   instance.task_state, instance=instance)
         return None
     current = operation.current_power_state(compute.driver, instance)
+    if _runs_after_failed_evacuation(instance, current):
+        return _active_again(instance, current)
     # Why the guest stopped, when a stop event asked for this sync.
     stop = event.detail if _is_stop(event) else None
     if current == instance.power_state:
@@ -117,4 +125,38 @@ def _sync_locked(compute, context, instance_uuid, event=None):
             power_state.SHUTDOWN, power_state.CRASHED, power_state.NOSTATE):
         LOG.warning('Guest is %s although the instance is active',
                     power_state.STATE_MAP.get(current), instance=instance)
+    return instance
+
+
+def _runs_after_failed_evacuation(instance, current) -> bool:
+    """Whether ``instance`` is in ERROR only because an evacuation away
+    from this host failed (or was refused: its disk was in use, here),
+    while its guest runs here: the host was cut off, not dead. The
+    database still places the instance on this host, and the failed
+    evacuation undid what it made elsewhere."""
+    return (instance.vm_state == vm_states.ERROR
+            and current == power_state.RUNNING
+            and (instance.system_metadata or {}).get(
+                evacuation_states.OLD_VM_STATE) == vm_states.ACTIVE)
+
+
+def _active_again(instance, current):
+    """ACTIVE again, as it was before the evacuation: a change of the
+    database alone (the guest runs on untouched), by compare-and-swap on
+    the host, the task and the ERROR, so that an evacuation or a
+    reset-state that got in first wins."""
+    instance.vm_state = vm_states.ACTIVE
+    instance.power_state = current
+    instance.system_metadata.pop(evacuation_states.OLD_VM_STATE)
+    try:
+        instance.save(expected_task_state=[None],
+                      expected_vm_state=[vm_states.ERROR],
+                      expected_host=instance.host)
+    except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
+        LOG.debug('Changed meanwhile; not making it ACTIVE again',
+                  instance=instance)
+        return None
+    LOG.warning('The guest runs here although an evacuation of it failed '
+                '(this host was cut off, not down): ACTIVE again',
+                instance=instance)
     return instance

@@ -128,10 +128,7 @@ ImageLookup = typing.Callable[[nova_context.RequestContext, str],
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
 # The same, ending STOPPED (an evacuation requested at 2.95 or later).
 EVACUATE_STOPPED = operation.Operation('evacuate_stopped', 'evacuate', EVENT)
-# system_metadata key: the vm_state an instance had before an evacuation
-# failed and left it in ERROR; the next evacuation brings it back in that
-# state (a stopped instance is not started by the retry).
-OLD_VM_STATE = 'old_vm_state'
+OLD_VM_STATE = evacuation_states.OLD_VM_STATE
 
 REBUILD = operation.Operation('rebuild', 'rebuild', EVENT)
 

@@ -485,6 +485,11 @@ def host_conf(spec: ClusterSpec, layout: Layout, ports: Ports, host: str,
         'shutdown_timeout': spec.shutdown_timeout,
         'reap_orphans_interval': spec.reap_orphans_interval,
     })
+    if spec.hamonitor:
+        # A host back from a partition records its guests' states (and
+        # takes back what a refused evacuation left in ERROR) within one
+        # service_down_time, not Nova's ten minutes.
+        default['sync_power_state_interval'] = spec.service_down_time
     network = {'events_api_url': api_url(ports),
                'events_api_token': ADMIN_TOKEN,
                'agent_poll_interval': spec.agent_poll_interval}

@@ -15,6 +15,7 @@ plane, their guests running on.
   the monitor's next try evacuates them to compute2, from the same disks.
 """
 
+import os
 import time
 
 from nova.tests.integration.e2e import ha
@@ -34,6 +35,36 @@ class TestRecoveryWithoutFenceAgent(ha.InstanceHaTestCase):
         return self.db_rows(
             'SELECT uuid, status, on_shared_storage FROM host_evacuations '
             'WHERE source_host = :host ORDER BY id', host=host)
+
+    # Runs first (the names' order): compute1 is the target here, and is
+    # failed for good by the test after it.
+    def test_a_healed_host_takes_back_what_the_leases_refused(self):
+        uuids = self.boot_ha(B, 'healed')
+        disks = {u: os.path.join(self.instance_dir(B, u), 'disk')
+                 for u in uuids}
+        self.cluster.partition(B)
+        # Evacuated to compute1, its storage peer, where the leases of the
+        # guests running on compute2 refuse them: ERROR, on compute2.
+        self.wait_for('a run of %s ended' % B, lambda: [
+            r for r in self.evacuation_runs(B) if r['status'] == 'finished'])
+        for uuid in uuids:
+            server = self.wait_for_server(uuid, status='ERROR', host=B)
+            print('%s: %s' % (uuid, server.get('fault')))
+            self.assertEqual([B], self.lease_holders(disks[uuid]))
+        # The partition ends: compute2's power sync finds the guests
+        # running there, and the instances ACTIVE again, where they were.
+        self.cluster.heal(B)
+        for uuid in uuids:
+            self.wait_for('%s ACTIVE on %s again' % (uuid, B), lambda: [
+                s for s in [self.server(uuid)]
+                if (s['status'], s.get('OS-EXT-SRV-ATTR:host'),
+                    s.get('OS-EXT-STS:task_state')) == ('ACTIVE', B, None)])
+            self.assert_running_on(B, uuid)
+            self.assertEqual({B}, self.instance_watch.hosts_seen[uuid])
+            self.assertEqual([B], self.lease_holders(disks[uuid]))
+        self.nova('delete', *uuids)
+        for uuid in uuids:
+            self.wait_for_gone(uuid)
 
     def test_only_leased_shared_storage_is_recovered_once_free(self):
         shared = self.boot_ha(A, 'nofence')

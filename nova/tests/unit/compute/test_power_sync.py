@@ -1,5 +1,6 @@
 import threading
 
+from nova.compute import evacuation_states
 from nova.compute import power_sync
 from nova.model import power_state
 from nova.model import task_states
@@ -73,3 +74,65 @@ class TestSyncPowerState(fixtures.ComputeTestCase):
         self.assertIsNotNone(power_sync.sync_power_state(
             self.compute, self.runner.locks, self.context, instance.uuid))
         self.assertEqual(power_state.SHUTDOWN, self.states(instance)[2])
+
+
+class TestAfterAFailedEvacuation(fixtures.ComputeTestCase):
+    """What an evacuation that failed (refused by the lease of the guest
+    running here) leaves on its source: ERROR, the vm_state before it in
+    system_metadata, the instance still on this host."""
+
+    def left_by_failed_evacuation(self, old_vm_state=vm_states.ACTIVE):
+        instance = self.active_instance()
+        instance.vm_state = vm_states.ERROR
+        if old_vm_state is not None:
+            instance.system_metadata[
+                evacuation_states.OLD_VM_STATE] = old_vm_state
+        instance.save()
+        return instance
+
+    def sync(self, instance):
+        return power_sync.sync_power_state(
+            self.compute, self.runner.locks, self.context, instance.uuid)
+
+    def test_its_guest_running_here_makes_it_active_again(self):
+        instance = self.left_by_failed_evacuation()
+        self.assertIsNotNone(self.sync(instance))
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
+        self.assertNotIn(evacuation_states.OLD_VM_STATE,
+                         self.reload(instance).system_metadata)
+        # Still its guest, untouched.
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(instance).state)
+
+    def test_a_guest_that_is_off_keeps_it_in_error(self):
+        instance = self.left_by_failed_evacuation()
+        self.driver.simulate_shutdown(instance.uuid)
+        self.sync(instance)
+        self.assertEqual((vm_states.ERROR, None, power_state.SHUTDOWN),
+                         self.states(instance))
+        self.assertEqual(vm_states.ACTIVE, self.reload(
+            instance).system_metadata[evacuation_states.OLD_VM_STATE])
+
+    def test_an_error_of_another_kind_is_kept(self):
+        # ERROR with no failed evacuation behind it (a failed reboot), or
+        # one of a stopped instance: the running guest proves nothing.
+        for old in (None, vm_states.STOPPED):
+            instance = self.left_by_failed_evacuation(old)
+            self.assertIsNone(self.sync(instance))
+            self.assertEqual(vm_states.ERROR, self.states(instance)[0])
+
+    def test_an_evacuation_under_way_is_left_alone(self):
+        instance = self.left_by_failed_evacuation()
+        instance.task_state = task_states.REBUILDING
+        instance.save()
+        self.assertIsNone(self.sync(instance))
+        self.assertEqual((vm_states.ERROR, task_states.REBUILDING),
+                         self.states(instance)[:2])
+
+    def test_moved_away_meanwhile_is_left_alone(self):
+        instance = self.left_by_failed_evacuation()
+        instance.host = 'compute2'
+        instance.save()
+        self.assertIsNone(self.sync(instance))
+        self.assertEqual(vm_states.ERROR, self.states(instance)[0])

@@ -120,6 +120,7 @@ class TestConfigFiles(base.TestCase):
         self.assertEqual(10, conf.service_down_time)
         self.assertEqual(2, conf.report_interval)
         self.assertEqual(600, conf.reap_orphans_interval)
+        self.assertEqual(600, conf.sync_power_state_interval)
         self.assertEqual('http://127.0.0.1:5005/v2.1',
                          conf.network.events_api_url)
         self.assertIn('host=/c/postgres', conf.database.connection)
@@ -173,6 +174,11 @@ class TestConfigFiles(base.TestCase):
         self.assertEqual('qemu+unix:///system?socket='
                          + self.layout.libvirt_relay('compute2'),
                          conf.ha.libvirt_uri % 'compute2')
+        # Its hosts take back what a refused evacuation left in ERROR
+        # within one service_down_time.
+        host = _read(cluster_config.host_conf(spec, self.layout, PORTS,
+                                              'compute1', URI), self.tmp)
+        self.assertEqual(10, host.sync_power_state_interval)
         # Without: no fence agent, no [ha] section.
         text = cluster_config.controller_conf(self.spec, self.layout, PORTS)
         self.assertNotIn('[ha]', text)
