@@ -176,6 +176,10 @@ class Supervisor:
             mount = cluster.unmount_shared(host)
             return 'host %s: unmounted %s; it has %s again' % (
                 host, mount['source'], mount['covers'])
+        if command == 'stop-compute':
+            cluster.stop_compute(host)
+            return ('nova-compute of %s stopped; libvirtd and the guests '
+                    'run on' % host)
         if command == 'partition':
             cluster.partition(host)
             return ('host %s partitioned: its nova-compute is stopped, its '
@@ -496,13 +500,17 @@ def _parser():
             ('revive', 'boot a failed host again'),
             ('restart-compute', 'stop a host\'s nova-compute and start it '
                                 'again (the guests keep running)'),
+            ('stop-compute', 'stop a host\'s nova-compute alone (libvirtd '
+                             'and the guests run on; restart-compute '
+                             'starts it)'),
             ('wait-exit', 'wait until a host\'s nova-compute has exited '
                           'and say how'),
             ('mount-shared', 'mount a storage group over a host\'s '
                              'instances_path, as a late NFS mount'),
             ('unmount-shared', 'undo the newest mount-shared of a host'),
-            ('partition', 'cut a host\'s nova-compute off the control '
-                          'plane (SIGSTOP); its guests run on'),
+            ('partition', 'cut a host off the control plane: its '
+                          'nova-compute stopped (SIGSTOP), its libvirtd out '
+                          'of the controller\'s reach; its guests run on'),
             ('heal', 'end a partition: the host\'s nova-compute goes on '
                      '(SIGCONT), never restarted'),
             ('restart-libvirtd', 'restart a host\'s libvirtd alone (guests '
@@ -541,8 +549,9 @@ def main(argv=None):
         if args.command == 'status':
             return _status(args)
         if args.command in ('fail', 'fence', 'revive', 'restart-compute',
-                            'wait-exit', 'mount-shared', 'unmount-shared',
-                            'partition', 'heal', 'restart-libvirtd'):
+                            'stop-compute', 'wait-exit', 'mount-shared',
+                            'unmount-shared', 'partition', 'heal',
+                            'restart-libvirtd'):
             return _host_request(args, args.command)
         return _down(args)
     except (cluster_mod.ClusterError, cluster_config.SpecError) as e:
