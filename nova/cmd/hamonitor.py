@@ -35,6 +35,7 @@ from nova.ha import probe as probe_mod
 from nova.model import binaries
 from nova import rpc
 from nova import service
+from nova.virt.libvirt import binding
 
 LOG = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ def build_monitor(host: str) -> monitor_mod.Monitor:
         masakari = masakari_mod.Notifier.from_conf(CONF)
         LOG.info('Failed hosts are handed to Masakari (the instance-ha '
                  'service) once fenced and forced down')
-    probe = probe_mod.from_conf(CONF)
+    probe = probe_mod.from_conf(CONF, binding.active_domain_count)
     if probe is None:
         LOG.warning('No [ha] libvirt_uri: a host whose nova-compute alone '
                     'stopped is taken for a failed one')

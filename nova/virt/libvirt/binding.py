@@ -121,10 +121,16 @@ def open_connection(uri: str) -> 'libvirt.virConnect':
     return libvirt.open(uri or None)
 
 
-def open_read_only(uri: str) -> 'libvirt.virConnect':
-    """A connection that can look but not change anything (another
-    service's view of a host: ``nova.ha.probe``)."""
-    return libvirt.openReadOnly(uri)
+def active_domain_count(uri: str) -> int:
+    """How many domains run (or are paused) at ``uri``, through a
+    read-only connection opened and closed for the question: another
+    service's look at a host (nova-hamonitor's probe). ``Error`` when
+    that libvirtd cannot be reached."""
+    conn = libvirt.openReadOnly(uri)
+    try:
+        return len(conn.listAllDomains(LIST_DOMAINS_ACTIVE))
+    finally:
+        conn.close()
 
 
 def error_code(error: Exception) -> int | None:

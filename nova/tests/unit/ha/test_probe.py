@@ -1,4 +1,5 @@
-"""The libvirtd probe against real libvirt: its test driver, one
+"""The libvirtd probe against real libvirt (``binding.active_domain_count``,
+as nova-hamonitor hands it in): its test driver, one
 configuration file per host (``test:///DIR/<host>.xml``), and a Unix
 socket that takes connections but never answers (a stalled libvirtd)."""
 
@@ -10,6 +11,7 @@ from nova.conf import CONF
 from nova import exception
 from nova.ha import probe as probe_mod
 from nova.tests import base
+from nova.virt.libvirt import binding
 
 RUNNING = """<node>
   <domain type='test'>
@@ -31,7 +33,8 @@ def hosts_probe(tmp, timeout=5):
     for host, node in (('busy', RUNNING), ('idle', SHUT_OFF)):
         with open(os.path.join(tmp, host + '.xml'), 'w') as f:
             f.write(node)
-    return probe_mod.LibvirtProbe('test://%s/%%s.xml' % tmp, timeout)
+    return probe_mod.LibvirtProbe('test://%s/%%s.xml' % tmp, timeout,
+                                  binding.active_domain_count)
 
 
 def probe_threads(host):
@@ -58,7 +61,8 @@ class LibvirtProbeTestCase(base.TestCase):
         # client's first call waits for an answer that never comes.
         listener.listen(8)
         probe = probe_mod.LibvirtProbe(
-            'qemu+unix:///system?socket=%s/%%s.sock' % self.tmp, timeout=1)
+            'qemu+unix:///system?socket=%s/%%s.sock' % self.tmp, timeout=1,
+            count_running=binding.active_domain_count)
         self.assertIsNone(probe('stalled'))
         (waiting,) = probe_threads('stalled')
         # Asked again while the first call still waits: no second thread.
@@ -80,12 +84,14 @@ class LibvirtProbeTestCase(base.TestCase):
         for template in ('qemu:///system', 'qemu+tcp://%s/%s', '%d',
                          'qemu+tcp://%(host)s/system'):
             self.assertRaises(exception.InvalidConfiguration,
-                              probe_mod.LibvirtProbe, template, 5)
+                              probe_mod.LibvirtProbe, template, 5,
+                              binding.active_domain_count)
 
     def test_from_conf(self):
-        self.assertIsNone(probe_mod.from_conf(CONF))
+        count = binding.active_domain_count
+        self.assertIsNone(probe_mod.from_conf(CONF, count))
         self.flags(libvirt_uri='qemu+tcp://%s/system', probe_timeout=3,
                    group='ha')
-        probe = probe_mod.from_conf(CONF)
+        probe = probe_mod.from_conf(CONF, count)
         self.assertEqual('qemu+tcp://c1/system', probe.uri('c1'))
         self.assertEqual(3, probe.timeout)
