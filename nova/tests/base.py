@@ -23,6 +23,35 @@ def _parse_conf_once():
         CONF._nova_test_parsed = True
 
 
+# A SQLite database this process migrated to the newest schema, which
+# use_database copies for each test; made at the first use, removed at
+# exit.
+_TEMPLATE = {}
+
+
+def _migrated_template():
+    if 'path' not in _TEMPLATE:
+        import atexit
+
+        from nova.db import api as db_api
+        from nova.db import migration
+
+        directory = tempfile.mkdtemp(prefix='nova-test-schema-')
+        atexit.register(shutil.rmtree, directory, True)
+        path = os.path.join(directory, 'nova.sqlite')
+        db_api.configure('sqlite:///' + path)
+        try:
+            migration.db_sync()
+        finally:
+            # Every connection closed: SQLite folds its write-ahead log
+            # into the file, which alone is then the whole database.
+            db_api.dispose()
+        if os.path.exists(path + '-wal'):
+            raise RuntimeError('%s-wal outlived its connections' % path)
+        _TEMPLATE['path'] = path
+    return _TEMPLATE['path']
+
+
 class TestCase(unittest.TestCase):
 
     def setUp(self):
@@ -43,12 +72,21 @@ class TestCase(unittest.TestCase):
     def use_database(self, url=None):
         """Point the DB API at a fresh, migrated database for this test.
 
-        SQLite in the test's own directory unless ``url`` is given.
+        SQLite in the test's own directory unless ``url`` is given: a copy
+        of one this process migrated once (``_migrated_template``), which
+        is what migrating again would write, in a few milliseconds
+        instead of 0.3 s. Another ``url`` is migrated here.
         """
         from nova.db import api as db_api
         from nova.db import migration
 
-        url = url or 'sqlite:///' + os.path.join(self.tmp, 'nova.sqlite')
+        if url is None:
+            path = os.path.join(self.tmp, 'nova.sqlite')
+            shutil.copyfile(_migrated_template(), path)
+            url = 'sqlite:///' + path
+            db_api.configure(url)
+            self.addCleanup(db_api.dispose)
+            return url
         db_api.configure(url)
         self.addCleanup(db_api.dispose)
         migration.db_sync()
