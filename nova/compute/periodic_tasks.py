@@ -14,7 +14,9 @@ and runs each on its own thread. The work lives here:
   crashed is reported, not stopped; a STOPPED instance whose guest runs is
   reported, not stopped; an instance whose domain is missing gets
   ``power_state`` NOSTATE and a log line. Nothing is started, stopped or
-  deleted.
+  deleted. One vm_state is changed: an instance left in ERROR here by an
+  evacuation that failed while its guest ran on here (this host was cut
+  off, not dead) is ACTIVE again (``power_sync.active_again``).
 
 Each instance is synced under its lock, after reading it again: an
 operation that ended between the listing and the lock has recorded its own
@@ -25,6 +27,7 @@ import dataclasses
 
 from oslo_log import log as logging
 
+from nova.compute import power_sync
 from nova.conf import CONF
 from nova import exception
 from nova.model import power_state
@@ -109,6 +112,11 @@ def _sync_one(compute, instance_locks, instance, report):
             current = power_state.NOSTATE
             report.missing.append(instance.uuid)
             _log_missing(instance)
+        if power_sync.runs_after_failed_evacuation(instance, current):
+            # The only vm_state this task ever changes: see power_sync.
+            if power_sync.active_again(instance, current) is not None:
+                report.recorded.append(instance.uuid)
+            return
         if current != instance.power_state:
             instance.power_state = current
             try:

@@ -100,8 +100,8 @@ def _sync_locked(compute, context, instance_uuid, event=None):
                   instance.task_state, instance=instance)
         return None
     current = operation.current_power_state(compute.driver, instance)
-    if _runs_after_failed_evacuation(instance, current):
-        return _active_again(instance, current)
+    if runs_after_failed_evacuation(instance, current):
+        return active_again(instance, current)
     # Why the guest stopped, when a stop event asked for this sync.
     stop = event.detail if _is_stop(event) else None
     if current == instance.power_state:
@@ -128,7 +128,7 @@ def _sync_locked(compute, context, instance_uuid, event=None):
     return instance
 
 
-def _runs_after_failed_evacuation(instance, current) -> bool:
+def runs_after_failed_evacuation(instance, current) -> bool:
     """Whether ``instance`` is in ERROR only because an evacuation away
     from this host failed (or was refused: its disk was in use, here),
     while its guest runs here: the host was cut off, not dead. The
@@ -140,11 +140,12 @@ def _runs_after_failed_evacuation(instance, current) -> bool:
                 evacuation_states.OLD_VM_STATE) == vm_states.ACTIVE)
 
 
-def _active_again(instance, current):
+def active_again(instance, current):
     """ACTIVE again, as it was before the evacuation: a change of the
     database alone (the guest runs on untouched), by compare-and-swap on
     the host, the task and the ERROR, so that an evacuation or a
-    reset-state that got in first wins."""
+    reset-state that got in first wins. The instance, or None when one
+    did. Both syncs (an event's, the periodic one) call it."""
     instance.vm_state = vm_states.ACTIVE
     instance.power_state = current
     instance.system_metadata.pop(evacuation_states.OLD_VM_STATE)

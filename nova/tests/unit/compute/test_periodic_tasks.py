@@ -9,6 +9,7 @@ import time
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from nova.compute import evacuation_states
 from nova.compute import locks
 from nova.compute import manager as compute_manager
 from nova.compute import operation
@@ -94,6 +95,29 @@ class TestSyncPowerStates(fixtures.ComputeTestCase):
                          self.states(instance))
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(instance).state)
+
+    def test_a_failed_evacuation_of_a_running_guest_is_active_again(self):
+        # What an evacuation refused by the lease of the guest running
+        # here leaves: ERROR on this host, the vm_state before it kept.
+        taken_back = self.active_instance()
+        off = self.active_instance()
+        for instance in (taken_back, off):
+            instance.vm_state = vm_states.ERROR
+            instance.system_metadata[
+                evacuation_states.OLD_VM_STATE] = vm_states.ACTIVE
+            instance.save()
+        self.driver.simulate_shutdown(off.uuid)
+        report = self.sync()
+        self.assertIn(taken_back.uuid, report.recorded)
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(taken_back))
+        self.assertNotIn(evacuation_states.OLD_VM_STATE,
+                         self.reload(taken_back).system_metadata)
+        # A guest found off proves nothing: ERROR stays.
+        self.assertEqual((vm_states.ERROR, None, power_state.SHUTDOWN),
+                         self.states(off))
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(taken_back).state)
 
     def test_in_sync_instance_is_not_written(self):
         instance = self.active_instance()
