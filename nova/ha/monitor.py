@@ -50,6 +50,8 @@ class Monitor:
         self.fencer = fencer
         self.probe = probe
         self.masakari = masakari
+        # Hosts whose process failure Masakari did not take yet.
+        self._unposted: set[str] = set()
         # masakari: [ha] recovery = masakari, Masakari evacuates.
         self.recovery = recovery_mod.Recovery(context, lease, fencer,
                                               compute_api, masakari)
@@ -128,22 +130,25 @@ class Monitor:
         self.lease.check('recording an alert for %s' % host)
         alert = objects.HaAlert.record_new(
             self.context, host, verdict.alert or verdict.reason, since)
-        if alert is None:
-            return
-        LOG.error('%s', alert.reason)
+        if alert is not None:
+            LOG.error('%s', alert.reason)
         if (verdict.action != Action.NOT_FAILED or self.masakari is None
                 or since is None):
+            return
+        if alert is None and host not in self._unposted:
             return
         self.lease.check('notifying Masakari of nova-compute of %s' % host)
         try:
             self.masakari.notify(masakari_mod.ProcessFailure(host, since))
         except exception.HaMasakariFailed as e:
-            # A newer alert: the next check records the first one again,
-            # and posts again with it.
+            # Posted again at the next check, by this monitor.
+            self._unposted.add(host)
             objects.HaAlert.record(
                 self.context, host, 'nova-compute of host %s is down but '
                 'Masakari was not told: %s; posting again at the next '
-                'check' % (host, e))
+                'check' % (host, e), since)
+            return
+        self._unposted.discard(host)
 
     def run(self, stopping: threading.Event) -> None:
         """Check every ``[ha] check_interval`` until ``stopping`` is set;

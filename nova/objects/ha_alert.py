@@ -29,9 +29,11 @@ class HaAlert(base.NovaObject):
     @classmethod
     def record(cls, context, host: str, reason: str,
                since: datetime.datetime | None = None) -> 'HaAlert':
-        """The host's newest alert if it says ``reason`` already (and was
-        recorded at or after ``since``: the start of this failure, so that
-        the next failure of the host is told again), else a new one."""
+        """The alert of the host that says ``reason`` already, else a new
+        one. Without ``since`` only the host's newest alert counts; with
+        it (the start of this failure), any recorded at or after it, so
+        that alerts about one failure that alternate are each written
+        once, and the host's next failure is told again."""
         return (cls._recorded(context, host, reason, since)
                 or cls._insert(context, host, reason))
 
@@ -48,13 +50,16 @@ class HaAlert(base.NovaObject):
     @classmethod
     def _recorded(cls, context, host, reason, since) -> 'HaAlert | None':
         earlier = cls.get_all(context, host)
-        if not earlier or earlier[0].reason != reason:
-            return None
-        newest = earlier[0]
-        if since is not None and (newest.created_at is None
-                                  or newest.created_at < since):
-            return None
-        return newest
+        if since is None:
+            earlier = earlier[:1]
+        for alert in earlier:
+            if since is not None and (alert.created_at is None
+                                      or alert.created_at < since):
+                # Newest first: the rest are older still.
+                return None
+            if alert.reason == reason:
+                return alert
+        return None
 
     @classmethod
     def _insert(cls, context, host, reason) -> 'HaAlert':

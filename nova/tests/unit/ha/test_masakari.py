@@ -210,11 +210,17 @@ class MasakariRecoveryTestCase(base.TestCase):
         self.masakari.failing = 503
         self.assertEqual(Action.NOT_FAILED,
                          monitor.check_once()['busy'].action)
-        newest = objects.HaAlert.get_all(self.ctx, 'busy')[0]
-        self.assertIn('Masakari was not told', newest.reason)
+        # Posted again at every check while Masakari fails; each alert
+        # written once all the same.
+        monitor.check_once()
+        told, failed = [a.reason for a in reversed(
+            objects.HaAlert.get_all(self.ctx, 'busy'))]
+        self.assertIn('libvirtd reports guests running', told)
+        self.assertIn('Masakari was not told', failed)
         self.masakari.failing = None
         for _ in range(3):
             monitor.check_once()
+        self.assertEqual(2, len(objects.HaAlert.get_all(self.ctx, 'busy')))
         processes = [n for n in self.masakari.notifications
                      if n['type'] == 'PROCESS']
         (sent,) = processes
@@ -222,7 +228,7 @@ class MasakariRecoveryTestCase(base.TestCase):
                          sent['payload'])
         self.assertEqual(busy.last_seen_up.strftime('%Y-%m-%dT%H:%M:%SZ'),
                          sent['generated_time'])
-        self.assertEqual(2, len([p for p in self.masakari.posted
+        self.assertEqual(3, len([p for p in self.masakari.posted
                                  if p['notification']['type'] == 'PROCESS']))
         # Host a alone was fenced.
         self.assertEqual(['a'], fence_agents.fenced(self.record))
