@@ -102,7 +102,8 @@ def _state_before(instance, vm_state=None):
     evacuation failed, the one it had before that."""
     vm_state = vm_state or instance.vm_state
     if vm_state == vm_states.ERROR:
-        return (instance.system_metadata or {}).get(OLD_VM_STATE, vm_state)
+        return (instance.system_metadata or {}).get(
+            evacuation_states.OLD_VM_STATE, vm_state)
     return vm_state
 
 
@@ -128,7 +129,6 @@ ImageLookup = typing.Callable[[nova_context.RequestContext, str],
 EVACUATE = operation.Operation('evacuate', 'evacuate', EVENT)
 # The same, ending STOPPED (an evacuation requested at 2.95 or later).
 EVACUATE_STOPPED = operation.Operation('evacuate_stopped', 'evacuate', EVENT)
-OLD_VM_STATE = evacuation_states.OLD_VM_STATE
 
 REBUILD = operation.Operation('rebuild', 'rebuild', EVENT)
 
@@ -385,7 +385,8 @@ class RebuildWorkflow:
                 evacuation_states.TARGET)
             return
         if original_vm_state != vm_states.ERROR:
-            instance.system_metadata[OLD_VM_STATE] = original_vm_state
+            instance.system_metadata[
+                evacuation_states.OLD_VM_STATE] = original_vm_state
         port_bindings.rebind_to_owner(self.network_api, self.host, context,
                                       instance, self.binding)
         evacuation_states.end_evacuation(
@@ -411,7 +412,8 @@ class RebuildWorkflow:
         instance.vm_state = states.get(
             self._evacuate_operation().transition).vm_state_after(
                 True, _state_before(instance, original_vm_state))
-        instance.system_metadata.pop(OLD_VM_STATE, None)
+        instance.system_metadata.pop(evacuation_states.OLD_VM_STATE,
+                                     None)
         instance.task_state = None
         instance.network_info = port_bindings.after_spawn(
             self.network_api, context, instance, self.binding)

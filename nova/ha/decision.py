@@ -112,11 +112,10 @@ def _silence(evidence: HostEvidence, timed: bool = True) -> str:
     """Why the host looks down; ``timed``: for how long."""
     if evidence.forced_down:
         return 'its compute service is forced down'
-    if evidence.heartbeat_age is None:
+    if evidence.heartbeat_age is None or (evidence.never_reported
+                                          and not timed):
         return 'its compute service never reported'
     if evidence.never_reported:
-        if not timed:
-            return 'its compute service never reported'
         return ('its compute service never reported in the %d s since it '
                 'registered' % evidence.heartbeat_age)
     if not timed:

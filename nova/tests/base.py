@@ -4,6 +4,8 @@ that undo themselves, and a real database on demand.
 Tests are unittest-style so that both stestr and pytest run them.
 """
 
+import atexit
+import functools
 import os
 import shutil
 import subprocess
@@ -23,33 +25,27 @@ def _parse_conf_once():
         CONF._nova_test_parsed = True
 
 
-# A SQLite database this process migrated to the newest schema, which
-# use_database copies for each test; made at the first use, removed at
-# exit.
-_TEMPLATE = {}
-
-
+@functools.cache
 def _migrated_template():
-    if 'path' not in _TEMPLATE:
-        import atexit
+    """A SQLite database this process migrated to the newest schema, which
+    use_database copies for each test; made at the first use, removed at
+    exit."""
+    from nova.db import api as db_api
+    from nova.db import migration
 
-        from nova.db import api as db_api
-        from nova.db import migration
-
-        directory = tempfile.mkdtemp(prefix='nova-test-schema-')
-        atexit.register(shutil.rmtree, directory, True)
-        path = os.path.join(directory, 'nova.sqlite')
-        db_api.configure('sqlite:///' + path)
-        try:
-            migration.db_sync()
-        finally:
-            # Every connection closed: SQLite folds its write-ahead log
-            # into the file, which alone is then the whole database.
-            db_api.dispose()
-        if os.path.exists(path + '-wal'):
-            raise RuntimeError('%s-wal outlived its connections' % path)
-        _TEMPLATE['path'] = path
-    return _TEMPLATE['path']
+    directory = tempfile.mkdtemp(prefix='nova-test-schema-')
+    atexit.register(shutil.rmtree, directory, True)
+    path = os.path.join(directory, 'nova.sqlite')
+    db_api.configure('sqlite:///' + path)
+    try:
+        migration.db_sync()
+    finally:
+        # Every connection closed: SQLite folds its write-ahead log into
+        # the file, which alone is then the whole database.
+        db_api.dispose()
+    if os.path.exists(path + '-wal'):
+        raise RuntimeError('%s-wal outlived its connections' % path)
+    return path
 
 
 class TestCase(unittest.TestCase):
@@ -80,16 +76,15 @@ class TestCase(unittest.TestCase):
         from nova.db import api as db_api
         from nova.db import migration
 
-        if url is None:
+        migrate = url is not None
+        if not migrate:
             path = os.path.join(self.tmp, 'nova.sqlite')
             shutil.copyfile(_migrated_template(), path)
             url = 'sqlite:///' + path
-            db_api.configure(url)
-            self.addCleanup(db_api.dispose)
-            return url
         db_api.configure(url)
         self.addCleanup(db_api.dispose)
-        migration.db_sync()
+        if migrate:
+            migration.db_sync()
         return url
 
     def start_nova_process(self, module, config_file, log_path):
