@@ -8,11 +8,20 @@ every plug at once). N instances (30; ``--quick``: 10) are booted on host
 ``a``; ``b`` comes up; ``a`` dies and is forced down. Then each instance,
 one after the other, is evacuated over the REST API (``POST
 /servers/<id>/action {"evacuate": {}}``, the conductor choosing the
-target, as ``nova evacuate SERVER``) and timed by the client from the
-request until ``GET /servers/<id>`` shows it ACTIVE on ``b`` with no task
-(polled every 5 ms, so up to 5 ms is polling).
+target, as ``nova evacuate SERVER``).
 
-No baseline; target: median at most 0.1 s.
+Each evacuation is timed from the moment the client sends the request
+until the target's compute committed the instance ``ACTIVE`` on ``b``
+with no task (its phase mark ``evacuate.after_instance_moves``: from
+that commit on, ``GET /servers/<id>`` shows it so; the marks and the
+client read one clock). The client waits for what it sees, polling
+``GET /servers/<id>`` every 50 ms. NOTE: the client, the API and the
+services share one process and its interpreter lock, so a client that
+polls every few ms takes the CPU the evacuation needs (with 5 ms polling
+the same evacuations take 1.5-2x as long); a real client polls every few
+seconds. The second line is what this client saw, polling included.
+
+No baseline; target: median at most 0.1 s, p95 at most 0.15 s.
 """
 
 import statistics
@@ -23,9 +32,16 @@ from rows import common
 import evacuate  # noqa: E402  (benchmarks/evacuate.py)
 
 TARGET_S = 0.1
+TARGET_P95_S = 0.15
+POLL_S = 0.05
+FIRST_MARK = 'api.evacuate_received'
+ACTIVE_MARK = 'evacuate.after_instance_moves'
 
 
 def evacuate_and_wait(client, uuid, target):
+    """(wall clock when the request was sent, seconds until the client
+    saw the server ACTIVE on ``target``)."""
+    sent = time.time()
     started = time.perf_counter()
     client.post('/servers/%s/action' % uuid, {'evacuate': {}})
 
@@ -38,8 +54,25 @@ def evacuate_and_wait(client, uuid, target):
                 and server.get('OS-EXT-STS:task_state') is None
                 and server.get('OS-EXT-SRV-ATTR:host') == target)
     common.wait_until(landed, evacuate.WAIT_SECONDS, 'evacuation of %s'
-                      % uuid, interval=evacuate.POLL_SECONDS)
-    return time.perf_counter() - started
+                      % uuid, interval=POLL_S)
+    return sent, time.perf_counter() - started
+
+
+def to_active(sent_times):
+    """Seconds from each request sent to its ACTIVE commit, from the
+    marks of this process; the evacuations ran one after the other, so
+    the k-th request is the k-th operation that reached the API."""
+    from nova import phases as phases_mod
+    operations = sorted(
+        ({m.name: m.at for m in marks} for marks in
+         phases_mod.by_request(phases_mod.recent()).values()),
+        key=lambda names: names.get(FIRST_MARK, float('inf')))
+    operations = [names for names in operations if FIRST_MARK in names]
+    if len(operations) != len(sent_times):
+        raise RuntimeError('%d evacuations sent, %d traced'
+                           % (len(sent_times), len(operations)))
+    return [names[ACTIVE_MARK] - sent
+            for names, sent in zip(operations, sent_times)]
 
 
 def run(quick):
@@ -51,14 +84,21 @@ def run(quick):
         cloud.start_conductor()
         cloud.kill('a')
         client = cloud.rest_client()
-        times = [evacuate_and_wait(client, instance.uuid, 'b')
-                 for instance in booted]
+        done = [evacuate_and_wait(client, instance.uuid, 'b')
+                for instance in booted]
         # The API, the conductor and the computes ran in this process:
         # their marks of each evacuation are here (nova.phases).
-        traces = common.traces_of('api.evacuate_received')
+        traces = common.traces_of(FIRST_MARK)
+        times = to_active([sent for sent, _ in done])
     median = statistics.median(times)
-    return [common.Line(
-        'evacuate one server, embedded, request -> ACTIVE on new host',
-        common.spread(times), target='median <= %g s' % TARGET_S,
-        met=common.verdict(median <= TARGET_S),
-        phases=common.phase_table(traces))]
+    p95 = common.percentile(times, 95)
+    return [
+        common.Line(
+            'evacuate one server, embedded, request -> ACTIVE on new host',
+            common.spread(times),
+            target='median <= %g s, p95 <= %g s' % (TARGET_S, TARGET_P95_S),
+            met=common.verdict(median <= TARGET_S and p95 <= TARGET_P95_S),
+            phases=common.phase_table(traces)),
+        common.Line(
+            'the same, as the client saw it (polling every %d ms)'
+            % (POLL_S * 1000), common.spread([seen for _, seen in done]))]

@@ -49,9 +49,10 @@ def event(context, instance, action, event_name, host):
     The event ends 'Success', or 'Error' with the exception, which is
     re-raised.
     """
-    ensure_action(context, instance, action)
+    started = ensure_action(context, instance, action)
     with objects.InstanceActionEvent.record(context, instance.uuid,
-                                            event_name, host):
+                                            event_name, host,
+                                            action=started):
         yield
 
 

@@ -44,6 +44,9 @@ _READ_ONLY = 'nova_read_only'
 
 _lock = threading.Lock()
 _engine: sa.engine.Engine | None = None
+# The same engine with the read-only option, derived once: deriving it
+# per session cost more than the session's own query.
+_read_only_engine: tuple[sa.engine.Engine, sa.engine.Engine] | None = None
 
 
 def default_url() -> str:
@@ -155,10 +158,11 @@ def safe_url(url: str) -> str:
 
 def configure(url: str | None = None) -> sa.engine.Engine:
     """Use ``url`` (or the configured one) from now on in this process."""
-    global _engine
+    global _engine, _read_only_engine
     engine = create_engine(url or configured_url())
     with _lock:
         old, _engine = _engine, engine
+        _read_only_engine = None
     if old is not None:
         old.dispose()
     LOG.debug('Database engine configured for %s', engine.url)
@@ -173,14 +177,25 @@ def get_engine() -> sa.engine.Engine:
         return _engine
 
 
+def _get_read_only_engine() -> sa.engine.Engine:
+    global _read_only_engine
+    engine = get_engine()
+    with _lock:
+        if _read_only_engine is None or _read_only_engine[0] is not engine:
+            _read_only_engine = (engine, engine.execution_options(
+                **{_READ_ONLY: True}))
+        return _read_only_engine[1]
+
+
 def dispose() -> None:
     """Close every pooled connection and forget the engine.
 
     The next ``get_engine()`` builds a new one from the configuration.
     """
-    global _engine
+    global _engine, _read_only_engine
     with _lock:
         old, _engine = _engine, None
+        _read_only_engine = None
     if old is not None:
         old.dispose()
 
@@ -191,12 +206,18 @@ def session(read_only: bool = False):
 
     ``read_only=True`` lets a pure read run alongside writers on SQLite.
     """
-    engine = get_engine()
-    if read_only:
-        engine = engine.execution_options(**{_READ_ONLY: True})
+    engine = _get_read_only_engine() if read_only else get_engine()
     with orm.Session(engine, expire_on_commit=False) as db_session:
         with db_session.begin():
             yield db_session
+
+
+@contextlib.contextmanager
+def reading():
+    """One read-only transaction on a Core connection, for a statement
+    that needs no ORM objects: about half the cost of ``session``."""
+    with _get_read_only_engine().begin() as connection:
+        yield connection
 
 
 def _forget_after_fork():

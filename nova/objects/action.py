@@ -157,9 +157,12 @@ class InstanceActionEvent(base.NovaObject):
         return action
 
     @classmethod
-    def event_start(cls, context, instance_uuid, event, host=None) -> \
-            'InstanceActionEvent':
-        action = cls._action_of(context, instance_uuid)
+    def event_start(cls, context, instance_uuid, event, host=None,
+                    action=None) -> 'InstanceActionEvent':
+        """Start ``event`` in ``action`` (default: the context's action
+        of the instance, read)."""
+        if action is None:
+            action = cls._action_of(context, instance_uuid)
         now = base.utcnow()
         obj = cls(context, action_id=action.id, event=event, host=host,
                   start_time=now, created_at=now, updated_at=now)
@@ -183,38 +186,50 @@ class InstanceActionEvent(base.NovaObject):
         if not started:
             raise exception.InstanceActionEventNotFound(
                 event=event, action_id=action.id)
-        obj = started[0]
-        obj.finish_time = base.utcnow()
+        started[0]._finish(action, exc)
+        return started[0]
+
+    def _finish(self, action: InstanceAction, exc) -> None:
+        """Finish this started event (and fail ``action`` with ``exc``)."""
+        self.finish_time = base.utcnow()
         if exc is None:
-            obj.result = SUCCESS
+            self.result = SUCCESS
         else:
-            obj.result = ERROR
-            obj.traceback = ''.join(traceback.format_exception(exc))
-            obj.details = str(exc) or type(exc).__name__
-            obj.user_details = exception.safe_message_of(exc)[:_USER_LEN]
-        obj._db_update()
+            self.result = ERROR
+            self.traceback = ''.join(traceback.format_exception(exc))
+            self.details = str(exc) or type(exc).__name__
+            self.user_details = exception.safe_message_of(exc)[:_USER_LEN]
+        self._db_update()
         if exc is not None:
             action.message = ERROR
             action._db_update()
-        return obj
 
     @classmethod
     @contextlib.contextmanager
-    def record(cls, context, instance_uuid, event, host=None):
-        """Start ``event``; finish it with the exception seen, if any."""
-        cls.event_start(context, instance_uuid, event, host)
+    def record(cls, context, instance_uuid, event, host=None, action=None):
+        """Start ``event``; finish it with the exception seen, if any.
+
+        ``action``: the context's action of the instance, when the caller
+        holds it already (saves reading it again).
+        """
+        if action is None:
+            action = cls._action_of(context, instance_uuid)
+        # NOTE: the row started here is the one finished, by its id: no
+        # search for "the newest unfinished event of that name".
+        started = cls.event_start(context, instance_uuid, event, host,
+                                  action=action)
         try:
             yield
         except Exception as e:
             try:
-                cls.event_finish(context, instance_uuid, event, exc=e)
+                started._finish(action, e)
             except Exception:
                 # NOTE: the operation's own failure matters more than the
                 # audit record; log this one and re-raise that one.
                 LOG.exception('Could not record the failure of event %s',
                               event, instance_uuid=instance_uuid)
             raise
-        cls.event_finish(context, instance_uuid, event)
+        started._finish(action, None)
 
     @classmethod
     def get_by_action(cls, context, action_id) -> \

@@ -156,9 +156,9 @@ def current_token(context, instance_uuid: str) -> tuple[str | None, bool]:
     """(the instance's token, whether the instance is deleted or gone):
     one read of one row, by primary key."""
     table = models.Instance
-    with db_api.session(read_only=True) as session:
-        row = session.execute(sa.select(table.attempt_id, table.deleted)
-                              .where(table.uuid == instance_uuid)).first()
+    with db_api.reading() as connection:
+        row = connection.execute(sa.select(table.attempt_id, table.deleted)
+                                 .where(table.uuid == instance_uuid)).first()
     if row is None:
         return None, True
     return row.attempt_id, bool(row.deleted)

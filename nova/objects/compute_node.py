@@ -113,6 +113,14 @@ class ComputeNode(base.NovaObject):
             order_by=[models.ComputeNode.hypervisor_hostname])
 
     @classmethod
+    def get_by_hosts(cls, context, hosts) -> list['ComputeNode']:
+        """The nodes each of ``hosts`` recorded, by host and node name."""
+        table = models.ComputeNode
+        return cls._db_get_all(
+            context, table.host.in_(list(hosts)),
+            order_by=[table.host, table.hypervisor_hostname])
+
+    @classmethod
     def get_all(cls, context) -> list['ComputeNode']:
         return cls._db_get_all(
             context, order_by=[models.ComputeNode.host,

@@ -145,24 +145,40 @@ def totals(host: str, node: str | None = None,
            exclude_uuid: str | None = None) -> tuple[int, int, int]:
     """(vCPUs, MiB, GiB) the live instances on ``host`` take (on its
     ``node`` only if given), ``exclude_uuid``'s share left out."""
+    return _totals([host], node, exclude_uuid)[host]
+
+
+def totals_by_host(hosts, exclude_uuid: str | None = None
+                   ) -> dict[str, tuple[int, int, int]]:
+    """``totals`` of each of ``hosts``, in one read whatever their number
+    (the target choice weighs every host of a region at each choice)."""
+    return _totals(list(hosts), None, exclude_uuid)
+
+
+def _totals(hosts: list[str], node: str | None,
+            exclude_uuid: str | None) -> dict[str, tuple[int, int, int]]:
     table = models.HostUsage
     query = sa.select(
+        table.host,
         sa.func.coalesce(sa.func.sum(table.vcpus), 0),
         sa.func.coalesce(sa.func.sum(table.memory_mb), 0),
         sa.func.coalesce(sa.func.sum(table.disk_gb), 0),
-    ).where(table.host == host)
+    ).where(table.host.in_(hosts)).group_by(table.host)
     if node is not None:
         query = query.where(table.node == node)
+    found = {host: [0, 0, 0] for host in hosts}
     with db_api.session(read_only=True) as session:
-        vcpus, memory_mb, disk_gb = session.execute(query).one()
+        for host, vcpus, memory_mb, disk_gb in session.execute(query):
+            found[host] = [int(vcpus), int(memory_mb), int(disk_gb)]
         excluded = (share_of(session, exclude_uuid)
                     if exclude_uuid is not None else None)
-    if excluded is not None and excluded.host == host and (
+    if excluded is not None and excluded.host in found and (
             node is None or excluded.node == node):
-        vcpus -= excluded.vcpus
-        memory_mb -= excluded.memory_mb
-        disk_gb -= excluded.disk_gb
-    return int(vcpus), int(memory_mb), int(disk_gb)
+        kept = found[excluded.host]
+        kept[0] -= excluded.vcpus
+        kept[1] -= excluded.memory_mb
+        kept[2] -= excluded.disk_gb
+    return {host: (v[0], v[1], v[2]) for host, v in found.items()}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -209,6 +209,13 @@ class Instance(base.NovaObject):
         return host_usage.totals(host, node=node, exclude_uuid=exclude_uuid)
 
     @classmethod
+    def flavor_totals_by_host(cls, context, hosts,
+                              exclude_uuid: str | None = None
+                              ) -> dict[str, tuple[int, int, int]]:
+        """``flavor_totals`` of each of ``hosts``, in one read."""
+        return host_usage.totals_by_host(hosts, exclude_uuid=exclude_uuid)
+
+    @classmethod
     def get_all(cls, context, host=None, vm_state=None,
                 include_deleted=False) -> list['Instance']:
         query = cls._query('yes' if include_deleted else 'no')

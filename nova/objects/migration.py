@@ -139,17 +139,17 @@ class Migration(base.NovaObject):
     def get_by_filters(cls, context, source_compute=None, dest_compute=None,
                        instance_uuid=None, status=None,
                        migration_type=None) -> list['Migration']:
-        """Migrations matching every filter given, oldest first."""
+        """Migrations matching every filter given, oldest first; a filter
+        may be a value or a list of them."""
         table = models.Migration
         where = []
         for column, value in ((table.source_compute, source_compute),
                               (table.dest_compute, dest_compute),
                               (table.instance_uuid, instance_uuid),
-                              (table.migration_type, migration_type)):
+                              (table.migration_type, migration_type),
+                              (table.status, status)):
             if value is not None:
-                where.append(column == value)
-        if status is not None:
-            where.append(base.matches(table.status, status))
+                where.append(base.matches(column, value))
         return cls._db_get_all(context, *where,
                                order_by=[table.created_at, table.id])
 

@@ -82,6 +82,7 @@ CapacityProvider = Callable[[object, str], 'hardware.HostResources | None']
 # that record it (nova/compute/resources.py).
 Need = usage_mod.Need
 usage = usage_mod.usage
+usages = usage_mod.usages
 
 
 def database_capacity(context, host: str) -> hardware.HostResources | None:
@@ -89,9 +90,16 @@ def database_capacity(context, host: str) -> hardware.HostResources | None:
 
     The default capacity provider. Several nodes of one host are summed.
     """
-    return usage_mod.combined([
-        node.to_host_resources()
-        for node in objects.ComputeNode.get_by_host(context, host)])
+    return database_capacities(context, [host])[host]
+
+
+def database_capacities(context, hosts
+                        ) -> dict[str, hardware.HostResources | None]:
+    """``database_capacity`` of each of ``hosts``, in one read."""
+    nodes: dict[str, list[hardware.HostResources]] = {h: [] for h in hosts}
+    for node in objects.ComputeNode.get_by_hosts(context, list(hosts)):
+        nodes[node.host].append(node.to_host_resources())
+    return {host: usage_mod.combined(found) for host, found in nodes.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,9 +189,22 @@ class TargetChooser:
     """Chooses evacuation targets; one per conductor process."""
 
     def __init__(self, capacity_provider: CapacityProvider | None = None):
-        """``capacity_provider`` defaults to ``database_capacity``."""
+        """``capacity_provider`` defaults to ``database_capacity`` (read
+        for all candidates at once)."""
+        self._given_provider = capacity_provider
         self.capacity_provider = capacity_provider or database_capacity
         self._claim_lock = threading.Lock()
+
+    def _capacities(self, context, hosts):
+        """The capacity of each of ``hosts`` (None: unknown)."""
+        if self._given_provider is None:
+            try:
+                return database_capacities(context, hosts)
+            except Exception as e:  # every host "unknown", as one by one
+                LOG.warning('Capacity of hosts %(hosts)s unknown: %(err)s',
+                            {'hosts': ', '.join(hosts), 'err': e})
+                return {host: None for host in hosts}
+        return {host: self._capacity(context, host) for host in hosts}
 
     def _capacity(self, context, host):
         try:
@@ -204,20 +225,18 @@ class TargetChooser:
         """
         source_identity = service_obj.recorded_storage(
             context, instance.host)[0]
-        result = []
-        for service in self._usable(context, instance, exclude):
-            if _contradicts(service, source_identity, on_shared_storage):
-                continue
-            # NOTE: usage is read before capacity (keyword arguments are
-            # evaluated in order); TestClaimsAcrossProcesses relies on it
-            # to hold two choosers between their usage read and their
-            # claim.
-            result.append(Candidate(
-                host=service.host,
-                used=usage(context, service.host,
-                           exclude_instance=instance.uuid),
-                capacity=self._capacity(context, service.host)))
-        return result
+        hosts = [service.host
+                 for service in self._usable(context, instance, exclude)
+                 if not _contradicts(service, source_identity,
+                                     on_shared_storage)]
+        # NOTE: a fixed number of reads for all the hosts, not one per
+        # host: a choice's cost must not grow with the region. Usage is
+        # read before capacity; TestClaimsAcrossProcesses relies on it to
+        # hold two choosers between their usage read and their claim.
+        used = usages(context, hosts, exclude_instance=instance.uuid)
+        capacities = self._capacities(context, hosts)
+        return [Candidate(host=host, used=used[host],
+                          capacity=capacities[host]) for host in hosts]
 
     @staticmethod
     def _usable(context, instance, exclude):

@@ -58,23 +58,49 @@ def usage(context, host: str, exclude_instance: str | None = None,
     # with the number of servers.
     used = Need(*objects.Instance.flavor_totals(
         context, host, node=node, exclude_uuid=exclude_instance))
+    return used + _in_flight(context, [host], exclude_instance,
+                             node).get(host, Need())
+
+
+def usages(context, hosts, exclude_instance: str | None = None
+           ) -> dict[str, Need]:
+    """``usage`` of each of ``hosts``, in two reads whatever their
+    number: the target choice weighs every host at each choice, and one
+    read per host made an evacuation's cost grow with the region."""
+    hosts = list(hosts)
+    if not hosts:
+        return {}
+    totals = objects.Instance.flavor_totals_by_host(
+        context, hosts, exclude_uuid=exclude_instance)
+    coming = _in_flight(context, hosts, exclude_instance)
+    return {host: Need(*totals[host]) + coming.get(host, Need())
+            for host in hosts}
+
+
+def _in_flight(context, hosts: list[str], exclude_instance: str | None,
+               node: str | None = None) -> dict[str, Need]:
+    """What evacuations still in flight to ``hosts`` add, per host: the
+    instances not yet recorded there (each counted once)."""
+    added: dict[str, Need] = {}
     seen = set()
     for migration in objects.Migration.get_by_filters(
-            context, dest_compute=host, status=list(migration_obj.IN_PROGRESS),
+            context, dest_compute=hosts,
+            status=list(migration_obj.IN_PROGRESS),
             migration_type=migration_obj.EVACUATION):
         uuid = migration.instance_uuid
-        if uuid in seen or uuid == exclude_instance or (
+        host = migration.dest_compute
+        if (host, uuid) in seen or uuid == exclude_instance or (
                 node is not None and migration.dest_node != node):
             continue
-        seen.add(uuid)
+        seen.add((host, uuid))
         try:
             instance = objects.Instance.get_by_uuid(context, uuid)
         except exception.InstanceNotFound:
             continue
         if instance.host == host and (node is None or instance.node == node):
-            continue        # counted above already
-        used = used + Need.of(instance.flavor)
-    return used
+            continue        # counted in the host's totals already
+        added[host] = added.get(host, Need()) + Need.of(instance.flavor)
+    return added
 
 
 def of_node(context, host: str, node: str, nodes_of_host: int) -> Need:

@@ -34,6 +34,7 @@ ERR_OPERATION_TIMEOUT = libvirt.VIR_ERR_OPERATION_TIMEOUT
 # A lock manager refused a lease (lockd: "resource busy: Lockspace
 # resource '<disk>' is locked", domain FROM_LOCKSPACE).
 ERR_RESOURCE_BUSY = libvirt.VIR_ERR_RESOURCE_BUSY
+ERR_XML_INVALID_SCHEMA = libvirt.VIR_ERR_XML_INVALID_SCHEMA
 FROM_REMOTE = libvirt.VIR_FROM_REMOTE
 FROM_RPC = libvirt.VIR_FROM_RPC
 FROM_QEMU = libvirt.VIR_FROM_QEMU

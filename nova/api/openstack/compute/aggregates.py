@@ -19,14 +19,23 @@ from nova import exception
 RULE = 'os_compute_api:os-aggregates:%s'
 
 
+# The largest id the column holds (PostgreSQL's integer; SQLite's is
+# larger, and raises OverflowError past 64 bits).
+_MAX_ID = 2 ** 31 - 1
+
+
 def _aggregate_id(value: str) -> int:
-    """The id in a path: an integer (400 otherwise, as the reference)."""
+    """The id in a path: an integer (400 otherwise, as the reference); one
+    no row can have is 404, never a database error."""
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
         raise exception.ValidationError(
             detail='Invalid aggregate id %s: it must be an integer.'
             % value[:255])
+    if not 0 < number <= _MAX_ID:
+        raise exception.AggregateNotFound(aggregate_id=number)
+    return number
 
 
 class AggregatesController:

@@ -1,13 +1,11 @@
-import sqlalchemy as sa
-
 from nova.compute import host_init
 from nova.compute import operation
-from nova.db import api as db_api
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
 from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import database as dbf
 from nova.virt import fake
 
 
@@ -210,16 +208,8 @@ class TestInitHostInBulk(fixtures.ComputeTestCase):
     def statements_of_init_instances(self, instances):
         """The SQL statements reconciling ``instances`` (as read) issues."""
         reloaded = [self.reload(i) for i in instances]
-        statements = []
-
-        def record(conn, cursor, statement, *args):
-            statements.append(statement)
-        engine = db_api.get_engine()
-        sa.event.listen(engine, 'before_cursor_execute', record)
-        try:
+        with dbf.recorded_statements() as statements:
             host_init.init_instances(self.compute, self.runner, reloaded)
-        finally:
-            sa.event.remove(engine, 'before_cursor_execute', record)
         return statements
 
     def test_idle_instances_cost_no_statement(self):

@@ -361,6 +361,35 @@ class TestDatabaseCapacity(base.TestCase):
         self.assertEqual('norow',
                          self.chooser.choose(self.ctx, self.instance))
 
+    def test_capacities_of_many_hosts_in_one_read(self):
+        _node(self.ctx, 'b', 1024, vcpus=2, local_gb=10, node='n1')
+        _node(self.ctx, 'b', 2048, vcpus=4, local_gb=20, node='n2')
+        _node(self.ctx, 'c', 512)
+        found = target.database_capacities(self.ctx, ['b', 'c', 'norow'])
+        self.assertEqual({'b', 'c', 'norow'}, set(found))
+        self.assertEqual((6, 3072, 30), (found['b'].vcpus,
+                                         found['b'].memory_mb,
+                                         found['b'].local_gb))
+        self.assertEqual(512, found['c'].memory_mb)
+        self.assertIsNone(found['norow'])
+
+    def _statements_of_choice(self):
+        with dbf.recorded_statements() as statements:
+            self.chooser.choose(self.ctx, self.instance)
+        return statements
+
+    def test_a_choice_reads_the_same_whatever_the_number_of_hosts(self):
+        def add_hosts(names):
+            for name in names:
+                dbf.make_service(self.ctx, name)
+                _node(self.ctx, name, 4096)
+                dbf.make_instance(self.ctx, name, flavor=self.flavor)
+        add_hosts(['b', 'c'])
+        few = self._statements_of_choice()
+        add_hosts(['h%d' % n for n in range(20)])
+        many = self._statements_of_choice()
+        self.assertEqual(len(few), len(many), many)
+
     def test_usage_is_counted_now_not_taken_from_the_row(self):
         dbf.make_service(self.ctx, 'b')
         # The row says b is full (an old record); nothing is on b now.

@@ -43,6 +43,30 @@ class TestUsage(fixtures.ComputeTestCase):
         self.assertEqual(usage.Need(), usage.usage(
             self.context, fixtures.HOST, exclude_instance=coming.uuid))
 
+    def test_usages_of_many_hosts_are_each_hosts_usage(self):
+        self.new_instance(flavor=SMALL)
+        mine = self.new_instance(flavor=LARGE)
+        self.new_instance(flavor=LARGE, host='compute2', node='compute2')
+        coming = self.new_instance(flavor=SMALL, host='compute3',
+                                   node='compute3')
+        objects.Migration(
+            self.context, instance_uuid=coming.uuid,
+            source_compute='compute3', dest_compute='compute2',
+            dest_node='compute2', migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+        hosts = [fixtures.HOST, 'compute2', 'compute3', 'empty']
+        for exclude in (None, mine.uuid, coming.uuid):
+            expected = {host: usage.usage(self.context, host,
+                                          exclude_instance=exclude)
+                        for host in hosts}
+            self.assertEqual(expected, usage.usages(
+                self.context, hosts, exclude_instance=exclude))
+        self.assertEqual(usage.Need(), usage.usages(
+            self.context, ['empty'])['empty'])
+        self.assertEqual(usage.Need.of(LARGE) + usage.Need.of(SMALL),
+                         usage.usages(self.context, hosts)['compute2'])
+        self.assertEqual({}, usage.usages(self.context, []))
+
     def test_node_filter(self):
         self.new_instance(flavor=SMALL, node='n1')
         self.new_instance(flavor=LARGE, node='n2')

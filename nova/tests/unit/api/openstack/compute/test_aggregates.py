@@ -149,6 +149,11 @@ class RefusalTest(AggregatesTestCase):
                 ('PUT', PATH + '/99', {'aggregate': {'name': 'x'}}),
                 ('POST', PATH + '/99/action',
                  {'add_host': {'host': 'host1'}}),
+                # No row can have these (the fuzz found a 500 there).
+                ('GET', PATH + '/9223372036854775808', None),
+                ('PUT', PATH + '/2147483648', {'aggregate': {'name': 'x'}}),
+                ('DELETE', PATH + '/0', None),
+                ('GET', PATH + '/-1', None),
                 ('POST', '%s/%s/action' % (PATH, self.zone2),
                  {'add_host': {'host': 'nowhere'}}),
                 ('POST', '%s/%s/action' % (PATH, self.zone1),
