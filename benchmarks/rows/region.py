@@ -37,7 +37,15 @@ the targets). Measured, per size:
   the last instance landed, minus the background of the idle region
   (heartbeats, network agents, periodic tasks: its rate over a 10 s
   window measured just before, times the duration); both raw and net are
-  printed.
+  printed;
+* where each evacuation's time went: the phase marks (``nova.phases``)
+  that the conductor, nova-api and the computes logged, per attempt (its
+  own request id), as a phase table.
+
+The latency of a migration row starts when the conductor's host-evacuate
+runner requests that attempt (at most ``[conductor]
+host_evacuate_workers`` at a time), so it excludes the wait for a slot;
+the time to all ACTIVE includes it.
 
 Target: each per-evacuation figure (latency median, statements,
 messages, conductor CPU) grows by at most 1.2x from the smallest to the
@@ -78,6 +86,8 @@ START_TIMEOUT = 900
 BOOT_TIMEOUT = 600
 EVACUATE_TIMEOUT = 900
 POLL = 0.1
+# The first mark of an evacuation attempt (nova/conductor/manager.py).
+FIRST_MARK = 'conductor.received'
 NETWORK = ('public', 'br-public', '10.10.0.0/20')
 FLAVOR = ('1', 'm1.nano', 64)
 IMAGE = 'bootsector'
@@ -458,6 +468,27 @@ class Region:
                           interval=POLL, alive=self.conductor.alive)
         return time.perf_counter() - killed
 
+    def evacuation_traces(self, since):
+        """The phase traces of the evacuations, from the marks every
+        process logged (``nova.phases.parse_log_line``) after ``since``
+        (``time.time()``): each attempt has a request id of its own."""
+        from nova import phases
+        marks = []
+        for name in os.listdir(self.layout.logs):
+            if not name.endswith('.log'):
+                continue
+            with open(os.path.join(self.layout.logs, name),
+                      errors='replace') as f:
+                for line in f:
+                    if 'phase mark' not in line:
+                        continue
+                    found = phases.parse_log_line(line)
+                    if found is not None and found.at >= since:
+                        marks.append(found)
+        return [phases.phases_of(request_marks) for request_marks in
+                phases.by_request(marks).values()
+                if FIRST_MARK in {m.name for m in request_marks}]
+
     def migration_latencies(self):
         rows = self.postgres.sql(
             "SELECT extract(epoch FROM updated_at - created_at), status "
@@ -478,9 +509,11 @@ def measure(size):
         after_idle = region.counters()
         region.reset_statements()
         before = region.counters()
+        since = time.time()
         elapsed = region.fail_and_evacuate(client, uuids)
         after = region.counters()
         latencies, rows = region.migration_latencies()
+        traces = region.evacuation_traces(since)
     count = len(uuids)
     if len(latencies) != count:
         raise RuntimeError('%d evacuation migrations done of %d (%d rows)'
@@ -494,7 +527,7 @@ def measure(size):
         figures[key] = (raw / count, (raw - rate * span) / count,
                         rate)
     return {'size': size, 'count': count, 'elapsed': elapsed,
-            'latencies': latencies, 'figures': figures}
+            'latencies': latencies, 'figures': figures, 'traces': traces}
 
 
 def size_line(result):
@@ -511,7 +544,8 @@ def size_line(result):
             f['messages'][1], f['messages'][0],
             common.seconds(f['cpu'][1]), common.seconds(f['cpu'][0])),
         'idle/s: %.0f stmts, %.0f msgs, %.2f cpu-s' % (
-            f['statements'][2], f['messages'][2], f['cpu'][2]))
+            f['statements'][2], f['messages'][2], f['cpu'][2]),
+        phases=common.phase_table(result['traces']) or None)
 
 
 def growth_lines(results):
