@@ -51,6 +51,7 @@ ROWS = (
     ('failed_spawn', 'failed_spawn', True),
     ('failed_spawn_embedded', 'failed_spawn_embedded', False),
     ('memory', 'memory', False),
+    ('region', 'region', False),
 )
 ROW_TIMEOUT = 45 * 60
 COLUMNS = ('row', 'project', 'baseline', 'ratio', 'target', 'met')
