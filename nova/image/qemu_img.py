@@ -1,4 +1,4 @@
-"""Thin wrappers around ``qemu-img``, run through processutils.
+"""Thin wrappers around ``qemu-img``, run through ``nova.command``.
 
 Every call passes ``--force-share`` to ``info`` so that inspecting a disk
 a running guest holds open does not fail on QEMU's image locking.
@@ -9,6 +9,7 @@ import json
 
 from oslo_concurrency import processutils
 
+from nova import command
 from nova import exception
 
 QEMU_IMG = 'qemu-img'
@@ -32,7 +33,7 @@ def info(path: str, expected_format: str | None = None) -> ImageInfo:
     if expected_format:
         cmd += ['-f', expected_format]
     try:
-        out, _err = processutils.execute(*cmd, path)
+        out, _err = command.execute(*cmd, path)
     except processutils.ProcessExecutionError as e:
         raise exception.ImageUnacceptable(
             image_id=path, reason='qemu-img info failed: %s'
@@ -51,7 +52,7 @@ def detect_format(path: str) -> str:
 
 def _run(path: str, *cmd: str) -> None:
     try:
-        processutils.execute(QEMU_IMG, *cmd)
+        command.execute(QEMU_IMG, *cmd)
     except processutils.ProcessExecutionError as e:
         raise exception.DiskCreationFailed(
             path=path, reason=(e.stderr or str(e)).strip())

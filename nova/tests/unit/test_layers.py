@@ -43,8 +43,10 @@ NOT_PRODUCT = ('tests', 'testing')
 # on a floor below it.
 FLOORS = layering.Floors([
     # Ground: the vocabulary every layer speaks (model/ raises exceptions).
-    # fileio: the one atomic write, for every layer that persists a file.
-    Floor(frozenset({'exception', 'fileio', 'model'}), sideways=True),
+    # fileio: the one atomic write, for every layer that persists a file;
+    # command: the one way to run an external program.
+    Floor(frozenset({'command', 'exception', 'fileio', 'model'}),
+          sideways=True),
     # Crash points: told where their settings are, read nothing else.
     Floor(frozenset({'crashpoint'})),
     # phases: the marks of an operation, crash points among them.
@@ -107,6 +109,7 @@ MAY_IMPORT = {
     'rpc_inproc': set(),
     'model': set(),
     'fileio': set(),
+    'command': set(),
     'exception': set(),
 }
 

@@ -24,6 +24,7 @@ import threading
 from oslo_concurrency import processutils
 from oslo_log import log as logging
 
+from nova import command
 from nova import exception
 from nova.virt.libvirt import config
 
@@ -108,7 +109,7 @@ def bridge_exists(name: str) -> bool:
 
 
 def _ip(*args: str) -> None:
-    processutils.execute('ip', *args)
+    command.execute('ip', *args)
 
 
 # A tap's interface alias names its port and instance, so what is plugged
