@@ -70,6 +70,7 @@ from rows import common
 import init_host  # noqa: E402  (benchmarks/init_host.py)
 
 from nova.cli import client as client_mod  # noqa: E402
+from nova.testing import cluster  # noqa: E402
 from nova.testing.cluster import config as cluster_config  # noqa: E402
 from nova.testing.cluster import guest as cluster_guest  # noqa: E402
 from nova.testing.cluster import services as cluster_services  # noqa: E402
@@ -119,10 +120,7 @@ store_path = %(images)s
 
 
 def unavailable_reason():
-    reason = postgresql.missing_reason()
-    if reason:
-        return reason
-    reason = rabbitmq.available()
+    reason = cluster.control_plane_unavailable_reason()
     if reason:
         return reason
     if not os.path.exists(os.path.join(
@@ -408,27 +406,33 @@ class Region:
                     'availability_zone': ':%s' % host,
                     'networks': [{'uuid': self.network_id}]}}
                 uuids.append(client.post('/servers', body)['server']['id'])
-        pending = set(uuids)
-
-        def all_active():
-            for server in self.servers(client):
-                if server['id'] not in pending:
-                    continue
-                if server['status'] == 'ERROR':
-                    raise RuntimeError('boot of %s failed: %s'
-                                       % (server['id'], server.get('fault')))
-                if (server['status'] == 'ACTIVE'
-                        and server.get('OS-EXT-STS:task_state') is None):
-                    pending.discard(server['id'])
-            return not pending
-        common.wait_until(all_active, BOOT_TIMEOUT,
-                          'boot of %d servers' % len(uuids), interval=0.5)
+        self.wait_active(client, uuids, 'boot', BOOT_TIMEOUT, interval=0.5)
         return set(uuids)
 
     @staticmethod
-    def servers(client):
-        return client.get('/servers/detail',
-                          query={'all_tenants': '1'})['servers']
+    def wait_active(client, uuids, what, timeout, interval,
+                    not_on=(), alive=None):
+        """Until every server of ``uuids`` is ACTIVE with no task, on a
+        host not in ``not_on``; RuntimeError when one is in ERROR."""
+        pending = set(uuids)
+
+        def all_active():
+            for server in client.get('/servers/detail', query={
+                    'all_tenants': '1'})['servers']:
+                if server['id'] not in pending:
+                    continue
+                if server['status'] == 'ERROR':
+                    raise RuntimeError('%s of %s failed: %s' % (
+                        what, server['id'], server.get('fault')))
+                if (server['status'] == 'ACTIVE'
+                        and server.get('OS-EXT-STS:task_state') is None
+                        and server.get('OS-EXT-SRV-ATTR:host')
+                        not in not_on):
+                    pending.discard(server['id'])
+            return not pending
+        common.wait_until(all_active, timeout, '%s of %d servers'
+                          % (what, len(uuids)), interval=interval,
+                          alive=alive)
 
     def fail_and_evacuate(self, client, uuids):
         """SIGKILL the failing hosts, force them down, host-evacuate them
@@ -448,24 +452,9 @@ class Region:
             (lambda host=host: client.post(
                 '/os-host-evacuations', {'host_evacuation': {'host': host}}))
             for host in self.failed])
-        failed = set(self.failed)
-        landed = set()
-
-        def all_landed():
-            for server in self.servers(client):
-                if server['id'] not in uuids:
-                    continue
-                if server['status'] == 'ERROR':
-                    raise RuntimeError('evacuation of %s failed: %s'
-                                       % (server['id'], server.get('fault')))
-                if (server['status'] == 'ACTIVE'
-                        and server.get('OS-EXT-STS:task_state') is None
-                        and server.get('OS-EXT-SRV-ATTR:host') not in failed):
-                    landed.add(server['id'])
-            return len(landed) == len(uuids)
-        common.wait_until(all_landed, EVACUATE_TIMEOUT,
-                          'host-evacuate of %d servers' % len(uuids),
-                          interval=POLL, alive=self.conductor.alive)
+        self.wait_active(client, uuids, 'host-evacuate', EVACUATE_TIMEOUT,
+                         interval=POLL, not_on=set(self.failed),
+                         alive=self.conductor.alive)
         return time.perf_counter() - killed
 
     def evacuation_traces(self, since):

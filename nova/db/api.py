@@ -43,10 +43,9 @@ LOG = logging.getLogger(__name__)
 _READ_ONLY = 'nova_read_only'
 
 _lock = threading.Lock()
-_engine: sa.engine.Engine | None = None
-# The same engine with the read-only option, derived once: deriving it
-# per session cost more than the session's own query.
-_read_only_engine: tuple[sa.engine.Engine, sa.engine.Engine] | None = None
+# The engine, and the same with the read-only option, derived with it:
+# deriving it per session cost more than the session's own query.
+_engines_now: tuple[sa.engine.Engine, sa.engine.Engine] | None = None
 
 
 def default_url() -> str:
@@ -158,33 +157,37 @@ def safe_url(url: str) -> str:
 
 def configure(url: str | None = None) -> sa.engine.Engine:
     """Use ``url`` (or the configured one) from now on in this process."""
-    global _engine, _read_only_engine
     engine = create_engine(url or configured_url())
-    with _lock:
-        old, _engine = _engine, engine
-        _read_only_engine = None
-    if old is not None:
-        old.dispose()
+    _replace(_with_read_only(engine))
     LOG.debug('Database engine configured for %s', engine.url)
     return engine
 
 
+def _with_read_only(engine: sa.engine.Engine):
+    return engine, engine.execution_options(**{_READ_ONLY: True})
+
+
+def _replace(engines) -> None:
+    """Make ``engines`` current (None: none) and dispose of the old."""
+    global _engines_now
+    with _lock:
+        old, _engines_now = _engines_now, engines
+    if old is not None:
+        old[0].dispose()
+
+
+def _engines() -> tuple[sa.engine.Engine, sa.engine.Engine]:
+    """(the engine, its read-only form), built from the configuration at
+    the first use."""
+    global _engines_now
+    with _lock:
+        if _engines_now is None:
+            _engines_now = _with_read_only(create_engine(configured_url()))
+        return _engines_now
+
+
 def get_engine() -> sa.engine.Engine:
-    global _engine
-    with _lock:
-        if _engine is None:
-            _engine = create_engine(configured_url())
-        return _engine
-
-
-def _get_read_only_engine() -> sa.engine.Engine:
-    global _read_only_engine
-    engine = get_engine()
-    with _lock:
-        if _read_only_engine is None or _read_only_engine[0] is not engine:
-            _read_only_engine = (engine, engine.execution_options(
-                **{_READ_ONLY: True}))
-        return _read_only_engine[1]
+    return _engines()[0]
 
 
 def dispose() -> None:
@@ -192,12 +195,7 @@ def dispose() -> None:
 
     The next ``get_engine()`` builds a new one from the configuration.
     """
-    global _engine, _read_only_engine
-    with _lock:
-        old, _engine = _engine, None
-        _read_only_engine = None
-    if old is not None:
-        old.dispose()
+    _replace(None)
 
 
 @contextlib.contextmanager
@@ -206,7 +204,7 @@ def session(read_only: bool = False):
 
     ``read_only=True`` lets a pure read run alongside writers on SQLite.
     """
-    engine = _get_read_only_engine() if read_only else get_engine()
+    engine = _engines()[1 if read_only else 0]
     with orm.Session(engine, expire_on_commit=False) as db_session:
         with db_session.begin():
             yield db_session
@@ -216,15 +214,15 @@ def session(read_only: bool = False):
 def reading():
     """One read-only transaction on a Core connection, for a statement
     that needs no ORM objects: about half the cost of ``session``."""
-    with _get_read_only_engine().begin() as connection:
+    with _engines()[1].begin() as connection:
         yield connection
 
 
 def _forget_after_fork():
     # A child must never use the parent's pooled connections.
-    engine = _engine
-    if engine is not None:
-        engine.dispose(close=False)
+    engines = _engines_now
+    if engines is not None:
+        engines[0].dispose(close=False)
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)

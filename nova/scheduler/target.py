@@ -189,27 +189,28 @@ class TargetChooser:
     """Chooses evacuation targets; one per conductor process."""
 
     def __init__(self, capacity_provider: CapacityProvider | None = None):
-        """``capacity_provider`` defaults to ``database_capacity`` (read
-        for all candidates at once)."""
-        self._given_provider = capacity_provider
-        self.capacity_provider = capacity_provider or database_capacity
+        """``capacity_provider(context, host)``; by default the
+        ``compute_nodes`` rows, read for all candidates at once
+        (``database_capacities``)."""
+        self._provider = capacity_provider
         self._claim_lock = threading.Lock()
 
     def _capacities(self, context, hosts):
-        """The capacity of each of ``hosts`` (None: unknown)."""
-        if self._given_provider is None:
-            try:
-                return database_capacities(context, hosts)
-            except Exception as e:  # every host "unknown", as one by one
-                LOG.warning('Capacity of hosts %(hosts)s unknown: %(err)s',
-                            {'hosts': ', '.join(hosts), 'err': e})
-                return {host: None for host in hosts}
-        return {host: self._capacity(context, host) for host in hosts}
-
-    def _capacity(self, context, host):
+        """The capacity of each of ``hosts``; None for a host that cannot
+        tell (it counts as "unknown")."""
+        if self._provider is not None:
+            return {host: self._provided(context, host) for host in hosts}
         try:
-            return self.capacity_provider(context, host)
-        except Exception as e:  # a host that cannot say is "unknown"
+            return database_capacities(context, hosts)
+        except Exception as e:
+            LOG.warning('Capacity of hosts %(hosts)s unknown: %(err)s',
+                        {'hosts': ', '.join(hosts), 'err': e})
+            return dict.fromkeys(hosts)
+
+    def _provided(self, context, host):
+        try:
+            return self._provider(context, host)
+        except Exception as e:
             LOG.warning('Capacity of host %(host)s unknown: %(err)s',
                         {'host': host, 'err': e})
             return None
@@ -337,7 +338,8 @@ class TargetChooser:
             try:
                 with host_lease.hold(context, host):
                     fresh = Candidate(
-                        host=host, capacity=self._capacity(context, host),
+                        host=host,
+                        capacity=self._capacities(context, [host])[host],
                         used=usage(context, host,
                                    exclude_instance=instance.uuid))
                     rule = group_rule(context, instance, group)

@@ -78,15 +78,15 @@ SERVICE_TIMEOUT = 120
 API_TIMEOUT = 60
 
 
+def control_plane_unavailable_reason():
+    """Why PostgreSQL or RabbitMQ cannot run here, or None."""
+    return postgresql.missing_reason() or rabbitmq.available()
+
+
 def unavailable_reason():
     """Why a cluster cannot run here, or None."""
-    reason = hypervisor.unavailable_reason()
-    if reason:
-        return reason
-    reason = postgresql.missing_reason()
-    if reason:
-        return reason
-    reason = rabbitmq.available()
+    reason = (hypervisor.unavailable_reason()
+              or control_plane_unavailable_reason())
     if reason:
         return reason
     for name in ('ip', 'mountpoint'):
