@@ -111,7 +111,6 @@ vif_driver = noop
 bridges = %(bridge)s
 events_api_url = %(api)s
 events_api_token = %(token)s
-agent_poll_interval = 0.5
 [database]
 connection = %(database)s
 [image]

@@ -18,7 +18,7 @@ A host offers a bridge when (``bridge_checker``):
   (``/sys/class/net/<name>/bridge``).
 
 The agent looks when it is told that something changed, and polls
-(``[network] agent_poll_interval``, 0.2 s by default) as the fallback and
+(``[network] agent_poll_interval``, 2 s by default) as the fallback and
 the periodic resync. It is told by the virt driver, after it plugged or
 unplugged VIFs (``driver.add_vif_listener``), and, on a host with real
 taps (the ``linuxbridge`` VIF driver), by the kernel's link events

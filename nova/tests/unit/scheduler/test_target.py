@@ -241,9 +241,9 @@ class TestZones(TargetTestCase):
 
 
 class TestClaimsAcrossProcesses(TargetTestCase):
-    """Two choosers, each with its own in-process lock, as nova-api and a
-    conductor (or two conductors) have: the host lease alone keeps them
-    from giving away one last slot twice."""
+    """Two choosers, each with its own in-process ledger and locks, as
+    nova-api and a conductor (or two conductors) have: the host lease alone
+    keeps them from giving away one last slot twice."""
 
     def setUp(self):
         super().setUp()
@@ -308,6 +308,96 @@ class TestClaimsAcrossProcesses(TargetTestCase):
         self.assertEqual({'b', 'c'}, set(outcome.values()))
         self.assertEqual(512, usage.usage(self.ctx, 'b').memory_mb)
         self.assertEqual(512, usage.usage(self.ctx, 'c').memory_mb)
+
+
+class TestClaimsInOneProcess(TargetTestCase):
+    """Many claims at once through one chooser, as a host-evacuate's
+    workers in one conductor make them."""
+
+    def _evacuations(self, count):
+        pairs = []
+        for _ in range(count):
+            instance = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
+            migration = objects.Migration(
+                self.ctx, instance_uuid=instance.uuid, source_compute='a',
+                migration_type=migration_obj.EVACUATION,
+                status=migration_obj.ACCEPTED).create()
+            pairs.append((instance, migration))
+        return pairs
+
+    def _claim_all(self, chooser, pairs):
+        outcome = {}
+
+        def run(n, instance, migration):
+            outcome[n] = chooser.choose_and_claim(self.ctx, instance,
+                                                  migration)
+        threads = [threading.Thread(target=run, args=(n, i, m))
+                   for n, (i, m) in enumerate(pairs)]
+        for t in threads:
+            t.start()
+        return threads, outcome
+
+    def test_choices_at_once_spread_over_the_hosts(self):
+        for host in 'bcde':
+            dbf.make_service(self.ctx, host)
+            self.capacities[host] = _capacity(4096)
+        # Every choice reads the database before any claim is written:
+        # by that read alone all four would take b (the name breaks the
+        # tie), and b has room for all four.
+        barrier = threading.Barrier(4, timeout=30)
+        first_read = threading.local()
+
+        def capacity(ctx, host):
+            if not getattr(first_read, 'done', False):
+                first_read.done = True
+                barrier.wait()
+            return self.capacities.get(host)
+        chooser = target.TargetChooser(capacity)
+        pairs = self._evacuations(4)
+        threads, outcome = self._claim_all(chooser, pairs)
+        for t in threads:
+            t.join(60)
+        self.assertEqual(['b', 'c', 'd', 'e'], sorted(outcome.values()))
+        for instance, migration in pairs:
+            self.assertEqual(outcome[pairs.index((instance, migration))],
+                             objects.Migration.get_by_id(
+                                 self.ctx, migration.id).dest_compute)
+        # Written, the claims are the database's to count: the ledger
+        # forgot them.
+        self.assertEqual([], chooser._in_flight.claims())
+
+    def test_a_slow_claim_does_not_hold_up_claims_on_other_hosts(self):
+        for host in 'bc':
+            dbf.make_service(self.ctx, host)
+            self.capacities[host] = _capacity(4096)
+        under_lease = threading.Event()
+        release = threading.Event()
+        reads = threading.local()
+
+        def capacity(ctx, host):
+            # The first claim's read of b under b's lease (its second
+            # read of b) stalls there until released.
+            if host == 'b':
+                reads.count = getattr(reads, 'count', 0) + 1
+            if host == 'b' and reads.count == 2 and not release.is_set():
+                under_lease.set()
+                release.wait(60)
+            return self.capacities.get(host)
+        chooser = target.TargetChooser(capacity)
+        (slow, slow_migration), (quick, quick_migration) = (
+            self._evacuations(2))
+        first, outcome = self._claim_all(chooser, [(slow, slow_migration)])
+        self.assertTrue(under_lease.wait(30))
+        try:
+            # b's claim is being written: the second choice counts it and
+            # takes c, while b's lease is still held.
+            self.assertEqual('c', chooser.choose_and_claim(
+                self.ctx, quick, quick_migration))
+            self.assertIsNotNone(host_lease.holder_of(self.ctx, 'b'))
+        finally:
+            release.set()
+            first[0].join(60)
+        self.assertEqual({0: 'b'}, outcome)
 
 
 class TestNeed(base.TestCase):
