@@ -31,17 +31,22 @@ evacuation with nowhere to go, while ranking it last never prefers a guess
 to a known fit.
 
 Claiming is writing the claim: a new instance's row on the host, or an
-evacuation's ``dest_compute``. Choosing and claiming run under one lock of
-this process, so a host-evacuate running many choices at once never
-overbooks a target. The claim itself is written under the chosen host's
-lease (``nova.objects.host_lease``), which every process shares, after
-reading the host's usage again: nova-api placing new instances and any
-number of conductors choosing evacuation targets never give away the same
-last slot. A host that filled up meanwhile, or whose lease another process
-keeps too long, is left out and the choice is made again.
+evacuation's ``dest_compute``. The claim is written under the chosen
+host's lease (``nova.objects.host_lease``), which every process shares,
+after reading the host's usage again: a host-evacuate running many choices
+at once, nova-api placing new instances and any number of conductors
+choosing evacuation targets never give away the same last slot. A host
+that filled up meanwhile, or whose lease another process keeps too long,
+is left out and the choice is made again. Claims on different hosts run
+at once; those of one process on the same host wait for each other in the
+process (a lock per host) before they take its lease, so they queue
+instead of polling the lease row and giving up after its wait.
 
 Among hosts with room the one with the most free memory wins (spreading),
-then the host name, so the choice is deterministic.
+then the host name, so the choice is deterministic. Choices running at
+once in one process count each other's claims not yet written
+(``in_flight.py``) when they rank hosts, so they spread rather than all
+take the host that was roomiest when each read the database.
 
 Server groups: an instance in a group (``objects.InstanceGroup``) is
 placed only where the group's policy allows (``group_policy.py``): a hard
@@ -70,6 +75,7 @@ from nova import objects
 from nova.objects import host_lease
 from nova.objects import service as service_obj
 from nova.scheduler import group_policy
+from nova.scheduler import in_flight
 from nova.scheduler import usage as usage_mod
 from nova.scheduler import zones
 
@@ -193,7 +199,8 @@ class TargetChooser:
         ``compute_nodes`` rows, read for all candidates at once
         (``database_capacities``)."""
         self._provider = capacity_provider
-        self._claim_lock = threading.Lock()
+        self._in_flight = in_flight.InFlight()
+        self._host_locks: dict[str, threading.Lock] = {}
 
     def _capacities(self, context, hosts):
         """The capacity of each of ``hosts``; None for a host that cannot
@@ -272,6 +279,18 @@ class TargetChooser:
         keeps (``GroupPolicyUnsatisfied`` when hosts have room but the
         policy allows none of them).
         """
+        def first(candidates, order):
+            return min(candidates, key=lambda c: order(c, 0)).host
+        return self._choose(context, instance, on_shared_storage, exclude,
+                            group, first)
+
+    def _choose(self, context, instance, on_shared_storage, exclude, group,
+                pick):
+        """``choose``, whose last step, ``pick(candidates, order)``,
+        returns what ``_choose`` returns: the first of the hosts with room
+        (or else of those of unknown capacity) by ``order(candidate,
+        memory_mb_counted_on_it)``.
+        """
         need = Need.of(instance.flavor)
         candidates = self.candidates(context, instance, on_shared_storage,
                                      exclude)
@@ -290,13 +309,11 @@ class TargetChooser:
         roomy = [c for c in candidates if c.fits(need)]
         unknown = [c for c in candidates if c.fits(need) is None]
         if roomy:
-            roomy.sort(key=lambda c: (preference(c), -c.free_memory_mb(),
-                                      c.host))
-            return roomy[0].host
+            return pick(roomy, lambda c, counted: (
+                preference(c), counted - c.free_memory_mb(), c.host))
         if unknown:
-            unknown.sort(key=lambda c: (preference(c), c.used.memory_mb,
-                                        c.host))
-            return unknown[0].host
+            return pick(unknown, lambda c, counted: (
+                preference(c), c.used.memory_mb + counted, c.host))
         left_out = (' (left out: %s)' % ', '.join(sorted(exclude))
                     if exclude else '')
         contradicted = []
@@ -333,10 +350,13 @@ class TargetChooser:
         need = Need.of(instance.flavor)
         left_out = set(left_out)
         while True:
-            host = self.choose(context, instance, on_shared_storage,
-                               exclude=left_out, group=group)
+            with self._in_flight.reading() as read:
+                host, claim = self._choose(
+                    context, instance, on_shared_storage, left_out, group,
+                    lambda candidates, order: self._in_flight.pick(
+                        read, candidates, order, need.memory_mb))
             try:
-                with host_lease.hold(context, host):
+                with self._host_lock(host), host_lease.hold(context, host):
                     fresh = Candidate(
                         host=host,
                         capacity=self._capacities(context, [host])[host],
@@ -348,19 +368,25 @@ class TargetChooser:
                         write(host)
                         return host
                 LOG.info('Host %(host)s filled up since it was chosen '
-                         '(another process claimed it); choosing again',
+                         '(another claim took it); choosing again',
                          {'host': host}, instance=instance)
             except exception.HostClaimBusy as e:
                 LOG.warning('%s; choosing another host', e,
                             instance=instance)
+            finally:
+                self._in_flight.done(claim)
             left_out.add(host)
+
+    def _host_lock(self, host: str) -> threading.Lock:
+        # setdefault is atomic: two threads get the same lock.
+        return self._host_locks.setdefault(host, threading.Lock())
 
     def place_new(self, context, instance, only: str | None = None,
                   group=None) -> str:
         """Choose a host for a new instance and create its row there.
 
-        Creating the row under the claim lock makes the next choice count
-        this instance. ``only``: the one host to consider (a create that
+        Creating the row under the host's lease makes the next choice
+        count this instance. ``only``: the one host to consider (a create that
         names its host); ``NoValidHost`` when it is not usable or full.
         ``group``: the server group the instance joins, as part of the
         same claim (``GroupPolicyUnsatisfied`` when its policy leaves no
@@ -388,7 +414,7 @@ class TargetChooser:
                     objects.InstanceGroup.remove_member(context,
                                                         instance.uuid)
 
-        with self._claim_lock, _group_claims(context, group):
+        with _group_claims(context, group):
             host = self._claim(context, instance, write, left_out=others,
                                group=group)
         LOG.info('Placed on %s', host, instance=instance)
@@ -410,7 +436,7 @@ class TargetChooser:
 
         group = objects.InstanceGroup.get_by_instance_uuid(context,
                                                            instance.uuid)
-        with self._claim_lock, _group_claims(context, group):
+        with _group_claims(context, group):
             if host is None:
                 host = self._claim(context, instance, write,
                                    on_shared_storage, left_out=exclude,
