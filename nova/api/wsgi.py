@@ -16,7 +16,9 @@ from nova.api.openstack import compute
 from nova.api.openstack import image_v2
 from nova.api.openstack import policy
 from nova.api import server as server_mod
+from nova import conf as nova_conf
 from nova.conf import CONF
+from nova.conf import keystone as keystone_conf
 from nova import exception
 
 
@@ -32,8 +34,16 @@ def make_app(compute_api, image_store=None, authenticator=None,
         (default: from ``[api] auth_strategy`` and ``static_tokens``)
     :param auth_token_conf: the configuration whose ``[keystone_authtoken]``
         keystonemiddleware reads (default: the service's)
+
+    ``[keystone_authtoken]`` is registered on that configuration if it is
+    not yet (nova-api and nova-all register it before they parse theirs;
+    tests and harnesses build the app in process) and checked, whatever
+    the strategy: a value that does not parse stops the API here.
     """
     from nova.image import glance
+    auth_token_conf = CONF if auth_token_conf is None else auth_token_conf
+    nova_conf.register_api_opts(auth_token_conf)
+    keystone_conf.check(auth_token_conf)
     if image_store is None:
         from nova.conf import host_settings
         from nova.image import source

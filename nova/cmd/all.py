@@ -31,6 +31,7 @@ from nova.cmd import conductor as conductor_cmd
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
+from nova import conf as nova_conf
 from nova.conf import all_in_one
 from nova.conf import CONF
 from nova import context as nova_context
@@ -226,6 +227,10 @@ class AllInOne:
 
 
 def main(argv=None):
+    # Only the processes that serve the API register [keystone_authtoken]
+    # (it imports keystonemiddleware); registered before the files are
+    # parsed, as every other option is. make_app checks its values.
+    nova_conf.register_api_opts()
     service.prepare_service(BINARY, argv,
                             default_transport_url=DEFAULT_TRANSPORT_URL)
     try:

@@ -13,6 +13,7 @@ from nova.api import wsgi as api_wsgi
 from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
+from nova import conf as nova_conf
 from nova.model import binaries
 from nova.network import api as network_api_mod
 from nova import rpc
@@ -54,6 +55,10 @@ def build_compute_api():
 
 
 def main(argv=None) -> int:
+    # Only the processes that serve the API register [keystone_authtoken]
+    # (it imports keystonemiddleware); registered before the files are
+    # parsed, as every other option is. make_app checks its values.
+    nova_conf.register_api_opts()
     service.prepare_service(BINARY, argv)
     try:
         service.run([APIServerService(build_compute_api())])

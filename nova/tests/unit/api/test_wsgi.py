@@ -1,6 +1,7 @@
 """make_app and serve: the app over a real socket."""
 
 import json
+import os
 import socket
 import urllib.error
 import urllib.request
@@ -10,6 +11,7 @@ from oslo_config import cfg
 
 from nova.api.openstack import auth
 from nova.api import wsgi as api_wsgi
+from nova.conf import CONF
 from nova.conf import keystone as keystone_conf
 from nova import exception
 from nova.tests import base
@@ -58,6 +60,24 @@ class KeystoneAppTest(base.TestCase):
         for name, value in credentials.items():
             conf.set_override(name, value, group='keystone_authtoken')
         return conf
+
+    def test_the_options_are_registered_and_checked_whatever_the_strategy(
+            self):
+        # A configuration nothing registered [keystone_authtoken] on, as a
+        # test's or harness's: make_app registers it, then reads it all.
+        path = os.path.join(self.tmp, 'nova.conf')
+        with open(path, 'w') as f:
+            f.write('[keystone_authtoken]\nhttp_connect_timeout = soon\n')
+        conf = cfg.ConfigOpts()
+        conf(['--config-file', path], project='nova',
+             default_config_files=[])
+        self.assertEqual('noauth2', CONF.api.auth_strategy)
+        with self.assertRaises(exception.InvalidConfiguration) as c:
+            api_wsgi.make_app(compute_api=None, image_store=object(),
+                              auth_token_conf=conf)
+        self.assertIn('[keystone_authtoken] http_connect_timeout',
+                      str(c.exception))
+        self.assertIsNone(conf.keystone_authtoken.auth_type)
 
     def test_keystone_without_service_credentials_is_refused(self):
         self.flags(auth_strategy='keystone', group='api')

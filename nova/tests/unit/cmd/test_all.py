@@ -1,4 +1,5 @@
 import os
+from unittest import mock
 
 from nova.cmd import all as all_cmd
 from nova.conf import CONF
@@ -99,3 +100,27 @@ class TestAllInOne(base.TestCase):
             self.assertIsInstance(agent, network_agent.NetworkAgent)
             self.assertIs(svc.manager.driver, agent.driver)
             self.assertIn('br-public', agent.bridges)
+
+
+class Stop(Exception):
+    """Ends main() once the configuration would be parsed."""
+
+
+class TestMain(base.TestCase):
+
+    def test_api_options_registered_before_the_files_are_parsed(self):
+        # nova-all serves the API: it registers [keystone_authtoken],
+        # which the other services never do.
+        calls = mock.Mock()
+        calls.prepare_service.side_effect = Stop
+        with mock.patch.object(all_cmd.nova_conf, 'register_api_opts',
+                               calls.register_api_opts), \
+                mock.patch.object(all_cmd.service, 'prepare_service',
+                                  calls.prepare_service):
+            self.assertRaises(Stop, all_cmd.main, [])
+        self.assertEqual(
+            [mock.call.register_api_opts(),
+             mock.call.prepare_service(
+                 all_cmd.BINARY, [],
+                 default_transport_url=all_cmd.DEFAULT_TRANSPORT_URL)],
+            calls.mock_calls)

@@ -29,6 +29,8 @@ def _read(text, tmp):
     conf = cfg.ConfigOpts()
     for module in nova_conf._MODULES:
         module.register_opts(conf)
+    # The controller runs nova-api, which registers [keystone_authtoken].
+    nova_conf.register_api_opts(conf)
     conf(['--config-file', path], project='nova', default_config_files=[])
     return conf
 
