@@ -68,6 +68,28 @@ def traces_of(first_mark):
             if first_mark in {m.name for m in marks}]
 
 
+def traces_in_logs(logs_dir, since, first_mark):
+    """The phase traces of the operations whose marks include
+    ``first_mark``, from the marks the services logged
+    (``nova.phases.parse_log_line``) in the ``*.log`` files of
+    ``logs_dir`` at or after ``since`` (``time.time()``)."""
+    from nova import phases as phases_mod
+    marks = []
+    for name in os.listdir(logs_dir):
+        if not name.endswith('.log'):
+            continue
+        with open(os.path.join(logs_dir, name), errors='replace') as f:
+            for line in f:
+                if 'phase mark' not in line:
+                    continue
+                found = phases_mod.parse_log_line(line)
+                if found is not None and found.at >= since:
+                    marks.append(found)
+    return [phases_mod.phases_of(request_marks) for request_marks in
+            phases_mod.by_request(marks).values()
+            if first_mark in {m.name for m in request_marks}]
+
+
 def not_measured(row, reason, target='-'):
     return Line(row, 'not measured: %s' % reason, target=target)
 

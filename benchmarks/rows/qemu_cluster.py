@@ -4,7 +4,8 @@ run on its hosts.
 ``BenchCluster(hosts, **spec)`` is a ``nova.testing.cluster.Cluster`` in
 a new directory under ``/tmp`` (real libvirtd + QEMU per simulated host,
 PostgreSQL, RabbitMQ, nova-api, nova-conductor, nova-compute per host;
-see ``doc/source/cluster.rst``), without debug logging, brought up on
+see ``doc/source/cluster.rst``), without debug logging but with the
+phase marks (``nova.phases``) logged for the rows' phase tables, up on
 ``__enter__`` and down (its own teardown, which stops every process by its
 recorded PID and removes the directory) on ``__exit__``. The client is
 ``nova.cli.client`` over the REST API, as the ``nova`` CLI.
@@ -42,7 +43,7 @@ class BenchCluster:
         self.base_dir = tempfile.mkdtemp(prefix='nova-bench-cluster-')
         self.spec = cluster_mod.ClusterSpec(
             base_dir=self.base_dir, hosts=hosts, debug=False,
-            **spec_options)
+            phase_marks=True, **spec_options)
         self.cluster = cluster_mod.Cluster(self.spec)
 
     def __enter__(self):
@@ -69,6 +70,13 @@ class BenchCluster:
             os.rmdir(self.base_dir)
 
     # -- the REST API ------------------------------------------------------
+
+    def traces(self, since, first_mark):
+        """The phase traces of the operations whose marks include
+        ``first_mark``, logged by the cluster's services since ``since``
+        (``time.time()``)."""
+        return common.traces_in_logs(self.cluster.layout.logs, since,
+                                     first_mark)
 
     def client(self, timeout=60):
         client = client_mod.Client(self.record.api_url,

@@ -32,6 +32,8 @@ from nova.cli import host_evacuate as host_evacuate_cli  # noqa: E402
 SOURCE = 'compute1'
 TARGETS = ('compute2', 'compute3')
 LIMIT = 1.25
+# The first mark of an evacuation attempt (nova/conductor/manager.py).
+FIRST_MARK = 'conductor.received'
 
 
 def boot_on_source(bench, client, count, size):
@@ -95,12 +97,14 @@ def measure(bench, client, size):
     uuids = boot_on_source(bench, client, size, size)
     bench.cluster.fail(SOURCE)
     bench.set_service(client, SOURCE, forced_down=True)
+    since = time.time()
     project, landed = host_evacuate(client, set(uuids))
+    traces = bench.traces(since, FIRST_MARK)
     baseline = parallel_virsh_create(bench, landed, size)
     split = ', '.join('%s %d' % (t, list(landed.values()).count(t))
                       for t in TARGETS)
     bench.delete_servers(client, uuids)
-    return project, baseline, split
+    return project, baseline, split, traces
 
 
 def run(quick):
@@ -112,12 +116,14 @@ def run(quick):
             if index:
                 bench.set_service(client, SOURCE, forced_down=False)
                 bench.cluster.revive(SOURCE)
-            project, baseline, split = measure(bench, client, size)
+            project, baseline, split, traces = measure(bench, client,
+                                                       size)
             value = common.ratio(project, baseline)
             lines.append(common.Line(
                 'host-evacuate %d servers to 2 targets, real QEMU (%s)'
                 % (size, split), common.seconds(project),
                 'parallel virsh create: %s' % common.seconds(baseline),
                 '%.2fx' % value, 'ratio <= %g' % LIMIT,
-                common.verdict(value <= LIMIT)))
+                common.verdict(value <= LIMIT),
+                phases=common.phase_table(traces) or None))
     return lines

@@ -460,22 +460,7 @@ class Region:
         """The phase traces of the evacuations, from the marks every
         process logged (``nova.phases.parse_log_line``) after ``since``
         (``time.time()``): each attempt has a request id of its own."""
-        from nova import phases
-        marks = []
-        for name in os.listdir(self.layout.logs):
-            if not name.endswith('.log'):
-                continue
-            with open(os.path.join(self.layout.logs, name),
-                      errors='replace') as f:
-                for line in f:
-                    if 'phase mark' not in line:
-                        continue
-                    found = phases.parse_log_line(line)
-                    if found is not None and found.at >= since:
-                        marks.append(found)
-        return [phases.phases_of(request_marks) for request_marks in
-                phases.by_request(marks).values()
-                if FIRST_MARK in {m.name for m in request_marks}]
+        return common.traces_in_logs(self.layout.logs, since, FIRST_MARK)
 
     def migration_latencies(self):
         rows = self.postgres.sql(

@@ -21,6 +21,8 @@ import hashlib
 import json
 import os
 
+from oslo_log import log as oslo_log
+
 HOST_PREFIX = 'compute'
 CONTROLLER_HOST = 'controller'
 # The cluster's own command, which is also its fence agent.
@@ -82,6 +84,11 @@ class ClusterSpec:
     # default of 4.0 would stop at eight per host).
     cpu_allocation_ratio: float = 16.0
     debug: bool = True
+    # Without debug, still log the phase marks (``nova.phases`` logs them
+    # at debug level): the benchmarks read their phase tables from the
+    # services' logs, and debug logging everywhere would slow what they
+    # measure.
+    phase_marks: bool = False
     # A Keystone of the cluster's own authenticates the API
     # (``nova.testing.keystone``); noauth2 otherwise.
     keystone: bool = False
@@ -384,7 +391,7 @@ def clouds_yaml(ports: Ports, admin_password: str) -> str:
 
 
 def _common(spec, layout, ports, host, log_name, state_path):
-    return {
+    common = {
         'host': host,
         'state_path': state_path,
         'transport_url': transport_url(ports),
@@ -395,6 +402,11 @@ def _common(spec, layout, ports, host, log_name, state_path):
         'log_file': layout.log(log_name),
         'use_stderr': False,
     }
+    if spec.phase_marks and not spec.debug:
+        # oslo.log's own list, plus the one logger raised to debug.
+        common['default_log_levels'] = ','.join(
+            oslo_log.get_default_log_levels() + ['nova.phases=DEBUG'])
+    return common
 
 
 def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:

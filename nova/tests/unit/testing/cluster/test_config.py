@@ -10,6 +10,7 @@ import os
 import re
 
 from oslo_config import cfg
+from oslo_log import log as oslo_log
 
 from nova import conf as nova_conf
 from nova.conf import host_settings
@@ -27,6 +28,7 @@ def _read(text, tmp):
     with open(path, 'w') as f:
         f.write(text)
     conf = cfg.ConfigOpts()
+    oslo_log.register_options(conf)
     for module in nova_conf._MODULES:
         module.register_opts(conf)
     # The controller runs nova-api, which registers [keystone_authtoken].
@@ -142,6 +144,27 @@ class TestConfigFiles(base.TestCase):
         # Dozens of test guests in one project: no instance quota.
         self.assertEqual((-1, -1, -1), (conf.quota.instances,
                                         conf.quota.cores, conf.quota.ram))
+
+    def test_phase_marks_without_debug(self):
+        spec = cluster_config.ClusterSpec(base_dir='/c', debug=False,
+                                          phase_marks=True)
+        for text in (cluster_config.controller_conf(spec, self.layout,
+                                                    PORTS),
+                     cluster_config.host_conf(spec, self.layout, PORTS,
+                                              'compute1', URI)):
+            conf = _read(text, self.tmp)
+            self.assertFalse(conf.debug)
+            self.assertIn('nova.phases=DEBUG', conf.default_log_levels)
+            # oslo.log's own levels are kept (sqlalchemy stays quiet).
+            self.assertLessEqual(set(oslo_log.get_default_log_levels()),
+                                 set(conf.default_log_levels))
+        # Off by default, and needless with debug on.
+        for spec in (cluster_config.ClusterSpec(base_dir='/c', debug=False),
+                     cluster_config.ClusterSpec(base_dir='/c',
+                                                phase_marks=True)):
+            conf = _read(cluster_config.controller_conf(
+                spec, self.layout, PORTS), self.tmp)
+            self.assertNotIn('nova.phases=DEBUG', conf.default_log_levels)
 
     def test_controller_conf_with_keystone(self):
         spec = cluster_config.ClusterSpec(base_dir='/c', keystone=True)
