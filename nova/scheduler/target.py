@@ -38,9 +38,10 @@ at once, nova-api placing new instances and any number of conductors
 choosing evacuation targets never give away the same last slot. A host
 that filled up meanwhile, or whose lease another process keeps too long,
 is left out and the choice is made again. Claims on different hosts run
-at once; those of one process on the same host wait for each other in the
-process (a lock per host) before they take its lease, so they queue
-instead of polling the lease row and giving up after its wait.
+at once; those of one process on the same host (or for the same server
+group) wait for each other in the process (a lock per lease) before they
+take the lease, so they queue instead of polling the lease row and giving
+up after its wait.
 
 Among hosts with room the one with the most free memory wins (spreading),
 then the host name, so the choice is deterministic. Choices running at
@@ -157,16 +158,6 @@ def _contradicts(service, source_identity, on_shared_storage) -> bool:
 GROUP_LEASE = 'server-group:%s'
 
 
-@contextlib.contextmanager
-def _group_claims(context, group):
-    """Hold ``group``'s lease (nothing when None) for the body."""
-    if group is None:
-        yield
-        return
-    with host_lease.hold(context, GROUP_LEASE % group.uuid):
-        yield
-
-
 def group_rule(context, instance, group) -> 'group_policy.GroupRule | None':
     """The policy of ``group`` (None: none) for placing ``instance``, with
     where its other members are now."""
@@ -200,7 +191,9 @@ class TargetChooser:
         (``database_capacities``)."""
         self._provider = capacity_provider
         self._in_flight = in_flight.InFlight()
-        self._host_locks: dict[str, threading.Lock] = {}
+        # One lock per lease key (a host, a server group) that this
+        # process's claims queue on before they take the lease itself.
+        self._lease_locks: dict[str, threading.Lock] = {}
 
     def _capacities(self, context, hosts):
         """The capacity of each of ``hosts``; None for a host that cannot
@@ -356,7 +349,7 @@ class TargetChooser:
                     lambda candidates, order: self._in_flight.pick(
                         read, candidates, order, need.memory_mb))
             try:
-                with self._host_lock(host), host_lease.hold(context, host):
+                with self._lease(context, host):
                     fresh = Candidate(
                         host=host,
                         capacity=self._capacities(context, [host])[host],
@@ -377,9 +370,24 @@ class TargetChooser:
                 self._in_flight.done(claim)
             left_out.add(host)
 
-    def _host_lock(self, host: str) -> threading.Lock:
+    @contextlib.contextmanager
+    def _lease(self, context, key: str):
+        """Hold the lease ``key`` (a host, or ``GROUP_LEASE``) for the
+        body. This process's claims on one key queue on a lock of the
+        process first: they wait for each other however long their
+        claims take, instead of polling the lease row and giving up
+        after its wait (``HostClaimBusy``), which is for other processes.
+        """
         # setdefault is atomic: two threads get the same lock.
-        return self._host_locks.setdefault(host, threading.Lock())
+        lock = self._lease_locks.setdefault(key, threading.Lock())
+        with lock, host_lease.hold(context, key):
+            yield
+
+    def _group_claims(self, context, group):
+        """Hold ``group``'s lease (nothing when None) for the body."""
+        if group is None:
+            return contextlib.nullcontext()
+        return self._lease(context, GROUP_LEASE % group.uuid)
 
     def place_new(self, context, instance, only: str | None = None,
                   group=None) -> str:
@@ -414,7 +422,7 @@ class TargetChooser:
                     objects.InstanceGroup.remove_member(context,
                                                         instance.uuid)
 
-        with _group_claims(context, group):
+        with self._group_claims(context, group):
             host = self._claim(context, instance, write, left_out=others,
                                group=group)
         LOG.info('Placed on %s', host, instance=instance)
@@ -436,7 +444,7 @@ class TargetChooser:
 
         group = objects.InstanceGroup.get_by_instance_uuid(context,
                                                            instance.uuid)
-        with _group_claims(context, group):
+        with self._group_claims(context, group):
             if host is None:
                 host = self._claim(context, instance, write,
                                    on_shared_storage, left_out=exclude,

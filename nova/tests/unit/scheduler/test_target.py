@@ -1,5 +1,7 @@
+import functools
 import os
 import threading
+from unittest import mock
 
 from nova.compute import operation
 from nova.compute import resources
@@ -398,6 +400,47 @@ class TestClaimsInOneProcess(TargetTestCase):
             release.set()
             first[0].join(60)
         self.assertEqual({0: 'b'}, outcome)
+
+    def test_a_groups_members_queue_in_the_process_not_on_its_lease(self):
+        # Six members of one affinity group evacuated at once through one
+        # chooser: their claims all take the group's lease, then b's.
+        for host in 'bc':
+            dbf.make_service(self.ctx, host)
+        self.capacities = {'b': _capacity(8192), 'c': _capacity(4096)}
+        pairs = self._evacuations(6)
+        group = objects.InstanceGroup(name='g', project_id='p',
+                                      user_id='u',
+                                      policy='affinity').create()
+        for instance, _migration in pairs:
+            objects.InstanceGroup.add_member(self.ctx, group.uuid,
+                                             instance.uuid)
+        # A lease wait of 0: any claim of this process that found the
+        # group's (or b's) lease taken by another of its claims would
+        # fail at once with HostClaimBusy; they must wait for each other
+        # in the process instead, however long a claim takes.
+        hold = host_lease.hold
+        barrier = threading.Barrier(6, timeout=30)
+        outcome = {}
+
+        def run(n, instance, migration):
+            barrier.wait()
+            try:
+                outcome[n] = self.chooser.choose_and_claim(
+                    self.ctx, instance, migration)
+            except Exception as e:
+                outcome[n] = e
+        with mock.patch.object(host_lease, 'hold',
+                               functools.partial(hold, wait=0)):
+            threads = [threading.Thread(target=run, args=(n, i, m))
+                       for n, (i, m) in enumerate(pairs)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+        self.assertEqual(['b'] * 6, [outcome[n] for n in range(6)])
+        self.assertEqual({'a': 6, 'b': 6},
+                         objects.InstanceGroup.member_hosts(self.ctx,
+                                                            group.uuid))
 
 
 class TestNeed(base.TestCase):
