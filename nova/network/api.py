@@ -353,6 +353,8 @@ class API:
             LOG.info('Deallocated ports %(ports)s',
                      {'ports': [p.uuid for p in ports]}, instance=instance)
 
-    def get_ports_by_host(self, context, host):
-        """Every port bound to ``host``."""
-        return objects.Port.get_by_binding_host(context, host)
+    def get_ports_by_host(self, context, host, instance_uuids=None):
+        """Every port bound to ``host``; only those of ``instance_uuids``
+        when given."""
+        return objects.Port.get_by_binding_host(
+            context, host, instance_uuids=instance_uuids)

@@ -193,8 +193,11 @@ class Port(base.NovaObject):
                                                   models.Port.id])
 
     @classmethod
-    def get_by_binding_host(cls, context, host) -> list['Port']:
-        """Every port bound to ``host`` (what its network agent watches).
+    def get_by_binding_host(cls, context, host, instance_uuids=None
+                            ) -> list['Port']:
+        """Every port bound to ``host`` (what its network agent watches);
+        only those of ``instance_uuids`` when given (none for an empty
+        collection; the index on ``instance_uuid`` serves it).
 
         NOTE: ``binding_host`` has no index. Each agent runs this query
         once per poll interval; measured on SQLite, the scan itself takes
@@ -204,7 +207,13 @@ class Port(base.NovaObject):
         an index in a new migration if deployments grow to tens of
         thousands of ports.
         """
-        return cls._db_get_all(context, models.Port.binding_host == host)
+        if instance_uuids is None:
+            return cls._db_get_all(context, models.Port.binding_host == host)
+        if not instance_uuids:
+            return []
+        return cls._db_get_all(
+            context, models.Port.binding_host == host,
+            models.Port.instance_uuid.in_(sorted(instance_uuids)))
 
     @classmethod
     def get_ip_addresses(cls, context, network_uuid) -> set[str]:

@@ -595,17 +595,18 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def add_vif_listener(self, callback) -> None:
-        """Have ``callback()`` called whenever this driver plugged or
-        unplugged VIFs, so the host's network agent looks at once instead
-        of at its next poll. It must return quickly: it runs in the
-        operation that plugged them."""
+        """Have ``callback(instance_uuid)`` called whenever this driver
+        plugged or unplugged VIFs of that instance, so the host's network
+        agent looks at its ports at once instead of at its next poll. It
+        must return quickly: it runs in the operation that plugged them."""
         self._vif_listeners.append(callback)
 
-    def _vifs_changed(self) -> None:
-        """Drivers call this after they plugged or unplugged VIFs."""
+    def _vifs_changed(self, instance_uuid: str | None) -> None:
+        """Drivers call this after they plugged or unplugged VIFs of
+        ``instance_uuid`` (None: of instances they cannot name)."""
         for callback in list(self._vif_listeners):
             try:
-                callback()
+                callback(instance_uuid)
             except Exception:
                 LOG.exception('VIF listener failed')
 

@@ -397,7 +397,7 @@ class FakeDriver(driver.ComputeDriver):
                 plugged.pop(vif.id, None)
             if not plugged:
                 self._vifs.pop(instance.uuid, None)
-        self._vifs_changed()
+        self._vifs_changed(instance.uuid)
 
     # -- internals --
 
@@ -476,7 +476,7 @@ class FakeDriver(driver.ComputeDriver):
                         plugged.pop(port_id, None)
                     if not plugged:
                         self._vifs.pop(instance.uuid, None)
-        self._vifs_changed()
+        self._vifs_changed(instance.uuid)
 
     def _start(self, instance, network_info, op, undo, spawning=False,
                **request):

@@ -187,7 +187,7 @@ class TestDeleteDuringBuild(DeleteDuringBuildTestCase):
         lock_free_during_undo = []
         undoing = threading.Event()
 
-        def vifs_changed():
+        def vifs_changed(instance_uuid):
             if undoing.is_set():
                 with compute.instance_locks.lock_if_free(uuid) as free:
                     lock_free_during_undo.append(free)

@@ -546,7 +546,7 @@ class LibvirtDriver(driver.ComputeDriver):
         except Exception:
             self.unplug_vifs(instance, plugged)
             raise
-        self._vifs_changed()
+        self._vifs_changed(instance.uuid)
 
     def plugged_vif_ids(self, instance_uuid=None):
         return self.vif_driver.plugged_vif_ids(instance_uuid)
@@ -558,7 +558,7 @@ class LibvirtDriver(driver.ComputeDriver):
             except exception.NovaException as e:
                 LOG.error('Failed to unplug VIF %(vif)s: %(err)s',
                           {'vif': vif.id, 'err': e}, instance=instance)
-        self._vifs_changed()
+        self._vifs_changed(instance.uuid)
 
 
 class _LibvirtStart:

@@ -1,5 +1,6 @@
 import os
 import threading
+import time
 
 from nova.compute import instance_events
 from nova.conf import host_settings
@@ -39,12 +40,31 @@ class RebindingAfterRead(network_api.API):
         super().__init__()
         self.to_host = to_host
 
-    def get_ports_by_host(self, context, host):
-        ports = super().get_ports_by_host(context, host)
+    def get_ports_by_host(self, context, host, instance_uuids=None):
+        ports = super().get_ports_by_host(context, host,
+                                          instance_uuids=instance_uuids)
         for port in ports:
             moved = objects.Port.get_by_uuid(context, port.uuid)
             moved.binding_host = self.to_host
             moved.save()
+        return ports
+
+
+class RecordingReads(network_api.API):
+    """Records which ports each look asked for: None for every port bound
+    to the host, else the instances named."""
+
+    def __init__(self):
+        super().__init__()
+        self.reads = []
+        self.read = threading.Event()
+
+    def get_ports_by_host(self, context, host, instance_uuids=None):
+        ports = super().get_ports_by_host(context, host,
+                                          instance_uuids=instance_uuids)
+        self.reads.append(None if instance_uuids is None
+                          else set(instance_uuids))
+        self.read.set()
         return ports
 
 
@@ -272,6 +292,55 @@ class TestAgentIsTold(TestNetworkAgent):
         self.driver.unplug_vifs(self.instance, nw_info)
         self.assertTrue(self.sender.got.wait(30), 'no event was sent')
         self.assertEqual('network-vif-unplugged', self.sender.sent[-1].name)
+
+    def test_a_plug_reads_only_that_instances_ports(self):
+        # Another instance's port, plugged without the agent being told
+        # (as if the agent had missed it): a told look must not read it,
+        # the next full look must. Its port is made after the first look
+        # read the ports, so that look cannot have seen it.
+        reads = RecordingReads()
+        agent = self.started_agent(network_api_=reads)
+        self.assertTrue(reads.read.wait(30))
+        self.assertEqual([None], reads.reads)       # the first look: all
+        other = objects.Instance(self.ctxt, display_name='vm2',
+                                 host='compute1').create()
+        other_info = self.network_api.allocate_for_instance(
+            self.ctxt, other, ['public'], host='compute1')
+        listeners = self.driver._vif_listeners
+        self.driver._vif_listeners = []
+        self.driver.plug_vifs(other, other_info)
+        self.driver._vif_listeners = listeners
+        nw_info = self._allocate()
+        self.driver.plug_vifs(self.instance, nw_info)
+        self.assertTrue(self.sender.got.wait(30), 'no event was sent')
+        self.assertEqual([None, {self.instance.uuid}], reads.reads)
+        self.assertEqual([nw_info[0].id], [e.tag for e in self.sender.sent])
+        self.sender.got.clear()
+        agent.wake()        # names no instance: every port
+        self.assertTrue(self.sender.got.wait(30), 'no event was sent')
+        self.assertEqual([nw_info[0].id, other_info[0].id],
+                         [e.tag for e in self.sender.sent])
+        self.assertIsNone(reads.reads[-1])
+
+    def test_being_told_does_not_put_off_the_full_look(self):
+        reads = RecordingReads()
+        agent = agent_mod.NetworkAgent(
+            self.settings, self.driver, self.sender, poll_interval=0.2,
+            compute_driver='fake.FakeDriver', network_api_=reads)
+        agent.start()
+        self.addCleanup(agent.stop, 10)
+        self.assertTrue(reads.read.wait(30))
+        # Told again and again, faster than the poll interval: the full
+        # look must still come (a look that put it off would never end
+        # this loop; the deadline only turns that into a failure).
+        deadline = time.monotonic() + 60
+        while None not in reads.reads[1:]:
+            self.assertLess(time.monotonic(), deadline,
+                            'no full look while being told')
+            agent.wake(self.instance.uuid)
+            reads.read.clear()
+            reads.read.wait(1)
+        self.assertIn({self.instance.uuid}, reads.reads)
 
     def test_stop_returns_while_the_agent_waits(self):
         agent = self.started_agent()

@@ -129,6 +129,24 @@ class PortTestCase(base.TestCase):
         self.assertEqual([], objects.Port.get_by_binding_host(self.ctx,
                                                               'h3'))
 
+    def test_by_binding_host_of_some_instances(self):
+        other = '22222222-2222-4222-8222-222222222222'
+        mine = self._create(binding_host='h1', instance_uuid=INSTANCE)
+        self._create(mac='fa:16:3e:00:00:02', binding_host='h1',
+                     instance_uuid=other)
+        self._create(mac='fa:16:3e:00:00:03', binding_host='h2',
+                     instance_uuid=INSTANCE)
+        self._create(mac='fa:16:3e:00:00:04', binding_host='h1')
+
+        def uuids(instance_uuids):
+            return [p.uuid for p in objects.Port.get_by_binding_host(
+                self.ctx, 'h1', instance_uuids=instance_uuids)]
+
+        self.assertEqual([mine.uuid], uuids({INSTANCE}))
+        self.assertEqual(2, len(uuids({INSTANCE, other})))
+        self.assertEqual([], uuids(set()))
+        self.assertEqual(3, len(uuids(None)))
+
 
 class FixedAddressTestCase(base.TestCase):
     """networks.cidr and the unique (network, ip_address) of ports."""
