@@ -47,13 +47,14 @@ def event(context, instance, action, event_name, host):
     """Record ``event_name`` in the request's action (started if missing).
 
     The event ends 'Success', or 'Error' with the exception, which is
-    re-raised.
+    re-raised. Yields the started ``InstanceActionEvent`` (see
+    ``InstanceActionEvent.record``).
     """
     started = ensure_action(context, instance, action)
     with objects.InstanceActionEvent.record(context, instance.uuid,
                                             event_name, host,
-                                            action=started):
-        yield
+                                            action=started) as event_row:
+        yield event_row
 
 
 def record_fault(context, instance, exc, host):

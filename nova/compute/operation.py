@@ -196,7 +196,7 @@ class Runner:
              token=None) -> None:
         host = self.compute.host
         with actions.event(context, instance, operation.action,
-                           operation.event, host):
+                           operation.event, host) as event:
             transition = states.get(operation.transition)
             original_vm_state = instance.vm_state
             if flow.claim is not None:
@@ -216,8 +216,12 @@ class Runner:
                 if flow.succeed is not None:
                     flow.succeed(instance, transition, original_vm_state)
                 else:
-                    self._succeeded(instance, transition, original_vm_state,
-                                    token)
+                    # The event ends with the state it records, unless
+                    # more follows (a delete removes the row after): it
+                    # then ends once that is done too, as before.
+                    self._succeeded(
+                        instance, transition, original_vm_state, token,
+                        event if after_success is None else None)
                 if after_success is not None:
                     after_success()
             except Exception as e:
@@ -276,14 +280,17 @@ class Runner:
         self._failed(instance, transition, original_vm_state, token)
 
     def _succeeded(self, instance, transition, original_vm_state,
-                   token=None):
+                   token=None, event=None):
+        """The default end of a successful operation; ``event``, its
+        action event, ends 'Success' in the same write."""
         instance.vm_state = transition.vm_state_after(True, original_vm_state)
         instance.task_state = None
         instance.power_state = current_power_state(self.compute.driver,
                                                    instance)
         landing = token.landing(instance) if token is not None else {}
         instance.save(expected_task_state=transition.running_task_states,
-                      expected_host=[self.compute.host], **landing)
+                      expected_host=[self.compute.host], **landing,
+                      and_event=event.succeeding() if event else None)
         LOG.info('%(op)s succeeded: vm_state %(vm)s, power_state %(power)s',
                  {'op': transition.action, 'vm': instance.vm_state,
                   'power': power_state.STATE_MAP.get(instance.power_state)},

@@ -20,6 +20,7 @@ import datetime
 import traceback
 
 from oslo_log import log as logging
+import sqlalchemy as sa
 
 from nova.db import models
 from nova import exception
@@ -189,6 +190,23 @@ class InstanceActionEvent(base.NovaObject):
         started[0]._finish(action, exc)
         return started[0]
 
+    def succeeding(self) -> 'InstanceActionEvent':
+        """This event ended 'Success', in memory, for the caller to write
+        with the state it records (``Instance.save(and_event=...)``)."""
+        self.finish_time = base.utcnow()
+        self.result = SUCCESS
+        return self
+
+    def write_in(self, session) -> None:
+        """Write the changed fields in ``session`` (the transaction of the
+        instance's write that carries them)."""
+        changed = self.obj_what_changed() - {'id'}
+        values = self._db_values(changed)
+        values['updated_at'] = base.utcnow()
+        session.execute(sa.update(self.model.__table__).where(
+            self.model.id == self.id).values(**values))
+        self.obj_reset_changes()
+
     def _finish(self, action: InstanceAction, exc) -> None:
         """Finish this started event (and fail ``action`` with ``exc``)."""
         self.finish_time = base.utcnow()
@@ -208,6 +226,8 @@ class InstanceActionEvent(base.NovaObject):
     @contextlib.contextmanager
     def record(cls, context, instance_uuid, event, host=None, action=None):
         """Start ``event``; finish it with the exception seen, if any.
+        Yields the started event: ``succeeding()`` lets the caller end it
+        with the write of the state it records.
 
         ``action``: the context's action of the instance, when the caller
         holds it already (saves reading it again).
@@ -219,7 +239,7 @@ class InstanceActionEvent(base.NovaObject):
         started = cls.event_start(context, instance_uuid, event, host,
                                   action=action)
         try:
-            yield
+            yield started
         except Exception as e:
             try:
                 started._finish(action, e)
@@ -229,7 +249,9 @@ class InstanceActionEvent(base.NovaObject):
                 LOG.exception('Could not record the failure of event %s',
                               event, instance_uuid=instance_uuid)
             raise
-        started._finish(action, None)
+        if started.finish_time is None:
+            # Not already ended with the state it records (``succeeding``).
+            started._finish(action, None)
 
     @classmethod
     def get_by_action(cls, context, action_id) -> \

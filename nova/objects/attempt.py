@@ -152,13 +152,20 @@ class InstanceAttempt(base.NovaObject):
         self.obj_reset_changes()
 
 
+# Built once: SQLAlchemy then finds its compiled form by the statement
+# itself instead of building and hashing a new one at every check (half
+# the cost of a check, which runs before every side effect).
+_TOKEN_QUERY = sa.select(models.Instance.attempt_id,
+                         models.Instance.deleted).where(
+    models.Instance.uuid == sa.bindparam('instance_uuid'))
+
+
 def current_token(context, instance_uuid: str) -> tuple[str | None, bool]:
     """(the instance's token, whether the instance is deleted or gone):
     one read of one row, by primary key."""
-    table = models.Instance
     with db_api.reading() as connection:
-        row = connection.execute(sa.select(table.attempt_id, table.deleted)
-                                 .where(table.uuid == instance_uuid)).first()
+        row = connection.execute(
+            _TOKEN_QUERY, {'instance_uuid': instance_uuid}).first()
     if row is None:
         return None, True
     return row.attempt_id, bool(row.deleted)

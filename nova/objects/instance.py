@@ -34,6 +34,12 @@ class _MigrationLost(Exception):
     """Raised inside a transaction to roll it back (``save``)."""
 
 
+# get_by_uuid's statements, by read_deleted, built once: SQLAlchemy then
+# finds the compiled form by the statement itself, instead of building
+# and hashing a new one at each of the most frequent read of all.
+_BY_UUID: dict[str, sa.Select] = {}
+
+
 class Instance(base.NovaObject):
     model = models.Instance
     fields = {
@@ -154,11 +160,13 @@ class Instance(base.NovaObject):
         return self
 
     @classmethod
-    def _query(cls, read_deleted='no'):
+    def _query(cls, read_deleted='no', rows=False):
+        """SELECT of instances; of Core rows (``_db_select``) if ``rows``,
+        else of ORM objects."""
         if read_deleted not in _READ_DELETED:
             raise exception.InvalidInput(
                 reason='read_deleted must be one of %s' % (_READ_DELETED,))
-        query = sa.select(models.Instance)
+        query = cls._db_select() if rows else sa.select(models.Instance)
         if read_deleted == 'no':
             query = query.where(models.Instance.deleted.is_(False))
         elif read_deleted == 'only':
@@ -167,12 +175,16 @@ class Instance(base.NovaObject):
 
     @classmethod
     def get_by_uuid(cls, context, uuid, read_deleted='no') -> 'Instance':
-        query = cls._query(read_deleted).where(models.Instance.uuid == uuid)
-        with db_api.session(read_only=True) as session:
-            db_obj = session.scalars(query).first()
-        if db_obj is None:
+        query = _BY_UUID.get(read_deleted)
+        if query is None:
+            query = _BY_UUID[read_deleted] = cls._query(
+                read_deleted, rows=True).where(
+                    models.Instance.uuid == sa.bindparam('instance_uuid'))
+        with db_api.reading() as connection:
+            row = connection.execute(query, {'instance_uuid': uuid}).first()
+        if row is None:
             raise exception.InstanceNotFound(instance_id=uuid)
-        return cls._from_db_object(context, db_obj)
+        return cls._from_db_object(context, row)
 
     @classmethod
     def find(cls, context, uuid) -> 'Instance | None':
@@ -218,7 +230,7 @@ class Instance(base.NovaObject):
     @classmethod
     def get_all(cls, context, host=None, vm_state=None,
                 include_deleted=False) -> list['Instance']:
-        query = cls._query('yes' if include_deleted else 'no')
+        query = cls._query('yes' if include_deleted else 'no', rows=True)
         if host is not None:
             query = query.where(models.Instance.host == host)
         if vm_state is not None:
@@ -226,8 +238,8 @@ class Instance(base.NovaObject):
                 base.matches(models.Instance.vm_state, vm_state))
         query = query.order_by(models.Instance.created_at,
                                models.Instance.id)
-        with db_api.session(read_only=True) as session:
-            rows = session.scalars(query).all()
+        with db_api.reading() as connection:
+            rows = connection.execute(query).all()
         return [cls._from_db_object(context, r) for r in rows]
 
     @classmethod
@@ -237,7 +249,8 @@ class Instance(base.NovaObject):
     def save(self, expected_task_state=base.UNSET,
              expected_vm_state=base.UNSET,
              expected_host=base.UNSET, and_migration=None,
-             expected_attempt=base.UNSET, and_attempt=None) -> None:
+             expected_attempt=base.UNSET, and_attempt=None,
+             and_event=None) -> None:
         """Write the changed fields; compare-and-swap on the states.
 
         ``expected_host`` (a host or a list; ``None`` means no host yet)
@@ -250,6 +263,10 @@ class Instance(base.NovaObject):
         records its result only while it is the instance's.
         ``and_attempt``: an ``InstanceAttempt`` inserted (a claim) or
         updated (its status) in the same transaction.
+
+        ``and_event``: an ``InstanceActionEvent`` whose changed fields (its
+        end) are written in the same transaction: the state and the
+        action's record of it change together, in one commit.
 
         ``and_migration``: ``(migration, expected_status)``, or a list of
         such pairs, whose changed fields are written in the same
@@ -305,8 +322,10 @@ class Instance(base.NovaObject):
                         self._save_migration(session, migration, expected)
                     if and_attempt is not None:
                         and_attempt.write_in(session)
-                    db_obj = session.scalars(
-                        sa.select(table).where(table.uuid == self.uuid)).one()
+                    if and_event is not None:
+                        and_event.write_in(session)
+                    db_obj = session.execute(self._db_select(
+                        table.uuid == self.uuid)).one()
                     if moves:
                         host_usage.move(session, before,
                                         host_usage.share_of_row(db_obj))
@@ -338,9 +357,9 @@ class Instance(base.NovaObject):
         if session.execute(migration.update_statement(
                 expected_status)).rowcount != 1:
             raise _MigrationLost(migration, expected_status)
-        db_obj = session.scalars(sa.select(models.Migration).where(
+        row = session.execute(migration._db_select(
             models.Migration.id == migration.id)).one()
-        migration._update_from_db_object(db_obj)
+        migration._update_from_db_object(row)
 
     def _raise_conflict(self, actual, expected_task, expected_vm,
                         expected_host, expected_attempt=base.UNSET):

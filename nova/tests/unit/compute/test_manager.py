@@ -8,6 +8,7 @@ import inspect
 import sqlite3
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
@@ -186,11 +187,11 @@ class TestBuildAsAnAttempt(fixtures.ComputeTestCase):
         self.manager = compute_manager.ComputeManager(self.settings,
                                                       driver=self.driver)
 
-    def break_database_after(self, landed, broken):
+    def lose_the_answer_to_the_commit_of(self, landed):
         """Once a statement for which ``landed(statement, parameters)`` is
-        true has run, make the database refuse every statement for which
-        ``broken(statement)`` is true, as a database failing at that
-        moment would (injected below SQLAlchemy, in the DB-API call)."""
+        true has run, its transaction commits and the caller gets an
+        error anyway, as when the answer to a COMMIT is lost (the server
+        committed, the connection broke)."""
         engine = db_api.get_engine()
         armed = []
 
@@ -198,27 +199,29 @@ class TestBuildAsAnAttempt(fixtures.ComputeTestCase):
             if landed(statement, parameters):
                 armed.append(True)
 
-        def before(conn, cursor, statement, parameters, context, many):
-            if armed and broken(statement):
-                raise sqlite3.OperationalError('disk I/O error (injected)')
+        def committed(session):
+            if armed:
+                armed.clear()
+                raise sa.exc.OperationalError(
+                    'COMMIT', {}, sqlite3.OperationalError(
+                        'connection lost after the commit (injected)'))
 
         sa.event.listen(engine, 'after_cursor_execute', after)
-        sa.event.listen(engine, 'before_cursor_execute', before)
+        sa.event.listen(orm.Session, 'after_commit', committed)
         self.addCleanup(sa.event.remove, engine, 'after_cursor_execute',
                         after)
-        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
-                        before)
+        self.addCleanup(sa.event.remove, orm.Session, 'after_commit',
+                        committed)
 
     def test_a_landed_build_is_not_undone_by_a_later_database_error(self):
-        # The ACTIVE save lands; then the action event's end cannot be
-        # written. The build succeeded: its disks and guest stay.
+        # The ACTIVE save, with its attempt landed and its action event
+        # ended, commits; the build is told it failed. The database says
+        # it landed: its disks and guest stay.
         instance = self.new_instance()
-        self.break_database_after(
+        self.lose_the_answer_to_the_commit_of(
             lambda statement, parameters: (
                 statement.startswith('UPDATE instance_attempts')
-                and 'landed' in tuple(parameters)),
-            lambda statement: statement.startswith(
-                'UPDATE instance_actions_events'))
+                and 'landed' in tuple(parameters)))
         self.assertRaises(sa.exc.OperationalError,
                           self.manager.build_and_run_instance,
                           self.context, instance, image_meta={})

@@ -1,5 +1,8 @@
+import sqlalchemy as sa
+
 from nova.compute import operation
 from nova.compute import states
+from nova.db import api as db_api
 from nova import exception
 from nova.model import power_state
 from nova.model import task_states
@@ -170,6 +173,9 @@ class TestRunner(fixtures.ComputeTestCase):
         self.assertEqual([], self.faults(instance))
         self.assertEqual(task_states.DELETING,
                          self.reload(instance).task_state)
+        # The success write lost: the event it carried ends 'Error'.
+        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
+                         self.events(instance))
 
     def test_failure_after_another_took_over_keeps_their_state(self):
         instance = self.active_instance()
@@ -195,6 +201,58 @@ class TestRunner(fixtures.ComputeTestCase):
                         after_success=lambda: seen.append(
                             self.reload(instance).vm_state))
         self.assertEqual([vm_states.STOPPED], seen)
+
+    def test_the_event_ends_in_the_write_of_the_state(self):
+        # The statements between the last two commits of the operation:
+        # the state's UPDATE and the event's end, one transaction.
+        instance = self.active_instance()
+        engine = db_api.get_engine()
+        seen = []
+
+        def statement(conn, cursor, text, parameters, context, many):
+            seen.append(text.split(' SET')[0])
+
+        def commit(conn):
+            seen.append('COMMIT')
+
+        for name, listener in (('after_cursor_execute', statement),
+                               ('commit', commit)):
+            sa.event.listen(engine, name, listener)
+            self.addCleanup(sa.event.remove, engine, name, listener)
+        self.runner.run(self.context, instance, STOP,
+                        lambda: self.driver.power_off(instance))
+        last = seen[:-1][len(seen[:-1]) - seen[:-1][::-1].index('COMMIT'):]
+        self.assertIn('UPDATE instances', last)
+        self.assertIn('UPDATE instance_actions_events', last)
+        self.assertEqual('COMMIT', seen[-1])
+        self.assertEqual([('stop', 'compute_stop_instance', 'Success')],
+                         self.events(instance))
+
+    def test_with_more_to_do_the_event_ends_after_it(self):
+        # A delete removes the row after its success is saved: its event
+        # ends once that is done too.
+        instance = self.active_instance()
+        seen = []
+        self.runner.run(self.context, instance, STOP,
+                        lambda: self.driver.power_off(instance),
+                        after_success=lambda: seen.append(
+                            self.events(instance)))
+        self.assertEqual([[('stop', 'compute_stop_instance', None)]], seen)
+        self.assertEqual([('stop', 'compute_stop_instance', 'Success')],
+                         self.events(instance))
+
+    def test_a_failure_after_the_success_write_ends_the_event_in_error(self):
+        instance = self.active_instance()
+
+        def after():
+            raise exception.InstancePowerOffFailure(reason='after')
+
+        self.assertRaises(exception.InstancePowerOffFailure,
+                          self.runner.run, self.context, instance, STOP,
+                          lambda: self.driver.power_off(instance),
+                          after_success=after)
+        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
+                         self.events(instance))
 
     def test_uses_the_action_the_api_started(self):
         from nova import objects

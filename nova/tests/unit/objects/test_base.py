@@ -1,6 +1,12 @@
 """Shared object machinery: fields, change tracking, the RPC form."""
 
+import importlib
+import pkgutil
+
+import sqlalchemy as sa
+
 from nova import context
+from nova.db import api as db_api
 from nova.db import models
 from nova import objects
 from nova.objects import base as obj_base
@@ -102,6 +108,53 @@ class MatchesTestCase(base.TestCase):
 
     def test_empty_list_matches_nothing(self):
         self.assertEqual('false', self._sql([]))
+
+
+def _objects_with_a_table():
+    for module in pkgutil.iter_modules(objects.__path__):
+        importlib.import_module('nova.objects.' + module.name)
+    found, todo = [], [obj_base.NovaObject]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if getattr(cls, 'model', None) is not None:
+            found.append(cls)
+    return found
+
+
+class CoreRowsTestCase(base.TestCase):
+    """Objects are read from Core rows (``_db_select``), which carry
+    columns by name, not from ORM objects, which carry mapped attributes."""
+
+    def test_every_field_is_a_column_of_the_same_name(self):
+        classes = _objects_with_a_table()
+        self.assertIn(objects.Instance, classes)
+        self.assertIn(objects.Port, classes)
+        for cls in classes:
+            columns = {c.name: c.key for c in cls.model.__table__.columns}
+            for name in cls.fields:
+                self.assertEqual(name, columns.get(name),
+                                 '%s.%s' % (cls.__name__, name))
+
+    def test_a_row_reads_as_the_orm_object_reads(self):
+        self.use_database()
+        ctx = context.get_admin_context()
+        flavor = objects.Flavor(flavorid='1', name='m1.tiny', memory_mb=512,
+                                vcpus=1, root_gb=1, ephemeral_gb=0, swap=0,
+                                extra_specs={'hw:cpu_policy': 'shared'})
+        instance = objects.Instance(
+            ctx, display_name='vm1', host='h1', flavor=flavor,
+            system_metadata={'image_base': 'x'}, launched_at=obj_base.utcnow(),
+            auto_disk_config=True).create()
+        from_row = objects.Instance.get_by_uuid(ctx, instance.uuid)
+        with db_api.session(read_only=True) as session:
+            orm_object = session.scalars(sa.select(models.Instance).where(
+                models.Instance.uuid == instance.uuid)).one()
+        from_orm = objects.Instance._from_db_object(ctx, orm_object)
+        self.assertEqual(from_orm.to_dict(), from_row.to_dict())
+        self.assertEqual(flavor.extra_specs, from_row.flavor.extra_specs)
+        self.assertIs(True, from_row.auto_disk_config)
+        self.assertEqual(instance.launched_at, from_row.launched_at)
 
 
 class TestLogPrefix(base.TestCase):
