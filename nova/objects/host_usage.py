@@ -29,11 +29,10 @@ resource update (``nova/compute/resources.py``).
 """
 
 import dataclasses
+import importlib
 
 from oslo_log import log as logging
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 
 from nova.db import api as db_api
 from nova.db import models
@@ -41,6 +40,10 @@ from nova.db import models
 LOG = logging.getLogger(__name__)
 
 _COUNTERS = ('instances', 'vcpus', 'memory_mb', 'disk_gb')
+# The module of each database's own INSERT (the one that says ON CONFLICT
+# DO UPDATE), by dialect name; imported by _write.
+_INSERT_MODULES = {'sqlite': 'sqlalchemy.dialects.sqlite',
+                   'postgresql': 'sqlalchemy.dialects.postgresql'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,8 +126,11 @@ def _write(session, key: tuple[str, str], values: dict,
     one statement either way, however many processes write at once."""
     table = models.HostUsage.__table__
     dialect = session.get_bind().dialect.name
-    insert = {'sqlite': sqlite.insert,
-              'postgresql': postgresql.insert}[dialect](table)
+    # Imported here, not at the top: the engine has loaded the dialect in
+    # use already, while importing the other (PostgreSQL's: 20 modules,
+    # about 2 MiB) would cost every process on SQLite, nova-compute among
+    # them, for nothing.
+    insert = importlib.import_module(_INSERT_MODULES[dialect]).insert(table)
     host, node = key
     insert = insert.values(host=host, node=node, **values)
     session.execute(insert.on_conflict_do_update(

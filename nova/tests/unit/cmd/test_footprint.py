@@ -1,0 +1,89 @@
+"""What the services load at start: not the libraries that only some
+configurations use.
+
+Each probe runs in a fresh interpreter (this one has loaded everything
+long ago) with the checkout's nova first on the path, and reports which
+of ``WATCHED`` it has loaded once its code has run.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from nova import conf as nova_conf
+from nova.tests import base
+from nova.tests.fixtures import libvirt_host
+
+# By package or module: PostgreSQL's SQLAlchemy dialect (about 2 MiB,
+# 20 modules).
+POSTGRESQL = ('sqlalchemy.dialects.postgresql',)
+WATCHED = POSTGRESQL
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(nova_conf.__file__))))
+PROBE = '''
+import json, sys
+%s
+watched = %r
+print(json.dumps(sorted(w for w in watched if any(
+    m == w or m.startswith(w + '.') for m in sys.modules))))
+'''
+# nova-compute's main up to serving (nova.cmd.compute.main), stopped then.
+COMPUTE_START = '''
+from nova.cmd import compute
+from nova.conf import CONF
+from nova.conf import host_settings
+from nova import service
+service.prepare_service(compute.BINARY, ['--config-file', %r])
+settings = host_settings.HostSettings.from_conf(CONF)
+svc = compute.build_compute_service(settings)
+assert svc.start()
+svc.stop()
+'''
+COMPUTE_CONF = '''[DEFAULT]
+host = compute1
+state_path = %(tmp)s
+transport_url = inproc://
+[libvirt]
+connection_uri = test://%(tmp)s/node.xml
+[database]
+connection = sqlite:///%(tmp)s/nova.sqlite
+'''
+
+
+def probe(code):
+    """The names of ``WATCHED`` loaded once ``code`` has run."""
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(
+        [TOP] + [p for p in [env.get('PYTHONPATH')] if p])
+    result = subprocess.run(
+        [sys.executable, '-W', 'ignore', '-c', PROBE % (code, WATCHED)],
+        capture_output=True, text=True, env=env, timeout=120)
+    if result.returncode:
+        raise AssertionError(result.stderr)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+class ServicesAtStartTest(base.TestCase):
+
+    def _compute_conf(self, extra=''):
+        """A nova-compute of libvirt's test driver on a migrated SQLite
+        database; its configuration file."""
+        shutil.copy(base._migrated_template(),
+                    os.path.join(self.tmp, 'nova.sqlite'))
+        libvirt_host.write_node_xml(os.path.join(self.tmp, 'node.xml'))
+        path = os.path.join(self.tmp, 'nova.conf')
+        with open(path, 'w') as f:
+            f.write(COMPUTE_CONF % {'tmp': self.tmp} + extra)
+        return path
+
+    def test_nova_compute_starts_without_them(self):
+        self.assertEqual(
+            [], probe(COMPUTE_START % self._compute_conf()))
+
+    def test_the_probe_sees_the_postgresql_dialect(self):
+        loaded = probe('import nova.cmd.compute\n'
+                       'import sqlalchemy.dialects.postgresql')
+        self.assertEqual(list(POSTGRESQL),
+                         [name for name in loaded if name in POSTGRESQL])
