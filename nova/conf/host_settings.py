@@ -16,6 +16,8 @@ Example::
 import dataclasses
 import os
 
+from nova.conf import glance as glance_conf
+
 
 @dataclasses.dataclass(frozen=True)
 class GlanceSettings:
@@ -33,7 +35,10 @@ class GlanceSettings:
 
     @classmethod
     def from_conf(cls, conf, group: str = 'glance') -> 'GlanceSettings':
+        # Imported here, not at the top: only [image] backend = glance
+        # reads them (nova.conf.glance says why).
         from keystoneauth1 import loading as ks_loading
+        glance_conf.register_keystoneauth_opts(conf, group)
         section = conf[group]
         auth_options: tuple = ()
         if section.auth_type:

@@ -17,7 +17,6 @@ under their own namespaces (``keystonemiddleware.auth_token`` in
 ``etc/nova/nova-config-generator.conf``), hence the empty ``list_opts``.
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from nova import exception
@@ -27,7 +26,9 @@ GROUP = 'keystone_authtoken'
 
 def register_opts(conf):
     # Imported here, not at the top: nova.conf imports this module in
-    # every process, and only the API's ever call this.
+    # every process, and only the API's ever call this (keystoneauth1
+    # too: see nova.conf.glance).
+    from keystoneauth1 import loading as ks_loading
     from keystonemiddleware import auth_token
 
     for group, opts in auth_token.list_opts():

@@ -7,9 +7,15 @@ keystoneauth's own options: ``auth_type`` and its plugin's (``auth_url``,
 (``service_type``, ``valid_interfaces``, ``region_name``,
 ``endpoint_override``): Masakari is found in the service catalog as
 ``instance-ha`` unless ``endpoint_override`` names it.
+
+They are all keystoneauth's: ``register_opts`` registers the group alone,
+and ``register_keystoneauth_opts`` the options, which
+``nova.ha.masakari.Notifier.from_conf`` calls before it reads them:
+importing keystoneauth1 (requests, urllib3, charset_normalizer with it)
+costs a process about 6 MiB and 160 modules, which no service but
+nova-hamonitor with ``[ha] recovery = masakari`` uses.
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 masakari_group = cfg.OptGroup(
@@ -28,18 +34,27 @@ def register_opts(conf):
     conf.register_group(cfg.OptGroup(masakari_group.name,
                                      title=masakari_group.title,
                                      help=masakari_group.help))
-    ks_loading.register_auth_conf_options(conf, masakari_group.name)
-    ks_loading.register_session_conf_options(conf, masakari_group.name)
-    ks_loading.register_adapter_conf_options(conf, masakari_group.name,
+
+
+def register_keystoneauth_opts(conf, group=masakari_group.name):
+    """Register keystoneauth's options of ``group`` on ``conf``: the
+    auth, session and adapter options, with this module's defaults.
+    Calling it again is harmless."""
+    # Imported here, not at the top: see the module docstring.
+    from keystoneauth1 import loading as ks_loading
+    ks_loading.register_auth_conf_options(conf, group)
+    ks_loading.register_session_conf_options(conf, group)
+    ks_loading.register_adapter_conf_options(conf, group,
                                              include_deprecated=False)
-    conf.set_default('service_type', DEFAULT_SERVICE_TYPE,
-                     group=masakari_group.name)
+    conf.set_default('service_type', DEFAULT_SERVICE_TYPE, group=group)
     # A Masakari that hangs must not hold the monitor's loop (and with it
     # every other host's watch): the call fails and is made again.
-    conf.set_default('timeout', DEFAULT_TIMEOUT, group=masakari_group.name)
+    conf.set_default('timeout', DEFAULT_TIMEOUT, group=group)
 
 
 def list_opts():
+    # Imported here, not at the top: see the module docstring.
+    from keystoneauth1 import loading as ks_loading
     return {masakari_group: ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password')
             + ks_loading.get_session_conf_options()

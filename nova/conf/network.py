@@ -1,6 +1,13 @@
-"""Options of the built-in network backend."""
+"""Options of the built-in network backend.
 
-from keystoneauth1 import loading as ks_loading
+keystoneauth's options of ``[network]`` (``auth_type`` and its plugin's)
+are registered by ``register_keystoneauth_opts``, which
+``nova.network.events`` calls before it reads them, not on import:
+importing keystoneauth1 (requests, urllib3, charset_normalizer with it)
+costs a process about 6 MiB and 160 modules, which a nova-compute that
+sends its events over RPC never uses.
+"""
+
 from oslo_config import cfg
 
 network_group = cfg.OptGroup('network', title='Network options')
@@ -71,13 +78,22 @@ def register_opts(conf):
     conf.register_group(cfg.OptGroup(network_group.name,
                                      title=network_group.title))
     conf.register_opts(network_opts, group=network_group)
-    # [network] auth_type = password, auth_url, username, ...: Keystone
-    # credentials (an administrator's) for the events the agent posts
-    # with [api] auth_strategy = keystone.
-    ks_loading.register_auth_conf_options(conf, network_group.name)
+
+
+def register_keystoneauth_opts(conf, group=network_group.name):
+    """Register keystoneauth's ``auth_type`` and ``auth_section`` of
+    ``group`` on ``conf`` (``[network] auth_type = password``,
+    ``auth_url``, ``username``, ...: Keystone credentials, an
+    administrator's, for the events the agent posts with ``[api]
+    auth_strategy = keystone``). Calling it again is harmless."""
+    # Imported here, not at the top: see the module docstring.
+    from keystoneauth1 import loading as ks_loading
+    ks_loading.register_auth_conf_options(conf, group)
 
 
 def list_opts():
+    # Imported here, not at the top: see the module docstring.
+    from keystoneauth1 import loading as ks_loading
     return {network_group: network_opts
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password')}

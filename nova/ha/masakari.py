@@ -27,6 +27,7 @@ import datetime
 
 from oslo_log import log as logging
 
+from nova.conf import masakari as masakari_conf
 from nova import exception
 
 LOG = logging.getLogger(__name__)
@@ -126,6 +127,8 @@ class Notifier:
     def from_conf(cls, conf, group: str = 'masakari') -> 'Notifier':
         from keystoneauth1 import exceptions as ks_exceptions
         from keystoneauth1 import loading as ks_loading
+        # Registered where they are read: nova.conf.masakari says why.
+        masakari_conf.register_keystoneauth_opts(conf, group)
         try:
             auth = ks_loading.load_auth_from_conf_options(conf, group)
         except ks_exceptions.ClientException as e:

@@ -23,6 +23,7 @@ import urllib.request
 
 from oslo_log import log as logging
 
+from nova.conf import network as network_conf
 from nova import exception
 from nova import objects
 
@@ -107,9 +108,12 @@ class KeystoneToken:
     after the API refused one."""
 
     def __init__(self, conf, group='network'):
+        # Imported here, not at the top: only Keystone credentials need
+        # them (nova.conf.network says why).
         from keystoneauth1 import exceptions as ks_exceptions
         from keystoneauth1 import loading as ks_loading
         from keystoneauth1 import session as ks_session
+        network_conf.register_keystoneauth_opts(conf, group)
         self._errors = ks_exceptions.ClientException
         try:
             self._auth = ks_loading.load_auth_from_conf_options(conf, group)
@@ -192,6 +196,9 @@ def build_sender(conf, host, compute_api=None, compute_rpcapi=None):
     if compute_api is not None:
         return ComputeAPIEventSender(compute_api)
     if conf.network.events_api_url:
+        # [network] auth_type is keystoneauth's, registered where it is
+        # read (it imports keystoneauth1).
+        network_conf.register_keystoneauth_opts(conf)
         token = (KeystoneToken(conf) if conf.network.auth_type
                  else StaticToken(conf.network.events_api_token))
         return RESTEventSender(conf.network.events_api_url, token)

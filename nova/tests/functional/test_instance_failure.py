@@ -9,6 +9,7 @@ over HTTP), once however many checks and monitors follow."""
 import threading
 
 from nova.conf import CONF
+from nova.conf import masakari as masakari_conf
 from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
 from nova.ha import masakari as masakari_mod
@@ -175,7 +176,9 @@ class TestMonitorNotifiesMasakari(InstanceFailureTestCase):
         super().setUp()
         self.masakari = masakari_stub.MasakariStub().start()
         self.addCleanup(self.masakari.stop)
-        # keystoneauth's "none" plugin: the stub checks no token.
+        # keystoneauth's "none" plugin: the stub checks no token. The
+        # options are registered by Notifier.from_conf, after: here first.
+        masakari_conf.register_keystoneauth_opts(CONF)
         self.flags(auth_type='none', endpoint_override=self.masakari.url,
                    group='masakari')
 

@@ -16,10 +16,14 @@ from nova import conf as nova_conf
 from nova.tests import base
 from nova.tests.fixtures import libvirt_host
 
-# By package or module: PostgreSQL's SQLAlchemy dialect (about 2 MiB,
-# 20 modules).
+# By top-level package or module: keystoneauth1 and what it imports
+# (about 6 MiB and 160 modules); PostgreSQL's SQLAlchemy dialect (about
+# 2 MiB, 20 modules).
+KEYSTONEAUTH = ('keystoneauth1', 'requests', 'urllib3', 'charset_normalizer')
 POSTGRESQL = ('sqlalchemy.dialects.postgresql',)
-WATCHED = POSTGRESQL
+WATCHED = KEYSTONEAUTH + POSTGRESQL
+NOT_THE_API = ('nova.cmd.compute', 'nova.cmd.conductor',
+               'nova.cmd.hamonitor', 'nova.cmd.manage')
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(nova_conf.__file__))))
 PROBE = '''
@@ -81,6 +85,27 @@ class ServicesAtStartTest(base.TestCase):
     def test_nova_compute_starts_without_them(self):
         self.assertEqual(
             [], probe(COMPUTE_START % self._compute_conf()))
+
+    def test_no_service_but_the_api_imports_keystoneauth(self):
+        # nova-manage loads the PostgreSQL dialect (alembic's migrations
+        # do): only keystoneauth is looked for.
+        for module in NOT_THE_API:
+            loaded = probe('import %s\n'
+                           'from nova.conf import CONF\n'
+                           "CONF([], project='nova', default_config_files=[])"
+                           % module)
+            self.assertEqual([], [name for name in loaded
+                                  if name in KEYSTONEAUTH], module)
+
+    def test_the_probe_sees_keystoneauth_when_glance_needs_it(self):
+        # The checks above could pass by looking in the wrong place.
+        path = self._compute_conf('[image]\nbackend = glance\n'
+                                  '[glance]\n'
+                                  'api_servers = http://127.0.0.1:9/\n')
+        self.assertEqual(sorted(KEYSTONEAUTH), probe(
+            'from nova.conf import CONF, host_settings\n'
+            "CONF(['--config-file', %r], project='nova')\n"
+            'host_settings.HostSettings.from_conf(CONF)' % path))
 
     def test_the_probe_sees_the_postgresql_dialect(self):
         loaded = probe('import nova.cmd.compute\n'

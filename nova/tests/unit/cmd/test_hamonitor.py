@@ -6,6 +6,8 @@ import subprocess
 import sys
 
 from nova.cmd import hamonitor
+from nova.conf import CONF
+from nova.conf import masakari as masakari_conf
 from nova.ha import evidence
 from nova.objects import ha_lease
 from nova import rpc
@@ -42,6 +44,8 @@ class HaMonitorServiceTestCase(base.TestCase):
     def test_recovery_masakari_hands_hosts_to_masakari(self):
         self.assertIsNone(hamonitor.build_monitor('ctl1').recovery.masakari)
         self.flags(recovery='masakari', group='ha')
+        # Registered by Notifier.from_conf, after the overrides: here first.
+        masakari_conf.register_keystoneauth_opts(CONF)
         self.flags(auth_type='none', endpoint_override='http://127.0.0.1:9/v1',
                    group='masakari')
         notifier = hamonitor.build_monitor('ctl1').recovery.masakari

@@ -7,6 +7,7 @@ import datetime
 
 from nova.compute import api as compute_api
 from nova.conf import CONF
+from nova.conf import masakari as masakari_conf
 from nova import crashpoint
 from nova import exception
 from nova.ha.decision import Action
@@ -40,7 +41,9 @@ class MasakariRecoveryTestCase(base.TestCase):
         dbf.make_instance(self.ctx, 'a')
         self.masakari = masakari_stub.MasakariStub().start()
         self.addCleanup(self.masakari.stop)
-        # keystoneauth's "none" plugin: the stub checks no token.
+        # keystoneauth's "none" plugin: the stub checks no token. The
+        # options are registered by Notifier.from_conf, after: here first.
+        masakari_conf.register_keystoneauth_opts(CONF)
         self.flags(auth_type='none', endpoint_override=self.masakari.url,
                    group='masakari')
         self.flags(recovery='masakari', group='ha')

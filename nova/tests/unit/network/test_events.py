@@ -184,6 +184,9 @@ class TestKeystoneTokens(_SenderTestCase):
         # options (auth-url required) on the one it loads from.
         conf = cfg.ConfigOpts()
         network_conf.register_opts(conf)
+        # build_sender registers auth_type before it reads it: overridden
+        # here first.
+        network_conf.register_keystoneauth_opts(conf)
         conf([], project='nova', default_config_files=[])
         conf.set_override('events_api_url', 'http://127.0.0.1:1/v2.1',
                           group='network')

@@ -33,6 +33,9 @@ def _read(text, tmp):
         module.register_opts(conf)
     # The controller runs nova-api, which registers [keystone_authtoken].
     nova_conf.register_api_opts(conf)
+    # keystoneauth's options, registered by what reads them in the
+    # services ([glance], [network], [masakari]).
+    nova_conf.register_keystoneauth_opts(conf)
     conf(['--config-file', path], project='nova', default_config_files=[])
     return conf
 
