@@ -252,10 +252,11 @@ class NovaObject:
         """SELECT of this object's table, for Core rows.
 
         ``_update_from_db_object`` reads a row as it reads an ORM object
-        (each field is a column of the same name; a unit test checks every
-        model), and a row costs about a third of an ORM object to load:
-        the reads below run on every request and every step of every
-        operation.
+        (each field is a column of the same name, and none is named like
+        an attribute of ``Row``, such as ``count``: a unit test checks
+        every model), and a row costs about a third of an ORM object to
+        load: the reads below run on every request and every step of
+        every operation.
         """
         return sa.select(cls.model.__table__).where(*where)
 

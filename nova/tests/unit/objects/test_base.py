@@ -130,10 +130,15 @@ class CoreRowsTestCase(base.TestCase):
         classes = _objects_with_a_table()
         self.assertIn(objects.Instance, classes)
         self.assertIn(objects.Port, classes)
+        # A field named like an attribute of Row (count, index, t, ...)
+        # would read as that attribute, not as the column.
+        taken = set(dir(sa.engine.Row))
         for cls in classes:
             columns = {c.name: c.key for c in cls.model.__table__.columns}
             for name in cls.fields:
                 self.assertEqual(name, columns.get(name),
+                                 '%s.%s' % (cls.__name__, name))
+                self.assertNotIn(name, taken,
                                  '%s.%s' % (cls.__name__, name))
 
     def test_a_row_reads_as_the_orm_object_reads(self):
