@@ -20,7 +20,6 @@ import datetime
 import traceback
 
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from nova.db import models
 from nova import exception
@@ -200,12 +199,7 @@ class InstanceActionEvent(base.NovaObject):
     def write_in(self, session) -> None:
         """Write the changed fields in ``session`` (the transaction of the
         instance's write that carries them)."""
-        changed = self.obj_what_changed() - {'id'}
-        values = self._db_values(changed)
-        values['updated_at'] = base.utcnow()
-        session.execute(sa.update(self.model.__table__).where(
-            self.model.id == self.id).values(**values))
-        self.obj_reset_changes()
+        self._db_update_in(session)
 
     def _finish(self, action: InstanceAction, exc) -> None:
         """Finish this started event (and fail ``action`` with ``exc``)."""

@@ -114,20 +114,15 @@ class InstanceAttempt(base.NovaObject):
     def write_in(self, session) -> None:
         """Insert this row, or write its changed fields, in ``session``
         (the transaction of the instance's write that carries it)."""
+        if self.id is not None:
+            self._db_update_in(session)
+            return
         now = base.utcnow()
-        if self.id is None:
-            self.created_at = self.created_at or now
-            self.updated_at = now
-            values = self._db_values(n for n in self.fields if n != 'id')
-            result = session.execute(sa.insert(self.model).values(**values))
-            object.__setattr__(self, 'id', result.inserted_primary_key[0])
-        else:
-            self.updated_at = now
-            changed = self.obj_what_changed() - {'id'}
-            session.execute(sa.update(self.model).where(
-                self.model.id == self.id).values(
-                    **self._db_values(changed)).execution_options(
-                        synchronize_session=False))
+        self.created_at = self.created_at or now
+        self.updated_at = now
+        values = self._db_values(n for n in self.fields if n != 'id')
+        result = session.execute(sa.insert(self.model).values(**values))
+        object.__setattr__(self, 'id', result.inserted_primary_key[0])
         self.obj_reset_changes()
 
     def mark(self, status: str) -> bool:

@@ -247,6 +247,18 @@ class NovaObject:
             raise conflict
         return True
 
+    def _db_update_in(self, session) -> None:
+        """UPDATE this row's changed fields (by ``id``) in ``session``, the
+        transaction of another object's write that carries them;
+        ``updated_at`` too when the object has one."""
+        if 'updated_at' in self.fields:
+            self.updated_at = utcnow()
+        changed = self.obj_what_changed() - {'id'}
+        model = self.model
+        session.execute(sa.update(model.__table__).where(
+            model.id == self.id).values(**self._db_values(changed)))
+        self.obj_reset_changes()
+
     @classmethod
     def _db_select(cls, *where):
         """SELECT of this object's table, for Core rows.

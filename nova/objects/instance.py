@@ -160,13 +160,12 @@ class Instance(base.NovaObject):
         return self
 
     @classmethod
-    def _query(cls, read_deleted='no', rows=False):
-        """SELECT of instances; of Core rows (``_db_select``) if ``rows``,
-        else of ORM objects."""
+    def _query(cls, read_deleted='no'):
+        """SELECT of instances, as Core rows (``_db_select``)."""
         if read_deleted not in _READ_DELETED:
             raise exception.InvalidInput(
                 reason='read_deleted must be one of %s' % (_READ_DELETED,))
-        query = cls._db_select() if rows else sa.select(models.Instance)
+        query = cls._db_select()
         if read_deleted == 'no':
             query = query.where(models.Instance.deleted.is_(False))
         elif read_deleted == 'only':
@@ -178,7 +177,7 @@ class Instance(base.NovaObject):
         query = _BY_UUID.get(read_deleted)
         if query is None:
             query = _BY_UUID[read_deleted] = cls._query(
-                read_deleted, rows=True).where(
+                read_deleted).where(
                     models.Instance.uuid == sa.bindparam('instance_uuid'))
         with db_api.reading() as connection:
             row = connection.execute(query, {'instance_uuid': uuid}).first()
@@ -230,7 +229,7 @@ class Instance(base.NovaObject):
     @classmethod
     def get_all(cls, context, host=None, vm_state=None,
                 include_deleted=False) -> list['Instance']:
-        query = cls._query('yes' if include_deleted else 'no', rows=True)
+        query = cls._query('yes' if include_deleted else 'no')
         if host is not None:
             query = query.where(models.Instance.host == host)
         if vm_state is not None:

@@ -221,10 +221,15 @@ class TestRunner(fixtures.ComputeTestCase):
             self.addCleanup(sa.event.remove, engine, name, listener)
         self.runner.run(self.context, instance, STOP,
                         lambda: self.driver.power_off(instance))
-        last = seen[:-1][len(seen[:-1]) - seen[:-1][::-1].index('COMMIT'):]
-        self.assertIn('UPDATE instances', last)
-        self.assertIn('UPDATE instance_actions_events', last)
-        self.assertEqual('COMMIT', seen[-1])
+        transactions = [[]]
+        for text in seen:
+            if text == 'COMMIT':
+                transactions.append([])
+            else:
+                transactions[-1].append(text)
+        self.assertEqual([], transactions[-1])     # ends with a commit
+        self.assertIn('UPDATE instances', transactions[-2])
+        self.assertIn('UPDATE instance_actions_events', transactions[-2])
         self.assertEqual([('stop', 'compute_stop_instance', 'Success')],
                          self.events(instance))
 
