@@ -43,17 +43,19 @@ def ensure_action(context, instance, action):
 
 
 @contextlib.contextmanager
-def event(context, instance, action, event_name, host):
+def event(context, instance, action, event_name, host, deferred=False):
     """Record ``event_name`` in the request's action (started if missing).
 
     The event ends 'Success', or 'Error' with the exception, which is
     re-raised. Yields the started ``InstanceActionEvent`` (see
-    ``InstanceActionEvent.record``).
+    ``InstanceActionEvent.record``; ``deferred``: its start is for the
+    caller to write, with its claim).
     """
     started = ensure_action(context, instance, action)
     with objects.InstanceActionEvent.record(context, instance.uuid,
                                             event_name, host,
-                                            action=started) as event_row:
+                                            action=started,
+                                            deferred=deferred) as event_row:
         yield event_row
 
 

@@ -259,8 +259,10 @@ class API:
         network_api.allocate_for_instance(context, instance, requested)
         phases.mark('api.ports_allocated', context.request_id)
         try:
-            host = self.host_chooser.place_new(context, instance,
-                                               only=destination, group=group)
+            host = self.host_chooser.place_new(
+                context, instance, only=destination, group=group,
+                action=objects.InstanceAction.starting(
+                    context, instance.uuid, 'create'))
             phases.mark('api.host_chosen', context.request_id)
         except exception.GroupPolicyUnsatisfied as e:
             network_api.deallocate_for_instance(context, instance)
@@ -276,14 +278,12 @@ class API:
             with excutils.save_and_reraise_exception():
                 network_api.deallocate_for_instance(context, instance)
                 instance.destroy()
-        objects.InstanceAction.action_start(context, instance.uuid, 'create')
         try:
             if metadata:
                 objects.InstanceMetadata.replace(context, instance.uuid,
                                                  metadata)
-            network_info = network_api.bind_ports(context, instance, host)
-            instance.network_info = network_info
-            instance.save()
+            network_info = network_api.bind_with_instance(context, instance,
+                                                          host)
             self.compute_rpcapi.build_and_run_instance(
                 context, instance, host=host, image_meta=image_meta,
                 network_info=network_info)
@@ -316,8 +316,8 @@ class API:
         instance.vm_state = vm_states.ERROR
         instance.task_state = None
         objects.InstanceGroup.add_member(context, group.uuid, instance.uuid)
-        instance.create()
-        objects.InstanceAction.action_start(context, instance.uuid, 'create')
+        instance.create(and_action=objects.InstanceAction.starting(
+            context, instance.uuid, 'create'))
         objects.InstanceFault.create(context, instance.uuid, exc)
         return instance
 

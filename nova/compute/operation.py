@@ -95,13 +95,15 @@ def current_power_state(driver, instance):
 _PLACING = frozenset(('build',))
 
 
-def claim(instance, transition, host=None, token=None):
+def claim(instance, transition, host=None, token=None, event=None):
     """Validate and set the operation's task_state by compare-and-swap.
 
     With ``host``, the row must (still) place the instance there, or have
     no host yet for a build; checked in the same ``UPDATE``. With
     ``token`` (``attempts.Claim``), the same transaction makes it the
-    instance's token and writes its row.
+    instance's token and writes its row. ``event``: the operation's action
+    event, its start written in the same transaction (one commit fewer,
+    and no event that says started for a claim that never was).
     """
     if (transition.task_state is not None
             and instance.task_state == transition.task_state):
@@ -122,7 +124,7 @@ def claim(instance, transition, host=None, token=None):
     if token is not None:
         checks.update(token.take(instance))
     try:
-        instance.save(**checks)
+        instance.save(**checks, and_event=event)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         with excutils.save_and_reraise_exception():
             _reload(instance)
@@ -137,8 +139,12 @@ def _reload(instance):
 
 # The hooks of a Flow. ``original_vm_state``: the instance's vm_state
 # when the operation began.
-# claim(instance, transition)
-ClaimHook = typing.Callable[[objects.Instance, states.Transition], None]
+# claim(instance, transition, event): ``event`` is the operation's action
+# event, not written yet; the claim's write carries its start
+# (``Instance.save(and_event=event)``).
+ClaimHook = typing.Callable[
+    [objects.Instance, states.Transition, objects.InstanceActionEvent],
+    None]
 # succeed(instance, transition, original_vm_state)
 SucceedHook = typing.Callable[
     [objects.Instance, states.Transition, str | None], None]
@@ -196,13 +202,16 @@ class Runner:
              token=None) -> None:
         host = self.compute.host
         with actions.event(context, instance, operation.action,
-                           operation.event, host) as event:
+                           operation.event, host, deferred=True) as event:
             transition = states.get(operation.transition)
             original_vm_state = instance.vm_state
             if flow.claim is not None:
-                flow.claim(instance, transition)
+                flow.claim(instance, transition, event)
+                # A claim that did not carry the event: it starts now,
+                # before anything is done.
+                event.write_start()
             else:
-                claim(instance, transition, host, token)
+                claim(instance, transition, host, token, event)
             LOG.info('Starting %s', operation.transition, instance=instance)
             try:
                 try:

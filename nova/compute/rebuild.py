@@ -164,8 +164,8 @@ class RebuildWorkflow:
                 context, instance, self._evacuate_operation(),
                 lambda: self._evacuate(context, instance),
                 flow=operation.Flow(
-                    claim=lambda inst, transition: self._claim_evacuation(
-                        context, inst),
+                    claim=lambda inst, transition, event:
+                        self._claim_evacuation(context, inst, event),
                     succeed=lambda inst, transition, original:
                         self._finish_evacuation(context, inst, original),
                     fail=self._evacuation_failed))
@@ -208,11 +208,12 @@ class RebuildWorkflow:
         nodes = self.driver.get_available_nodes()
         return nodes[0] if nodes else self.host
 
-    def _claim_evacuation(self, context, instance):
+    def _claim_evacuation(self, context, instance, event=None):
         """Refuse what is not an evacuation to this host; then, in one
         transaction, migration ``accepted`` -> ``pre-migrating`` and the
         instance's token for this host's attempt, both by compare-and-
-        swap (the instance still ``rebuilding`` on its source).
+        swap (the instance still ``rebuilding`` on its source), and the
+        start of the operation's action ``event``.
 
         Exactly one target can take a migration; a second delivery of the
         same request, or one that was failed meanwhile, is refused here
@@ -247,7 +248,7 @@ class RebuildWorkflow:
             expected_host=[instance.host],
             and_migration=evacuation_states.step_for_claim(
                 migration, self.host, self._node(request)),
-            **token.take(instance))
+            and_event=event, **token.take(instance))
         self.migration = migration
         self.token = token
         LOG.info('Evacuation %(m)s is pre-migrating (target), attempt '
@@ -440,7 +441,7 @@ class RebuildWorkflow:
 
     # -- rebuild on the same host -----------------------------------------
 
-    def _claim_rebuild(self, instance, transition):
+    def _claim_rebuild(self, instance, transition, event=None):
         if instance.host != self.host:
             raise exception.InvalidInput(
                 reason='instance %s is on host %s, not %s' % (
@@ -452,7 +453,7 @@ class RebuildWorkflow:
             raise exception.InstanceInvalidState(
                 instance_uuid=instance.uuid, attr='task_state',
                 state=instance.task_state, method='rebuild')
-        operation.claim(instance, transition, self.host, self.token)
+        operation.claim(instance, transition, self.host, self.token, event)
 
     def _rebuild(self, context, instance):
         request = self.request

@@ -313,13 +313,16 @@ class API:
         return InstancePorts(ports, types.MappingProxyType(known))
 
     def bind(self, context, instance, host,
-             ports: InstancePorts | None = None) -> InstancePorts:
+             ports: InstancePorts | None = None,
+             write: bool = True) -> InstancePorts:
         """Bind every port of ``instance`` to ``host`` and set it ``DOWN``,
         so that host's agent reports it once its VIF is plugged there.
 
         ``ports``: as this operation read them (``get_ports``), so they
         are not read again; by default they are read now. Returns the
-        ports as bound.
+        ports as bound. ``write=False``: the binding is only set on the
+        objects, for the caller to write with the instance
+        (``Instance.save(and_ports=...)``).
         """
         if ports is None:
             ports = self.get_ports(context, instance)
@@ -328,16 +331,40 @@ class API:
             # so ports read earlier in the operation bind like fresh ones.
             port.binding_host = host
             port.status = network_obj.DOWN
-            port.save()
+            if write:
+                port.save()
+        if write:
+            self._bound(instance, ports, host)
+        return ports
+
+    @staticmethod
+    def _bound(instance, ports: InstancePorts, host) -> None:
         LOG.info('Bound ports %(ports)s to %(host)s',
                  {'ports': [p.uuid for p in ports.ports], 'host': host},
                  instance=instance)
-        return ports
 
     def bind_ports(self, context, instance, host):
         """``bind``, as the ``NetworkInfo`` the host plugs (every VIF
         ``active=False``)."""
         return self.bind(context, instance, host).network_info()
+
+    def bind_with_instance(self, context, instance, host):
+        """Bind the ports of a new ``instance`` to ``host`` and save the
+        instance with their ``NetworkInfo``, in one transaction: the
+        instance's record of its VIFs and their binding never disagree.
+        Returns the ``NetworkInfo``."""
+        ports = self.bind(context, instance, host, write=False)
+        before = instance.network_info
+        instance.network_info = ports.network_info()
+        try:
+            instance.save(and_ports=ports.ports)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                # Not written: a later save of the instance must not
+                # record VIFs whose binding never was.
+                instance.network_info = before
+        self._bound(instance, ports, host)
+        return instance.network_info
 
     def get_instance_nw_info(self, context, instance):
         """The ``NetworkInfo`` as the ports are now (``ACTIVE`` ->

@@ -67,15 +67,28 @@ class InstanceAction(base.NovaObject):
     @classmethod
     def action_start(cls, context, instance_uuid, action) -> \
             'InstanceAction':
-        now = base.utcnow()
-        obj = cls(context, action=action, instance_uuid=instance_uuid,
-                  request_id=context.request_id, user_id=context.user_id,
-                  project_id=context.project_id, start_time=now,
-                  created_at=now, updated_at=now)
+        obj = cls.starting(context, instance_uuid, action)
         # The only constraint that can fail is the instance's foreign key.
         obj._db_insert(
             conflict=exception.InstanceNotFound(instance_id=instance_uuid))
         return obj
+
+    @classmethod
+    def starting(cls, context, instance_uuid, action) -> 'InstanceAction':
+        """The context's ``action`` on the instance, started now but not
+        written: the instance's creation writes it
+        (``Instance.create(and_action=...)``), so that an instance never
+        exists without the action that created it."""
+        now = base.utcnow()
+        return cls(context, action=action, instance_uuid=instance_uuid,
+                   request_id=context.request_id, user_id=context.user_id,
+                   project_id=context.project_id, start_time=now,
+                   created_at=now, updated_at=now)
+
+    def write_in(self, session) -> None:
+        """Insert this action in ``session`` (the transaction of the
+        instance's creation, after the instance row)."""
+        self._db_insert_in(session)
 
     @classmethod
     def action_finish(cls, context, instance_uuid) -> 'InstanceAction':
@@ -161,13 +174,29 @@ class InstanceActionEvent(base.NovaObject):
                     action=None) -> 'InstanceActionEvent':
         """Start ``event`` in ``action`` (default: the context's action
         of the instance, read)."""
+        obj = cls._starting(context, instance_uuid, event, host, action)
+        obj._db_insert()
+        return obj
+
+    @classmethod
+    def _starting(cls, context, instance_uuid, event, host,
+                  action) -> 'InstanceActionEvent':
         if action is None:
             action = cls._action_of(context, instance_uuid)
         now = base.utcnow()
-        obj = cls(context, action_id=action.id, event=event, host=host,
-                  start_time=now, created_at=now, updated_at=now)
-        obj._db_insert()
-        return obj
+        return cls(context, action_id=action.id, event=event, host=host,
+                   start_time=now, created_at=now, updated_at=now)
+
+    @property
+    def written(self) -> bool:
+        """Whether this event's row was written (its start recorded)."""
+        return self.id is not None
+
+    def write_start(self) -> None:
+        """Write this event's start on its own (no instance write carries
+        it); nothing when it is written already."""
+        if not self.written:
+            self._db_insert()
 
     @classmethod
     def event_finish(cls, context, instance_uuid, event, exc=None) -> \
@@ -197,12 +226,23 @@ class InstanceActionEvent(base.NovaObject):
         return self
 
     def write_in(self, session) -> None:
-        """Write the changed fields in ``session`` (the transaction of the
-        instance's write that carries them)."""
-        self._db_update_in(session)
+        """Insert this event (its start, with the claim that begins what it
+        records) or write its changed fields (its end, with the state it
+        records) in ``session``, the transaction of the instance's write
+        that carries it."""
+        if not self.written:
+            self._db_insert_in(session)
+        elif not self._db_update_in(session):
+            raise exception.InstanceActionEventNotFound(
+                event=self.event, action_id=self.action_id)
 
     def _finish(self, action: InstanceAction, exc) -> None:
-        """Finish this started event (and fail ``action`` with ``exc``)."""
+        """Finish this event (and fail ``action`` with ``exc``).
+
+        An event whose start never reached the database (the claim that
+        carried it failed, or its commit did) is written whole now: the
+        record of what was tried is kept either way.
+        """
         self.finish_time = base.utcnow()
         if exc is None:
             self.result = SUCCESS
@@ -211,27 +251,36 @@ class InstanceActionEvent(base.NovaObject):
             self.traceback = ''.join(traceback.format_exception(exc))
             self.details = str(exc) or type(exc).__name__
             self.user_details = exception.safe_message_of(exc)[:_USER_LEN]
-        self._db_update()
+        if not self.written or not self._db_update():
+            self._forget_id()
+            self._db_insert()
         if exc is not None:
             action.message = ERROR
             action._db_update()
 
     @classmethod
     @contextlib.contextmanager
-    def record(cls, context, instance_uuid, event, host=None, action=None):
+    def record(cls, context, instance_uuid, event, host=None, action=None,
+               deferred=False):
         """Start ``event``; finish it with the exception seen, if any.
         Yields the started event: ``succeeding()`` lets the caller end it
         with the write of the state it records.
 
         ``action``: the context's action of the instance, when the caller
         holds it already (saves reading it again).
+
+        ``deferred=True``: the start is not written here; the caller
+        writes it with its claim (``Instance.save(and_event=...)``), or on
+        its own (``write_start``), before it acts. An event still unwritten
+        at the end is written then, whole.
         """
         if action is None:
             action = cls._action_of(context, instance_uuid)
         # NOTE: the row started here is the one finished, by its id: no
         # search for "the newest unfinished event of that name".
-        started = cls.event_start(context, instance_uuid, event, host,
-                                  action=action)
+        started = cls._starting(context, instance_uuid, event, host, action)
+        if not deferred:
+            started._db_insert()
         try:
             yield started
         except Exception as e:

@@ -120,10 +120,7 @@ class InstanceAttempt(base.NovaObject):
         now = base.utcnow()
         self.created_at = self.created_at or now
         self.updated_at = now
-        values = self._db_values(n for n in self.fields if n != 'id')
-        result = session.execute(sa.insert(self.model).values(**values))
-        object.__setattr__(self, 'id', result.inserted_primary_key[0])
-        self.obj_reset_changes()
+        self._db_insert_in(session)
 
     def mark(self, status: str) -> bool:
         """Set the status on its own (no instance write goes with it),

@@ -247,17 +247,41 @@ class NovaObject:
             raise conflict
         return True
 
-    def _db_update_in(self, session) -> None:
+    def _db_update_in(self, session) -> bool:
         """UPDATE this row's changed fields (by ``id``) in ``session``, the
         transaction of another object's write that carries them;
-        ``updated_at`` too when the object has one."""
+        ``updated_at`` too when the object has one. Whether the row was
+        there (the object is left as it is when it was not)."""
         if 'updated_at' in self.fields:
             self.updated_at = utcnow()
         changed = self.obj_what_changed() - {'id'}
         model = self.model
-        session.execute(sa.update(model.__table__).where(
+        result = session.execute(sa.update(model.__table__).where(
             model.id == self.id).values(**self._db_values(changed)))
+        if result.rowcount != 1:
+            return False
         self.obj_reset_changes()
+        return True
+
+    def _db_insert_in(self, session) -> None:
+        """INSERT this object (every field but ``id``) in ``session``, the
+        transaction of another object's write that carries it; ``id`` is
+        set from the new row.
+
+        NOTE: that transaction may still roll back after this: a caller
+        whose commit failed must not trust ``id`` (``forget_id``).
+        """
+        values = self._db_values(n for n in self.fields if n != 'id')
+        result = session.execute(sa.insert(self.model.__table__).values(
+            **values))
+        object.__setattr__(self, 'id', result.inserted_primary_key[0])
+        self.obj_reset_changes()
+
+    def _forget_id(self) -> None:
+        """Back to unsaved: the transaction that inserted this row did not
+        commit (every field counts as changed again)."""
+        object.__setattr__(self, 'id', None)
+        self._changed.update(n for n in self.fields if n != 'id')
 
     @classmethod
     def _db_select(cls, *where):

@@ -140,7 +140,12 @@ class Instance(base.NovaObject):
     def locked(self) -> bool:
         return self.locked_by is not None
 
-    def create(self) -> 'Instance':
+    def create(self, and_action=None) -> 'Instance':
+        """INSERT the instance (``InstanceExists`` when its UUID is taken).
+
+        ``and_action``: the ``InstanceAction`` that creates it
+        (``InstanceAction.starting``), inserted in the same transaction.
+        """
         if self.id is not None:
             raise exception.InternalError(
                 err='instance %s is already created' % self.uuid)
@@ -153,10 +158,19 @@ class Instance(base.NovaObject):
         now = base.utcnow()
         self.created_at = self.created_at or now
         self.updated_at = now
-        self._db_insert(
-            conflict=exception.InstanceExists(name=self.uuid),
-            also=lambda session, values: host_usage.move(
-                session, None, host_usage.share_of_values(values)))
+
+        def also(session, values):
+            host_usage.move(session, None, host_usage.share_of_values(values))
+            if and_action is not None:
+                and_action.write_in(session)
+
+        try:
+            self._db_insert(
+                conflict=exception.InstanceExists(name=self.uuid), also=also)
+        except Exception:
+            if and_action is not None and and_action.id is not None:
+                and_action._forget_id()
+            raise
         return self
 
     @classmethod
@@ -249,7 +263,7 @@ class Instance(base.NovaObject):
              expected_vm_state=base.UNSET,
              expected_host=base.UNSET, and_migration=None,
              expected_attempt=base.UNSET, and_attempt=None,
-             and_event=None) -> None:
+             and_event=None, and_ports=()) -> None:
         """Write the changed fields; compare-and-swap on the states.
 
         ``expected_host`` (a host or a list; ``None`` means no host yet)
@@ -265,7 +279,13 @@ class Instance(base.NovaObject):
 
         ``and_event``: an ``InstanceActionEvent`` whose changed fields (its
         end) are written in the same transaction: the state and the
-        action's record of it change together, in one commit.
+        action's record of it change together, in one commit. An event not
+        written yet (``InstanceActionEvent.record(deferred=True)``) is
+        inserted: its start, with the claim of what it records.
+
+        ``and_ports``: ``Port`` objects whose changed fields (a binding)
+        are written in the same transaction (``PortNotFound``, nothing
+        written, when one is gone).
 
         ``and_migration``: ``(migration, expected_status)``, or a list of
         such pairs, whose changed fields are written in the same
@@ -285,7 +305,8 @@ class Instance(base.NovaObject):
         checks = any(e is not base.UNSET for e in (
             expected_task_state, expected_vm_state, expected_host,
             expected_attempt))
-        if not changed and not checks:
+        if not changed and not checks and and_event is None and \
+                not and_ports:
             return
         values = self._db_values(changed)
         values['updated_at'] = base.utcnow()
@@ -323,6 +344,8 @@ class Instance(base.NovaObject):
                         and_attempt.write_in(session)
                     if and_event is not None:
                         and_event.write_in(session)
+                    for port in and_ports:
+                        port.write_in(session)
                     db_obj = session.execute(self._db_select(
                         table.uuid == self.uuid)).one()
                     if moves:

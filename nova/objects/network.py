@@ -165,6 +165,13 @@ class Port(base.NovaObject):
             expected_host=expected_binding_host,
             actual_host=row.binding_host)
 
+    def write_in(self, session) -> None:
+        """Write the changed fields in ``session``, the transaction of the
+        instance's write that carries them (``Instance.save(and_ports=)``);
+        ``PortNotFound`` when the row is gone."""
+        if not self._db_update_in(session):
+            raise exception.PortNotFound(port_id=self.uuid)
+
     def destroy(self) -> None:
         with db_api.session() as session:
             session.execute(sa.delete(models.Port).where(

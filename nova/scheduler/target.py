@@ -390,7 +390,7 @@ class TargetChooser:
         return self._lease(context, GROUP_LEASE % group.uuid)
 
     def place_new(self, context, instance, only: str | None = None,
-                  group=None) -> str:
+                  group=None, action=None) -> str:
         """Choose a host for a new instance and create its row there.
 
         Creating the row under the host's lease makes the next choice
@@ -399,6 +399,8 @@ class TargetChooser:
         ``group``: the server group the instance joins, as part of the
         same claim (``GroupPolicyUnsatisfied`` when its policy leaves no
         host; the instance is then neither created nor a member).
+        ``action``: the ``InstanceAction`` that creates it, written with
+        the row (``Instance.create(and_action=...)``).
         """
         others: set[str] = set()
         if only is not None:
@@ -409,14 +411,14 @@ class TargetChooser:
             instance.host = host
             instance.node = host
             if group is None:
-                instance.create()
+                instance.create(and_action=action)
                 return
             # NOTE: the member row first: the group's lease is held, and
             # a member without an instance row counts nowhere.
             objects.InstanceGroup.add_member(context, group.uuid,
                                              instance.uuid)
             try:
-                instance.create()
+                instance.create(and_action=action)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     objects.InstanceGroup.remove_member(context,

@@ -16,6 +16,7 @@ from nova import exception
 from nova.model import external_event
 from nova.model import task_states
 from nova.model import vm_states
+from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
@@ -438,6 +439,56 @@ class TestCreate(APITestCase):
         self.assertEqual('build_and_run_instance', name)
         self.assertEqual('b', kwargs['host'])
         self.assertEqual(self.image.id, kwargs['image_meta'].id)
+
+    def test_create_writes_its_action_and_its_bindings_with_the_instance(self):
+        # The 'create' action is inserted with the instance row, and the
+        # ports' binding with the network_info the instance records: no
+        # moment where an instance exists without the action that made
+        # it, or records VIFs bound nowhere.
+        network = objects.Network(self.ctx, name='n', bridge='br-n').create()
+        with dbf.committed_writes() as transactions:
+            instance = self.api.create(self.ctx, 'vm1', self.image.id, '1',
+                                       networks=[{'uuid': network.uuid}])
+        writes = transactions()
+        self.assertIn(['INSERT INTO instances', 'INSERT INTO host_usage',
+                       'INSERT INTO instance_actions'], writes)
+        self.assertIn(['UPDATE instances', 'UPDATE ports'], writes)
+        self.assertEqual(5, len(writes), writes)
+        self.assertEqual(['create'], self.actions(instance))
+        [port] = objects.Port.get_by_instance_uuid(self.ctx, instance.uuid)
+        self.assertEqual(('b', 'DOWN'), (port.binding_host, port.status))
+        self.assertEqual([port.uuid],
+                         [v.id for v in self.fresh(instance).network_info])
+
+    def test_a_port_gone_before_the_binding_binds_nothing(self):
+        # The instance's save with its bindings is one transaction: a port
+        # deleted under it leaves the other unbound and the instance
+        # without VIFs, in ERROR with the fault, and nothing is cast.
+        first = objects.Network(self.ctx, name='n1', bridge='br-1').create()
+        second = objects.Network(self.ctx, name='n2', bridge='br-2').create()
+        # Another request deletes the second port between the read of the
+        # ports and the write of their binding.
+        self.api.network_api = network_api_mod.API()
+        real_bind = self.api.network_api.bind
+
+        def bind_after_a_delete(context, instance, host, **kwargs):
+            ports = real_bind(context, instance, host, **kwargs)
+            objects.Port.get_by_uuid(context, ports.ports[1].uuid).destroy()
+            return ports
+
+        self.api.network_api.bind = bind_after_a_delete
+        with self.assertRaises(exception.PortNotFound):
+            self.api.create(self.ctx, 'vm1', self.image.id, '1',
+                            networks=[{'uuid': first.uuid},
+                                      {'uuid': second.uuid}])
+        [row] = objects.Instance.get_all(self.ctx)
+        self.assertEqual(vm_states.ERROR, row.vm_state)
+        self.assertEqual([], list(row.network_info))
+        [port] = objects.Port.get_by_instance_uuid(self.ctx, row.uuid)
+        self.assertIsNone(port.binding_host)
+        self.assertEqual(1, len(objects.InstanceFault.get_by_instance_uuid(
+            self.ctx, row.uuid)))
+        self.assertEqual([], self.compute.calls)
 
     def test_create_refuses_unknown_flavor_image_and_no_host(self):
         with self.assertRaises(exception.FlavorNotFound):

@@ -5,22 +5,20 @@ nova/tests/functional/test_lifecycle*.py; here, that the facade wires them.
 """
 
 import inspect
-import sqlite3
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from nova.compute import instance_events
 from nova.compute import manager as compute_manager
 from nova.compute import rebuild_request
 from nova.compute import rpcapi
-from nova.db import api as db_api
 from nova import exception
 from nova.model import power_state
 from nova.model import vm_states
 from nova import objects
 from nova import rpc
 from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import database as dbf
 from nova.virt import fake
 
 
@@ -187,41 +185,15 @@ class TestBuildAsAnAttempt(fixtures.ComputeTestCase):
         self.manager = compute_manager.ComputeManager(self.settings,
                                                       driver=self.driver)
 
-    def lose_the_answer_to_the_commit_of(self, landed):
-        """Once a statement for which ``landed(statement, parameters)`` is
-        true has run, its transaction commits and the caller gets an
-        error anyway, as when the answer to a COMMIT is lost (the server
-        committed, the connection broke)."""
-        engine = db_api.get_engine()
-        armed = []
-
-        def after(conn, cursor, statement, parameters, context, many):
-            if landed(statement, parameters):
-                armed.append(True)
-
-        def committed(session):
-            if armed:
-                armed.clear()
-                raise sa.exc.OperationalError(
-                    'COMMIT', {}, sqlite3.OperationalError(
-                        'connection lost after the commit (injected)'))
-
-        sa.event.listen(engine, 'after_cursor_execute', after)
-        sa.event.listen(orm.Session, 'after_commit', committed)
-        self.addCleanup(sa.event.remove, engine, 'after_cursor_execute',
-                        after)
-        self.addCleanup(sa.event.remove, orm.Session, 'after_commit',
-                        committed)
-
     def test_a_landed_build_is_not_undone_by_a_later_database_error(self):
         # The ACTIVE save, with its attempt landed and its action event
         # ended, commits; the build is told it failed. The database says
         # it landed: its disks and guest stay.
         instance = self.new_instance()
-        self.lose_the_answer_to_the_commit_of(
-            lambda statement, parameters: (
+        dbf.fail_a_commit(
+            self, lambda statement, parameters: (
                 statement.startswith('UPDATE instance_attempts')
-                and 'landed' in tuple(parameters)))
+                and 'landed' in tuple(parameters)), answer_lost=True)
         self.assertRaises(sa.exc.OperationalError,
                           self.manager.build_and_run_instance,
                           self.context, instance, image_meta={})

@@ -2,12 +2,12 @@ import sqlalchemy as sa
 
 from nova.compute import operation
 from nova.compute import states
-from nova.db import api as db_api
 from nova import exception
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
 from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import database as dbf
 
 STOP = operation.Operation('stop', 'stop', 'compute_stop_instance')
 START = operation.Operation('start', 'start', 'compute_start_instance')
@@ -203,35 +203,70 @@ class TestRunner(fixtures.ComputeTestCase):
         self.assertEqual([vm_states.STOPPED], seen)
 
     def test_the_event_ends_in_the_write_of_the_state(self):
-        # The statements between the last two commits of the operation:
-        # the state's UPDATE and the event's end, one transaction.
+        # The last transaction of the operation: the state's UPDATE and
+        # the event's end.
         instance = self.active_instance()
-        engine = db_api.get_engine()
-        seen = []
-
-        def statement(conn, cursor, text, parameters, context, many):
-            seen.append(text.split(' SET')[0])
-
-        def commit(conn):
-            seen.append('COMMIT')
-
-        for name, listener in (('after_cursor_execute', statement),
-                               ('commit', commit)):
-            sa.event.listen(engine, name, listener)
-            self.addCleanup(sa.event.remove, engine, name, listener)
-        self.runner.run(self.context, instance, STOP,
-                        lambda: self.driver.power_off(instance))
-        transactions = [[]]
-        for text in seen:
-            if text == 'COMMIT':
-                transactions.append([])
-            else:
-                transactions[-1].append(text)
-        self.assertEqual([], transactions[-1])     # ends with a commit
-        self.assertIn('UPDATE instances', transactions[-2])
-        self.assertIn('UPDATE instance_actions_events', transactions[-2])
+        with dbf.committed_writes() as transactions:
+            self.runner.run(self.context, instance, STOP,
+                            lambda: self.driver.power_off(instance))
+        self.assertEqual(['UPDATE instances',
+                          'UPDATE instance_actions_events'],
+                         transactions()[-1])
         self.assertEqual([('stop', 'compute_stop_instance', 'Success')],
                          self.events(instance))
+
+    def test_the_event_starts_in_the_write_of_the_claim(self):
+        # The action (none was started for this request), then the claim
+        # with the event's start, then the success with its end: three
+        # commits, and no event written on its own.
+        instance = self.active_instance()
+        during = []
+        with dbf.committed_writes() as transactions:
+            self.runner.run(self.context, instance, STOP,
+                            lambda: during.append(self.events(instance)))
+        self.assertEqual([['INSERT INTO instance_actions'],
+                          ['UPDATE instances',
+                           'INSERT INTO instance_actions_events'],
+                          ['UPDATE instances',
+                           'UPDATE instance_actions_events']],
+                         transactions())
+        # The body runs with the event started.
+        self.assertEqual([[('stop', 'compute_stop_instance', None)]],
+                         during)
+
+    def test_a_claim_that_loses_still_records_its_event(self):
+        # Another request stopped the instance behind this object: the
+        # claim's compare-and-swap fails, its transaction (with the
+        # event's start) rolls back, and the event is written whole.
+        instance = self.active_instance()
+        other = self.reload(instance)
+        other.vm_state = vm_states.STOPPED
+        other.save()
+        ran = []
+        self.assertRaises(exception.UnexpectedVMStateError, self.runner.run,
+                          self.context, instance, STOP,
+                          lambda: ran.append(1))
+        self.assertEqual([], ran)
+        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
+                         self.events(instance))
+        self.assertEqual(vm_states.STOPPED, self.reload(instance).vm_state)
+
+    def test_a_claim_whose_commit_fails_still_records_its_event(self):
+        # The claim's transaction inserted the event, then its COMMIT
+        # failed: nothing of it is in the database. The event must not be
+        # "finished" by an UPDATE of a row that does not exist.
+        instance = self.active_instance()
+        dbf.fail_a_commit(self, lambda statement, parameters: (
+            statement.startswith('INSERT INTO instance_actions_events')))
+        ran = []
+        self.assertRaises(sa.exc.OperationalError, self.runner.run,
+                          self.context, instance, STOP,
+                          lambda: ran.append(1))
+        self.assertEqual([], ran)
+        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
+                         self.events(instance))
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.states(instance))
 
     def test_with_more_to_do_the_event_ends_after_it(self):
         # A delete removes the row after its success is saved: its event

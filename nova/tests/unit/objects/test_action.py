@@ -1,9 +1,14 @@
 """Instance actions and events."""
 
+import sqlalchemy as sa
+
 from nova import context
+from nova.db import api as db_api
+from nova.db import models
 from nova import exception
 from nova import objects
 from nova.tests import base
+from nova.tests.fixtures import database as dbf
 
 
 class InstanceActionTestCase(base.TestCase):
@@ -118,3 +123,103 @@ class InstanceActionEventTestCase(base.TestCase):
         self.assertRaises(exception.InstanceActionEventNotFound,
                           objects.InstanceActionEvent.event_finish,
                           self.ctx, self.uuid, 'never_started')
+
+    def test_a_deferred_start_is_written_by_the_claim_that_carries_it(self):
+        instance = objects.Instance.get_by_uuid(self.ctx, self.uuid)
+        with objects.InstanceActionEvent.record(
+                self.ctx, self.uuid, 'compute_stop', 'h1',
+                deferred=True) as event:
+            self.assertFalse(event.written)
+            self.assertEqual([], self._action().events)
+            instance.task_state = 'powering-off'
+            instance.save(expected_task_state=[None], and_event=event)
+            self.assertTrue(event.written)
+            self.assertEqual([('compute_stop', None)],
+                             [(e.event, e.result)
+                              for e in self._action().events])
+        self.assertEqual([('compute_stop', 'Success')],
+                         [(e.event, e.result) for e in self._action().events])
+
+    def test_a_deferred_start_nobody_wrote_is_written_whole_at_the_end(self):
+        with self.assertRaises(exception.InstancePowerOnFailure):
+            with objects.InstanceActionEvent.record(
+                    self.ctx, self.uuid, 'compute_start', 'h1',
+                    deferred=True):
+                raise exception.InstancePowerOnFailure(reason='refused')
+        [event] = self._action().events
+        self.assertEqual(('compute_start', 'Error', 'h1'),
+                         (event.event, event.result, event.host))
+        self.assertIsNotNone(event.start_time)
+        self.assertIn('refused', event.details)
+        self.assertEqual('Error', self._action().message)
+        with objects.InstanceActionEvent.record(
+                self.ctx, self.uuid, 'compute_start', 'h1', deferred=True):
+            pass
+        self.assertEqual(['Error', 'Success'],
+                         [e.result for e in self._action().events])
+
+    def test_the_end_of_an_event_whose_row_is_gone_fails_the_write(self):
+        # The state's write carries the event's end: a row deleted under
+        # it (the instance purged) fails the whole write.
+        instance = objects.Instance.get_by_uuid(self.ctx, self.uuid)
+        event = objects.InstanceActionEvent.event_start(
+            self.ctx, self.uuid, 'compute_stop', 'h1', action=self.action)
+        with db_api.session() as session:
+            session.execute(sa.delete(models.InstanceActionEvent))
+        instance.task_state = 'powering-off'
+        self.assertRaises(exception.InstanceActionEventNotFound,
+                          instance.save, and_event=event.succeeding())
+        self.assertIsNone(objects.Instance.get_by_uuid(
+            self.ctx, self.uuid).task_state)
+
+
+class CreateWithActionTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.RequestContext(user_id='u', project_id='p')
+
+    def test_the_action_is_written_with_the_instance(self):
+        instance = objects.Instance(self.ctx, host='h1')
+        action = objects.InstanceAction.starting(self.ctx, instance.uuid,
+                                                 'create')
+        self.assertIsNone(action.id)
+        instance.create(and_action=action)
+        self.assertIsNotNone(action.id)
+        [found] = objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, instance.uuid)
+        self.assertEqual(action.to_dict(), found.to_dict())
+        self.assertEqual(('create', self.ctx.request_id, 'u', 'p'),
+                         (found.action, found.request_id, found.user_id,
+                          found.project_id))
+
+    def test_an_instance_not_created_leaves_no_action(self):
+        taken = objects.Instance(self.ctx, host='h1').create()
+        again = objects.Instance(self.ctx, host='h1', uuid=taken.uuid)
+        action = objects.InstanceAction.starting(self.ctx, taken.uuid,
+                                                 'create')
+        self.assertRaises(exception.InstanceExists, again.create,
+                          and_action=action)
+        # Rolled back with the instance: not written, and known unwritten.
+        self.assertIsNone(action.id)
+        self.assertEqual([], objects.InstanceAction.get_by_instance_uuid(
+            self.ctx, taken.uuid))
+
+    def test_a_creation_whose_commit_fails_leaves_the_action_unwritten(self):
+        # The action's INSERT ran, then the COMMIT failed: the action must
+        # not keep an id that no row has.
+        dbf.fail_a_commit(self, lambda statement, parameters: (
+            statement.startswith('INSERT INTO instance_actions')))
+        instance = objects.Instance(self.ctx, host='h1')
+        action = objects.InstanceAction.starting(self.ctx, instance.uuid,
+                                                 'create')
+        self.assertRaises(sa.exc.OperationalError, instance.create,
+                          and_action=action)
+        self.assertIsNone(action.id)
+        self.assertIsNone(instance.id)
+        self.assertEqual([], objects.Instance.get_all(self.ctx))
+        instance.create(and_action=action)
+        self.assertEqual(['create'], [
+            a.action for a in objects.InstanceAction.get_by_instance_uuid(
+                self.ctx, instance.uuid)])
