@@ -4,6 +4,7 @@ import os
 
 from oslo_config import cfg
 from oslo_policy import generator
+from oslo_policy import policy as oslo_policy
 
 from nova.api.openstack import policy
 from nova import context as nova_context
@@ -96,6 +97,114 @@ class PolicyFileTest(base.TestCase):
         policy.validate()
         self.assertTrue(policy.check(self.operator,
                                      'os_compute_api:servers:show', 'ops'))
+
+    def _interval(self, seconds):
+        self.addCleanup(setattr, policy, 'RELOAD_CHECK_INTERVAL',
+                        policy.RELOAD_CHECK_INTERVAL)
+        policy.RELOAD_CHECK_INTERVAL = seconds
+
+    def _rewrite(self, text):
+        # A later modification time than the last read, whatever the file
+        # system's clock resolution: the file counts as changed.
+        self._write(text)
+        stat = os.stat(self.path)
+        os.utime(self.path, ns=(stat.st_atime_ns,
+                                stat.st_mtime_ns + 10 ** 9 * self.writes))
+        self.writes += 1
+
+    def test_a_changed_file_applies_to_the_next_check(self):
+        # Decisions are remembered; a change of the file forgets them.
+        self.writes = 1
+        self._interval(0)
+        rule = 'os_compute_api:os-evacuate'
+        self._rewrite('"%s": "role:operator"\n' % rule)
+        policy.validate()
+        self.assertTrue(policy.check(self.operator, rule))
+        self.assertTrue(policy.check(self.operator, rule))
+        self._rewrite('"%s": "role:admin"\n' % rule)
+        self.assertFalse(policy.check(self.operator, rule))
+        self._rewrite('"%s": "role:operator"\n' % rule)
+        self.assertTrue(policy.check(self.operator, rule))
+
+    def test_a_file_removed_from_policy_d_gives_the_default_back(self):
+        # oslo.policy rebuilds its rules from scratch then, with nothing
+        # to read: the remembered decisions go too.
+        directory = os.path.join(self.tmp, 'policy.d')
+        os.mkdir(directory)
+        self.flags(policy_dirs=[directory], group='oslo_policy')
+        policy.reset()
+        self._interval(0)
+        rule = 'os_compute_api:os-evacuate'
+        path = os.path.join(directory, 'evacuate.yaml')
+        with open(path, 'w') as f:
+            f.write('"%s": "role:operator"\n' % rule)
+        self.assertTrue(policy.check(self.operator, rule))
+        os.unlink(path)
+        stat = os.stat(directory)
+        os.utime(directory, ns=(stat.st_atime_ns,
+                                stat.st_mtime_ns + 10 ** 9))
+        self.assertFalse(policy.check(self.operator, rule))
+
+    def test_a_file_changed_within_the_interval_applies_after_it(self):
+        self.writes = 1
+        rule = 'os_compute_api:os-evacuate'
+        self._rewrite('"%s": "role:operator"\n' % rule)
+        policy.validate()
+        self.assertTrue(policy.check(self.operator, rule))
+        self._rewrite('"%s": "role:admin"\n' % rule)
+        # Looked at a moment ago: the old decision still holds...
+        self._interval(3600)
+        self.assertTrue(policy.check(self.operator, rule))
+        # ... until the interval has passed.
+        self._interval(0)
+        self.assertFalse(policy.check(self.operator, rule))
+
+    def test_decisions_are_the_enforcers_for_every_caller_and_target(self):
+        # The remembered answer is oslo.policy's own, for owners, other
+        # projects and users, admins, and a role the file grants.
+        self._write('"os_compute_api:os-evacuate": "role:operator"\n')
+        policy.validate()
+        callers = [self.operator, nova_context.get_admin_context(),
+                   nova_context.RequestContext(user_id='u', project_id='p'),
+                   nova_context.RequestContext(user_id='v', project_id='p',
+                                               roles=('reader',))]
+        targets = [(None, None), ('p', 'u'), ('p', 'v'), ('ops', 'x')]
+        plain = oslo_policy.Enforcer(policy.CONF)
+        plain.register_defaults(policy.list_rules())
+        for _round in range(2):         # the second from memory
+            for rule in sorted(policy.RULES):
+                for caller in callers:
+                    for project, user in targets:
+                        target = {'project_id': project or caller.project_id,
+                                  'user_id': user or caller.user_id}
+                        creds = {'user_id': caller.user_id,
+                                 'project_id': caller.project_id,
+                                 'roles': list(caller.roles),
+                                 'is_admin': bool(caller.is_admin)}
+                        self.assertEqual(
+                            bool(plain.enforce(rule, target, creds)),
+                            policy.check(caller, rule, project, user),
+                            (rule, caller.user_id, project, user))
+
+    def test_a_check_of_another_kind_is_asked_every_time(self):
+        # A check oslo.policy does not define itself (http:, an
+        # extension's) may answer differently to the same question:
+        # with one in the rules, no decision is remembered.
+        answers = []
+
+        class Toggle(oslo_policy.Check):
+            def __call__(self, target, creds, enforcer, current_rule=None):
+                answers.append(not answers[-1] if answers else True)
+                return answers[-1]
+
+        oslo_policy.register('test_toggle', Toggle)
+        self.addCleanup(oslo_policy._checks.registered_checks.pop,
+                        'test_toggle')
+        rule = 'os_compute_api:os-evacuate'
+        self._write('"%s": "test_toggle:x"\n' % rule)
+        policy.validate()
+        seen = [policy.check(self.operator, rule) for _ in range(4)]
+        self.assertEqual([True, False, True, False], seen)
 
 
 class SamplePolicyTest(base.TestCase):
