@@ -154,8 +154,8 @@ def host_zones(context) -> dict[str, list[str]]:
         == models.AggregateHost.aggregate_id).where(
             models.AggregateMetadata.key == ZONE_KEY)
     zones: dict[str, set[str]] = {}
-    with db_api.session(read_only=True) as session:
-        for host, zone in session.execute(query):
+    with db_api.reading() as connection:
+        for host, zone in connection.execute(query):
             zones.setdefault(host, set()).add(zone)
     return {host: sorted(found) for host, found in zones.items()}
 

@@ -34,9 +34,9 @@ def _private_row_id(session, flavorid) -> int:
 
 def get_projects(context, flavorid) -> list[str]:
     """The projects granted the private flavor, in the order granted."""
-    with db_api.session(read_only=True) as session:
-        row_id = _private_row_id(session, flavorid)
-        return list(session.scalars(sa.select(
+    with db_api.reading() as connection:
+        row_id = _private_row_id(connection, flavorid)
+        return list(connection.scalars(sa.select(
             models.FlavorProject.project_id).where(
                 models.FlavorProject.flavor_id == row_id).order_by(
                     models.FlavorProject.id)))

@@ -48,8 +48,8 @@ def take_or_renew(region: str, holder: str, seconds: float) -> bool:
 def holds(region: str, holder: str) -> bool:
     """Whether ``holder`` holds the lease of ``region`` now (not
     expired)."""
-    with db_api.session(read_only=True) as session:
-        found = session.scalars(sa.select(_table.holder).where(
+    with db_api.reading() as connection:
+        found = connection.scalars(sa.select(_table.holder).where(
             _table.region == region, _table.holder == holder,
             _table.expires_at > fields.utcnow())).first()
     return found is not None
@@ -58,8 +58,8 @@ def holds(region: str, holder: str) -> bool:
 def holder_of(region: str) -> str | None:
     """Who holds the lease of ``region`` (expired or not); None if
     nobody."""
-    with db_api.session(read_only=True) as session:
-        return session.scalars(sa.select(_table.holder).where(
+    with db_api.reading() as connection:
+        return connection.scalars(sa.select(_table.holder).where(
             _table.region == region)).one_or_none()
 
 

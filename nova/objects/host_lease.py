@@ -116,8 +116,8 @@ def give_back(context, host: str, holder: str) -> bool:
 def holder_of(context, host: str) -> str | None:
     """Who holds the lease on ``host`` now (expired or not); None if nobody.
     """
-    with db_api.session(read_only=True) as session:
-        return session.scalars(sa.select(_table.holder).where(
+    with db_api.reading() as connection:
+        return connection.scalars(sa.select(_table.holder).where(
             _table.host == host)).one_or_none()
 
 

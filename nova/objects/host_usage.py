@@ -173,10 +173,10 @@ def _totals(hosts: list[str], node: str | None,
     if node is not None:
         query = query.where(table.node == node)
     found = {host: [0, 0, 0] for host in hosts}
-    with db_api.session(read_only=True) as session:
-        for host, vcpus, memory_mb, disk_gb in session.execute(query):
+    with db_api.reading() as connection:
+        for host, vcpus, memory_mb, disk_gb in connection.execute(query):
             found[host] = [int(vcpus), int(memory_mb), int(disk_gb)]
-        excluded = (share_of(session, exclude_uuid)
+        excluded = (share_of(connection, exclude_uuid)
                     if exclude_uuid is not None else None)
     if excluded is not None and excluded.host in found and (
             node is None or excluded.node == node):

@@ -117,9 +117,10 @@ class InstanceGroup:
     def get_by_instance_uuid(cls, context, instance_uuid: str
                              ) -> 'InstanceGroup | None':
         """The group the server is in, or None."""
-        with db_api.session(read_only=True) as session:
-            group_uuid = session.scalars(sa.select(_Member.group_uuid).where(
-                _Member.instance_uuid == instance_uuid)).first()
+        with db_api.reading() as connection:
+            group_uuid = connection.scalars(
+                sa.select(_Member.group_uuid).where(
+                    _Member.instance_uuid == instance_uuid)).first()
         if group_uuid is None:
             return None
         try:
@@ -171,14 +172,14 @@ class InstanceGroup:
         (the server being placed) left out. A member counts once on
         each host it is on or going to."""
         instances = models.Instance
-        with db_api.session(read_only=True) as session:
-            placed = session.execute(
+        with db_api.reading() as connection:
+            placed = connection.execute(
                 sa.select(instances.uuid, instances.host)
                 .join(_Member, _Member.instance_uuid == instances.uuid)
                 .where(_Member.group_uuid == group_uuid,
                        instances.deleted == sa.false(),
                        instances.host.is_not(None))).all()
-            arriving = session.execute(
+            arriving = connection.execute(
                 sa.select(models.Migration.instance_uuid,
                           models.Migration.dest_compute)
                 .join(_Member,

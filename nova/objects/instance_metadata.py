@@ -44,8 +44,8 @@ class InstanceMetadata:
         query = sa.select(_TABLE.instance_uuid, _TABLE.key,
                           _TABLE.value).where(
             _TABLE.instance_uuid.in_(uuids)).order_by(_TABLE.id)
-        with db_api.session(read_only=True) as session:
-            for uuid, key, value in session.execute(query):
+        with db_api.reading() as connection:
+            for uuid, key, value in connection.execute(query):
                 result.setdefault(uuid, {})[key] = value
         return result
 
@@ -57,8 +57,8 @@ class InstanceMetadata:
         query = sa.select(_TABLE.instance_uuid).where(_TABLE.key == key)
         if value is not None:
             query = query.where(_TABLE.value == value)
-        with db_api.session(read_only=True) as session:
-            return list(session.scalars(query.order_by(_TABLE.id)))
+        with db_api.reading() as connection:
+            return list(connection.scalars(query.order_by(_TABLE.id)))
 
     @staticmethod
     def replace(context, instance_uuid: str | None,

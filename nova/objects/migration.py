@@ -76,8 +76,8 @@ class Migration(base.NovaObject):
         return self
 
     def _check_instance_exists(self) -> None:
-        with db_api.session(read_only=True) as session:
-            found = session.scalar(sa.select(models.Instance.id).where(
+        with db_api.reading() as connection:
+            found = connection.scalar(sa.select(models.Instance.id).where(
                 models.Instance.uuid == self.instance_uuid))
         if found is None:
             raise exception.InstanceNotFound(instance_id=self.instance_uuid)

@@ -228,5 +228,5 @@ class Port(base.NovaObject):
         query = sa.select(models.Port.ip_address).where(
             models.Port.network_uuid == network_uuid,
             models.Port.ip_address.is_not(None))
-        with db_api.session(read_only=True) as session:
-            return set(session.scalars(query).all())
+        with db_api.reading() as connection:
+            return set(connection.scalars(query).all())

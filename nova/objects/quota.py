@@ -53,8 +53,8 @@ class QuotaLimits:
     def get(self) -> dict[str, int]:
         """{resource: hard_limit} of the resources this owner has a row
         for."""
-        with db_api.session(read_only=True) as session:
-            rows = session.execute(
+        with db_api.reading() as connection:
+            rows = connection.execute(
                 sa.select(self.model.resource, self.model.hard_limit)
                 .where(*self._where())).all()
         return {resource: limit for resource, limit in rows}

@@ -40,13 +40,13 @@ class InstanceUsage:
         ).where(row.project_id == project_id, row.deleted.is_(False))
         if user_id is not None:
             query = query.where(row.user_id == user_id)
-        with db_api.session(read_only=True) as session:
-            instances, cores, ram = session.execute(query).one()
+        with db_api.reading() as connection:
+            instances, cores, ram = connection.execute(query).one()
         return cls(instances=int(instances), cores=int(cores), ram=int(ram))
 
 
 def count_key_pairs(user_id: str) -> int:
-    with db_api.session(read_only=True) as session:
-        return session.scalar(
+    with db_api.reading() as connection:
+        return connection.scalar(
             sa.select(sa.func.count(models.KeyPair.id))
             .where(models.KeyPair.user_id == user_id))

@@ -341,17 +341,18 @@ class ServersController:
                 for i in instances]}, instances, limit)
 
     @staticmethod
-    def _services_for_host_status(req):
-        # host_status (2.16) is shown to administrators only.
+    def _services_for_host_status(req, host=None):
+        # host_status (2.16) is shown to administrators only. ``host``:
+        # one server's, whose service alone is read.
         if req.is_version('2.16') and req.context.is_admin:
-            return views.compute_services_by_host(req.context)
+            return views.compute_services_by_host(req.context, host)
         return None
 
     def show(self, req, server_id):
         policy.authorize(req.context, 'os_compute_api:servers:show')
         instance = common.get_instance(self.compute_api, req.context,
                                        server_id)
-        services = self._services_for_host_status(req)
+        services = self._services_for_host_status(req, instance.host or '')
         return {'server': views.detail(req, instance, services, show=True)}
 
     # -- create and delete ---------------------------------------------------

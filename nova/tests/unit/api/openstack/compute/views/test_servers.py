@@ -10,6 +10,7 @@ from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
 from nova.objects import fields
+from nova.tests.fixtures import database as dbf
 from nova.tests.unit.api.openstack import fakes
 
 PORT = 'a3b0c6a2-1f0e-4b8e-9c11-5d2f7e8a9b01'
@@ -151,6 +152,24 @@ class ServerViewTest(fakes.APITestCase):
             instance, version='2.16')['host_status'])
         self.assertNotIn('host_status', self.show(
             instance, token=fakes.USER_TOKEN, version='2.16'))
+
+    def test_host_status_of_one_server_reads_its_hosts_service_only(self):
+        instance = self.make_instance()
+        with dbf.recorded_statements() as statements:
+            self.assertEqual('UP', self.show(
+                instance, version='2.16')['host_status'])
+        reads = [s for s in statements if 'FROM services' in s]
+        self.assertEqual(1, len(reads), reads)
+        self.assertIn('services.host =', reads[0])
+
+    def test_host_status_of_a_host_without_service(self):
+        instance = self.make_instance()
+        with db_api.session() as session:
+            session.execute(sa.update(models.Instance).where(
+                models.Instance.uuid == instance.uuid).values(
+                    host='gone', node='gone'))
+        self.assertEqual('UNKNOWN', self.show(
+            instance, version='2.16')['host_status'])
 
 
 class ServerViewFrom254Test(fakes.APITestCase):
