@@ -28,9 +28,11 @@ Example::
     network_api.deallocate_for_instance(ctx, instance)    # addresses freed
 """
 
+import collections
 import dataclasses
 import ipaddress
 import random
+import threading
 import types
 from typing import Mapping
 
@@ -128,6 +130,58 @@ class InstancePorts:
 
     def all_bound_to(self, host) -> bool:
         return all(port.binding_host == host for port in self.ports)
+
+
+class _AddressesBeingTaken:
+    """The fixed addresses this process chose and is writing, by network.
+
+    Threads of one process allocating on one network at once would all
+    choose the same lowest free address and all but one would fail their
+    INSERT and read the free ones again: an address chosen here is left
+    out by the others until its port is written (or not). The addresses
+    taken are read under the same lock, so a port written meanwhile is
+    either read or still held here: threads of one process never choose
+    the same address. Other processes still meet at the database's unique
+    constraint, as before.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        # Each address with the number of allocations writing it.
+        self._by_network: dict[str, collections.Counter[str]] = {}
+
+    def choose(self, network, read_taken) -> str | None:
+        """The lowest free address of ``network`` that is neither taken
+        (``read_taken()``) nor being taken here, held until ``done``. When
+        only addresses being taken here are left, the lowest of those:
+        its write may still fail, and a network is full only when the
+        database says so."""
+        with self._lock:
+            taken = read_taken()
+            mine = self._by_network.setdefault(network.uuid,
+                                               collections.Counter())
+            address = free_address(network.cidr, taken | set(mine))
+            if address is None:
+                address = free_address(network.cidr, taken)
+            if address is not None:
+                mine[address] += 1
+            return address
+
+    def done(self, network, address: str | None) -> None:
+        if address is None:
+            return
+        with self._lock:
+            mine = self._by_network.get(network.uuid)
+            if mine is None:
+                return
+            mine[address] -= 1
+            if mine[address] <= 0:
+                del mine[address]
+            if not mine:
+                del self._by_network[network.uuid]
+
+
+_being_taken = _AddressesBeingTaken()
 
 
 class API:
@@ -232,15 +286,16 @@ class API:
         mac_attempts = ip_attempts = 0
         while True:
             address = self._free_address(context, network)
-            port = objects.Port(context, network_uuid=network.uuid,
-                                mac_address=random_mac(self._random),
-                                ip_address=address,
-                                instance_uuid=instance.uuid,
-                                binding_host=host,
-                                status=network_obj.DOWN,
-                                device_owner=DEVICE_OWNER)
             try:
-                return port.create()
+                try:
+                    return objects.Port(
+                        context, network_uuid=network.uuid,
+                        mac_address=random_mac(self._random),
+                        ip_address=address, instance_uuid=instance.uuid,
+                        binding_host=host, status=network_obj.DOWN,
+                        device_owner=DEVICE_OWNER).create()
+                finally:
+                    _being_taken.done(network, address)
             except exception.FixedIpAlreadyInUse:
                 ip_attempts += 1
                 if ip_attempts >= _IP_ATTEMPTS:
@@ -264,8 +319,9 @@ class API:
     def _free_address(context, network):
         if not network.cidr:
             return None
-        taken = objects.Port.get_ip_addresses(context, network.uuid)
-        address = free_address(network.cidr, taken)
+        address = _being_taken.choose(
+            network, lambda: objects.Port.get_ip_addresses(context,
+                                                           network.uuid))
         if address is None:
             raise exception.NoMoreFixedIps(network=network.name)
         return address

@@ -9,6 +9,7 @@ from nova.network import api as network_api
 from nova import objects
 from nova.objects import network as network_obj
 from nova.tests import base
+from nova.tests.fixtures import database as dbf
 
 MAC_RE = re.compile(r'^fa:16:3e(:[0-9a-f]{2}){3}$')
 
@@ -254,6 +255,38 @@ class TestFixedAddresses(base.TestCase):
         rows = [self._addresses(i) for i in instances]
         self.assertEqual(sorted(r[0] for r in rows if r),
                          ['10.9.0.%d' % i for i in range(2, 7)])
+
+    def test_allocations_of_one_process_do_not_choose_the_same_address(self):
+        # Eight requests at once in one process, on a network with room:
+        # each chooses another address, so no INSERT of a port fails and
+        # no one reads the free addresses twice.
+        instances = [self._instance('vm%d' % i) for i in range(8)]
+        barrier = threading.Barrier(len(instances))
+        errors = []
+
+        def allocate(instance):
+            api = network_api.API()
+            barrier.wait()
+            try:
+                api.allocate_for_instance(self.ctxt, instance, ['public'])
+            except Exception as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=allocate, args=(i,))
+                   for i in instances]
+        with dbf.recorded_statements() as statements:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+        self.assertEqual([], errors)
+        self.assertEqual(8, len([s for s in statements
+                                 if s.startswith('INSERT INTO ports')]))
+        self.assertEqual(8, len([s for s in statements
+                                 if 'ports.ip_address IS NOT NULL' in s]))
+        self.assertEqual(sorted('172.24.4.%d' % i for i in range(2, 10)),
+                         sorted(a for i in instances
+                                for a in self._addresses(i)))
 
     def test_network_without_cidr_gives_no_address(self):
         self.api.create_network(self.ctxt, 'flat', 'br-flat')
