@@ -68,8 +68,12 @@ def project_limits(project_id: str) -> dict[str, int]:
     return limits
 
 
-def user_limits(project_id: str, user_id: str) -> dict[str, int]:
-    limits = project_limits(project_id)
+def user_limits(project_id: str, user_id: str,
+                project: dict[str, int] | None = None) -> dict[str, int]:
+    """The user's limits: the project's (``project``, when read already)
+    with the user's own over them."""
+    limits = dict(project) if project is not None else \
+        project_limits(project_id)
     limits.update(quota_obj.QuotaLimits.for_user(project_id,
                                                  user_id).get())
     return limits
@@ -111,9 +115,10 @@ def _over(limit: int, used: int, requested: int) -> bool:
 class _Scope:
     project_id: str
     user_id: str | None
+    limits: dict[str, int]
 
     def check_instances(self, requested: dict[str, int]) -> None:
-        limits = limits_of(self.project_id, self.user_id)
+        limits = self.limits
         used = quota_usage.InstanceUsage.count(self.project_id,
                                                self.user_id)
         overs = sorted(name for name in _INSTANCE_RESOURCES
@@ -131,9 +136,13 @@ class _Scope:
 
 
 def _scopes(context) -> list[_Scope]:
-    # The project's limits first, then the user's within it.
-    return [_Scope(context.project_id, None),
-            _Scope(context.project_id, context.user_id)]
+    # The project's limits first, then the user's within it; each level
+    # read once (the user's are the project's with its own over them).
+    project = project_limits(context.project_id)
+    return [_Scope(context.project_id, None, project),
+            _Scope(context.project_id, context.user_id,
+                   user_limits(context.project_id, context.user_id,
+                               project=project))]
 
 
 def _requested(flavor, count: int) -> dict[str, int]:

@@ -8,6 +8,7 @@ from nova import context as nova_context
 from nova import exception
 from nova.model import vm_states
 from nova import objects
+from nova.tests.fixtures import database as dbf
 from nova.tests import sample_keys
 from nova.tests.unit.api.openstack import fakes
 
@@ -139,6 +140,25 @@ class RecheckTest(fakes.APITestCase):
                           quotas.recheck_instances, ctx)
         self.flags(recheck_quota=False, group='quota')
         quotas.recheck_instances(ctx)
+
+    def test_each_level_of_limits_is_read_once(self):
+        # The class defaults, the project's and the user's: the user's
+        # scope builds on the project's instead of reading it again.
+        ctx = nova_context.RequestContext(user_id='alice',
+                                          project_id='demo')
+        quotas.set_limits('demo', None, {'instances': 5})
+        quotas.set_limits('demo', 'alice', {'instances': 1})
+        self.make_instance()
+        with dbf.recorded_statements() as statements:
+            self.assertRaises(exception.TooManyInstances,
+                              quotas.check_instances, ctx,
+                              objects.Flavor.get_by_flavor_id(ctx, '1'))
+        tables = [table for s in statements
+                  for table in ('quota_classes', 'project_user_quotas',
+                                'quotas')
+                  if 'FROM %s ' % table in s + ' ']
+        self.assertEqual(['quota_classes', 'quotas', 'project_user_quotas'],
+                         tables)
 
     def test_key_pairs_over_the_limit_are_found(self):
         ctx = nova_context.RequestContext(user_id='alice',
