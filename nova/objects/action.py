@@ -20,6 +20,7 @@ import datetime
 import traceback
 
 from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
 
 from nova.db import models
 from nova import exception
@@ -253,7 +254,14 @@ class InstanceActionEvent(base.NovaObject):
             self.user_details = exception.safe_message_of(exc)[:_USER_LEN]
         if not self.written or not self._db_update():
             self._forget_id()
-            self._db_insert()
+            try:
+                self._db_insert()
+            except sa_exc.IntegrityError:
+                # The action itself is gone (its instance purged): there
+                # is nothing left to record the event in.
+                LOG.warning('Event %(event)s of action %(action)s not '
+                            'recorded: the action is gone',
+                            {'event': self.event, 'action': action.id})
         if exc is not None:
             action.message = ERROR
             action._db_update()

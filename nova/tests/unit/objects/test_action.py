@@ -172,6 +172,19 @@ class InstanceActionEventTestCase(base.TestCase):
         self.assertIsNone(objects.Instance.get_by_uuid(
             self.ctx, self.uuid).task_state)
 
+    def test_an_event_whose_action_is_gone_ends_without_failing(self):
+        # The instance's actions purged while the operation ran: the
+        # operation's success is not turned into a failure by the record.
+        with objects.InstanceActionEvent.record(self.ctx, self.uuid,
+                                                'compute_stop', 'h1'):
+            with db_api.session() as session:
+                session.execute(sa.delete(models.InstanceActionEvent))
+                session.execute(sa.delete(models.InstanceAction))
+        self.assertIsNone(self._action())
+        with db_api.session() as session:
+            self.assertEqual([], session.execute(
+                sa.select(models.InstanceActionEvent.id)).all())
+
 
 class CreateWithActionTestCase(base.TestCase):
 
