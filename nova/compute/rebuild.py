@@ -208,7 +208,7 @@ class RebuildWorkflow:
         nodes = self.driver.get_available_nodes()
         return nodes[0] if nodes else self.host
 
-    def _claim_evacuation(self, context, instance, event=None):
+    def _claim_evacuation(self, context, instance, event):
         """Refuse what is not an evacuation to this host; then, in one
         transaction, migration ``accepted`` -> ``pre-migrating`` and the
         instance's token for this host's attempt, both by compare-and-
@@ -441,7 +441,7 @@ class RebuildWorkflow:
 
     # -- rebuild on the same host -----------------------------------------
 
-    def _claim_rebuild(self, instance, transition, event=None):
+    def _claim_rebuild(self, instance, transition, event):
         if instance.host != self.host:
             raise exception.InvalidInput(
                 reason='instance %s is on host %s, not %s' % (

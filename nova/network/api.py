@@ -29,6 +29,7 @@ Example::
 """
 
 import collections
+import contextlib
 import dataclasses
 import ipaddress
 import random
@@ -167,9 +168,7 @@ class _AddressesBeingTaken:
                 mine[address] += 1
             return address
 
-    def done(self, network, address: str | None) -> None:
-        if address is None:
-            return
+    def done(self, network, address: str) -> None:
         with self._lock:
             mine = self._by_network.get(network.uuid)
             if mine is None:
@@ -285,17 +284,14 @@ class API:
         allocation took meanwhile makes this one take the next free."""
         mac_attempts = ip_attempts = 0
         while True:
-            address = self._free_address(context, network)
             try:
-                try:
+                with self._free_address(context, network) as address:
                     return objects.Port(
                         context, network_uuid=network.uuid,
                         mac_address=random_mac(self._random),
                         ip_address=address, instance_uuid=instance.uuid,
                         binding_host=host, status=network_obj.DOWN,
                         device_owner=DEVICE_OWNER).create()
-                finally:
-                    _being_taken.done(network, address)
             except exception.FixedIpAlreadyInUse:
                 ip_attempts += 1
                 if ip_attempts >= _IP_ATTEMPTS:
@@ -316,15 +312,22 @@ class API:
                             % _MAC_ATTEMPTS)
 
     @staticmethod
+    @contextlib.contextmanager
     def _free_address(context, network):
+        """A free address of ``network`` (None without a subnet), held
+        from the other allocations of this process for the body."""
         if not network.cidr:
-            return None
+            yield None
+            return
         address = _being_taken.choose(
             network, lambda: objects.Port.get_ip_addresses(context,
                                                            network.uuid))
         if address is None:
             raise exception.NoMoreFixedIps(network=network.name)
-        return address
+        try:
+            yield address
+        finally:
+            _being_taken.done(network, address)
 
     def allocate_for_instance(self, context, instance,
                               requested_networks=None, host=None):

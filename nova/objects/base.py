@@ -204,19 +204,17 @@ class NovaObject:
         (a unique column already taken). ``also(session, values)`` runs
         in the same transaction, after the INSERT.
         """
-        values = self._db_values(n for n in self.fields if n != 'id')
         try:
             with db_api.session() as session:
-                result = session.execute(
-                    sa.insert(self.model).values(**values))
+                values = self._db_insert_in(session)
                 if also is not None:
                     also(session, values)
-        except sa_exc.IntegrityError:
-            if conflict is None:
-                raise
-            raise conflict
-        object.__setattr__(self, 'id', result.inserted_primary_key[0])
-        self.obj_reset_changes()
+        except Exception as e:
+            if self.id is not None:
+                self._forget_id()
+            if conflict is not None and isinstance(e, sa_exc.IntegrityError):
+                raise conflict
+            raise
 
     def _db_update(self, *where, conflict=None, extra=None) -> bool:
         """UPDATE the changed fields of this row (by ``id``), atomically.
@@ -263,19 +261,19 @@ class NovaObject:
         self.obj_reset_changes()
         return True
 
-    def _db_insert_in(self, session) -> None:
-        """INSERT this object (every field but ``id``) in ``session``, the
-        transaction of another object's write that carries it; ``id`` is
-        set from the new row.
+    def _db_insert_in(self, session) -> dict:
+        """INSERT this object (every field but ``id``) in ``session``;
+        ``id`` is set from the new row. Returns the values written.
 
-        NOTE: that transaction may still roll back after this: a caller
-        whose commit failed must not trust ``id`` (``forget_id``).
+        NOTE: the transaction may still roll back after this: a caller
+        whose commit failed must not trust ``id`` (``_forget_id``).
         """
         values = self._db_values(n for n in self.fields if n != 'id')
         result = session.execute(sa.insert(self.model.__table__).values(
             **values))
         object.__setattr__(self, 'id', result.inserted_primary_key[0])
         self.obj_reset_changes()
+        return values
 
     def _forget_id(self) -> None:
         """Back to unsaved: the transaction that inserted this row did not

@@ -341,18 +341,18 @@ class ServersController:
                 for i in instances]}, instances, limit)
 
     @staticmethod
-    def _services_for_host_status(req, host=None):
-        # host_status (2.16) is shown to administrators only. ``host``:
-        # one server's, whose service alone is read.
+    def _services_for_host_status(req, instance=None):
+        # host_status (2.16) is shown to administrators only. ``instance``:
+        # the one server shown, whose host's service alone is read.
         if req.is_version('2.16') and req.context.is_admin:
-            return views.compute_services_by_host(req.context, host)
+            return views.compute_services_by_host(req.context, instance)
         return None
 
     def show(self, req, server_id):
         policy.authorize(req.context, 'os_compute_api:servers:show')
         instance = common.get_instance(self.compute_api, req.context,
                                        server_id)
-        services = self._services_for_host_status(req, instance.host or '')
+        services = self._services_for_host_status(req, instance)
         return {'server': views.detail(req, instance, services, show=True)}
 
     # -- create and delete ---------------------------------------------------

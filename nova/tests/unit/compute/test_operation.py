@@ -145,15 +145,20 @@ class TestRunner(fixtures.ComputeTestCase):
         self.assertIn('stuck', faults[0].message)
         self.assertEqual(fixtures.HOST, faults[0].host)
 
+    def assertRefusedWithItsEvent(self, error, instance, operation):
+        """``operation`` raises ``error`` before its body runs, and leaves
+        one event, ended 'Error'."""
+        ran = []
+        self.assertRaises(error, self.runner.run, self.context, instance,
+                          operation, lambda: ran.append(1))
+        self.assertEqual([], ran)
+        self.assertEqual([(operation.action, operation.event, 'Error')],
+                         self.events(instance))
+
     def test_refused_operation_records_the_event_only(self):
         instance = self.active_instance()
-        ran = []
-        self.assertRaises(exception.InstanceInvalidState, self.runner.run,
-                          self.context, instance, START,
-                          lambda: ran.append(1))
-        self.assertEqual([], ran)
-        self.assertEqual([('start', 'compute_start_instance', 'Error')],
-                         self.events(instance))
+        self.assertRefusedWithItsEvent(exception.InstanceInvalidState,
+                                       instance, START)
         self.assertEqual([], self.faults(instance))
         self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
                          self.states(instance))
@@ -242,13 +247,8 @@ class TestRunner(fixtures.ComputeTestCase):
         other = self.reload(instance)
         other.vm_state = vm_states.STOPPED
         other.save()
-        ran = []
-        self.assertRaises(exception.UnexpectedVMStateError, self.runner.run,
-                          self.context, instance, STOP,
-                          lambda: ran.append(1))
-        self.assertEqual([], ran)
-        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
-                         self.events(instance))
+        self.assertRefusedWithItsEvent(exception.UnexpectedVMStateError,
+                                       instance, STOP)
         self.assertEqual(vm_states.STOPPED, self.reload(instance).vm_state)
 
     def test_a_claim_whose_commit_fails_still_records_its_event(self):
@@ -258,13 +258,8 @@ class TestRunner(fixtures.ComputeTestCase):
         instance = self.active_instance()
         dbf.fail_a_commit(self, lambda statement, parameters: (
             statement.startswith('INSERT INTO instance_actions_events')))
-        ran = []
-        self.assertRaises(sa.exc.OperationalError, self.runner.run,
-                          self.context, instance, STOP,
-                          lambda: ran.append(1))
-        self.assertEqual([], ran)
-        self.assertEqual([('stop', 'compute_stop_instance', 'Error')],
-                         self.events(instance))
+        self.assertRefusedWithItsEvent(sa.exc.OperationalError, instance,
+                                       STOP)
         self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
                          self.states(instance))
 

@@ -225,8 +225,7 @@ def changed(req, instance, rebuild=False, metadata=None) -> dict:
     """The view ``PUT /servers/{id}`` (and, with ``rebuild``, the
     rebuild action) answers."""
     if req.is_version('2.75'):
-        services = (compute_services_by_host(req.context,
-                                             instance.host or '')
+        services = (compute_services_by_host(req.context, instance)
                     if req.context.is_admin else None)
         view = detail(req, instance, services, show=True, metadata=metadata)
         if rebuild:
@@ -297,17 +296,16 @@ def detail(req, instance, services=None, show=False,
     return view
 
 
-def compute_services_by_host(context, host: str | None = None) -> dict:
-    """{host: its nova-compute service}: of every host, or of ``host``
-    only (none for a server on no host)."""
-    if host is None:
+def compute_services_by_host(context, instance=None) -> dict:
+    """{host: its nova-compute service}: of every host, or only of
+    ``instance``'s (one server's view needs no other)."""
+    if instance is None:
         services = objects.Service.get_all(context, binary=binaries.COMPUTE)
-    elif not host:
-        services = []
-    else:
-        try:
-            services = [objects.Service.get_by_host_and_binary(
-                context, host, binaries.COMPUTE)]
-        except exception.ServiceNotFound:
-            services = []
-    return {service.host: service for service in services}
+        return {service.host: service for service in services}
+    if not instance.host:
+        return {}
+    try:
+        return {instance.host: objects.Service.get_by_host_and_binary(
+            context, instance.host, binaries.COMPUTE)}
+    except exception.ServiceNotFound:
+        return {}
