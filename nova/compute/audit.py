@@ -252,7 +252,8 @@ def _ports(instance) -> set[str]:
 def _plugged_ports(context, host, driver, candidates):
     """{instance uuid: plugged port ids} and the plugged ports no instance
     could be found for."""
-    everything = set(driver.plugged_vif_ids())
+    plugged = driver.plugged_vifs_by_instance()
+    everything = set().union(*plugged.values())
     if not everything:
         return {}, set()
     own_ports = set()
@@ -264,9 +265,9 @@ def _plugged_ports(context, host, driver, candidates):
             candidates.add(instance.uuid)
     by_instance = {}
     for uuid in sorted(candidates):
-        ports = set(driver.plugged_vif_ids(uuid))
+        ports = plugged.get(uuid)
         if ports:
-            by_instance[uuid] = ports
+            by_instance[uuid] = set(ports)
     attributed = own_ports.union(*by_instance.values())
     return by_instance, everything - attributed
 

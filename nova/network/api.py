@@ -439,8 +439,14 @@ class API:
             LOG.info('Deallocated ports %(ports)s',
                      {'ports': [p.uuid for p in ports]}, instance=instance)
 
-    def get_ports_by_host(self, context, host, instance_uuids=None):
-        """Every port bound to ``host``; only those of ``instance_uuids``
-        when given."""
+    def get_ports_by_host(self, context, host, instance_uuids=None,
+                          uuids=None):
+        """Every port bound to ``host``; only those of ``instance_uuids``,
+        or those of ``uuids``, when given."""
         return objects.Port.get_by_binding_host(
-            context, host, instance_uuids=instance_uuids)
+            context, host, instance_uuids=instance_uuids, uuids=uuids)
+
+    def get_port_states_by_host(self, context, host):
+        """The uuid, instance and status of every port bound to ``host``
+        (``objects.network.PortState``)."""
+        return objects.Port.states_by_binding_host(context, host)

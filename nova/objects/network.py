@@ -14,6 +14,7 @@ the same one.
 """
 
 import datetime
+import typing
 
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -29,6 +30,14 @@ BUILD = 'BUILD'
 ACTIVE = 'ACTIVE'
 ERROR = 'ERROR'
 PORT_STATUSES = models.PORT_STATUSES
+
+
+class PortState(typing.NamedTuple):
+    """A port's status as one read saw it (``Port.states_by_binding_host``).
+    """
+    uuid: str
+    instance_uuid: str | None
+    status: str
 
 
 class Network(base.NovaObject):
@@ -200,11 +209,12 @@ class Port(base.NovaObject):
                                                   models.Port.id])
 
     @classmethod
-    def get_by_binding_host(cls, context, host, instance_uuids=None
-                            ) -> list['Port']:
+    def get_by_binding_host(cls, context, host, instance_uuids=None,
+                            uuids=None) -> list['Port']:
         """Every port bound to ``host`` (what its network agent watches);
-        only those of ``instance_uuids`` when given (none for an empty
-        collection; the index on ``instance_uuid`` serves it).
+        only those of ``instance_uuids`` (the index on ``instance_uuid``
+        serves it), or those whose uuid is in ``uuids``, when given (none
+        for an empty collection).
 
         NOTE: ``binding_host`` has no index. Each agent runs this query
         once per poll interval; measured on SQLite, the scan itself takes
@@ -214,13 +224,26 @@ class Port(base.NovaObject):
         an index in a new migration if deployments grow to tens of
         thousands of ports.
         """
-        if instance_uuids is None:
-            return cls._db_get_all(context, models.Port.binding_host == host)
-        if not instance_uuids:
-            return []
-        return cls._db_get_all(
-            context, models.Port.binding_host == host,
-            models.Port.instance_uuid.in_(sorted(instance_uuids)))
+        where = [models.Port.binding_host == host]
+        for column, values in ((models.Port.instance_uuid, instance_uuids),
+                               (models.Port.uuid, uuids)):
+            if values is not None:
+                if not values:
+                    return []
+                where.append(column.in_(sorted(values)))
+        return cls._db_get_all(context, *where)
+
+    @classmethod
+    def states_by_binding_host(cls, context, host) -> list['PortState']:
+        """The uuid, instance and status of every port bound to ``host``,
+        read as columns: what a network agent's full look needs to find
+        the few ports whose status is out of date, without building an
+        object for each of the hundreds that are not."""
+        query = sa.select(models.Port.uuid, models.Port.instance_uuid,
+                          models.Port.status).where(
+            models.Port.binding_host == host)
+        with db_api.reading() as connection:
+            return [PortState(*row) for row in connection.execute(query)]
 
     @classmethod
     def get_ip_addresses(cls, context, network_uuid) -> set[str]:

@@ -610,18 +610,29 @@ class ComputeDriver:
             except Exception:
                 LOG.exception('VIF listener failed')
 
+    def plugged_vifs_by_instance(self) -> dict[str, set[str]]:
+        """The port ids whose VIF is plugged on this host now, by the uuid
+        of the instance they were plugged for.
+
+        The host's network agent (``nova.network.agent``) reads it once
+        per full look to mark ports ``ACTIVE`` and send
+        ``network-vif-plugged``, as Neutron's agent watches its bridges:
+        one call for every instance, not one per instance. A driver that
+        cannot tell returns an empty mapping (the default): its ports are
+        then never reported plugged, and waiting for the event times out.
+        """
+        return {}
+
     def plugged_vif_ids(self, instance_uuid: str | None = None
                         ) -> set[str]:
-        """Port ids whose VIF is plugged on this host now, as a set.
-
-        Only for ``instance_uuid`` when given, else for every instance.
-        The host's network agent (``nova.network.agent``) polls it to mark
-        ports ``ACTIVE`` and send ``network-vif-plugged``, as Neutron's
-        agent watches its bridges. A driver that cannot tell returns an
-        empty set (the default): its ports are then never reported
-        plugged, and waiting for the event times out.
-        """
-        return set()
+        """Port ids whose VIF is plugged on this host now, as a set: of
+        ``instance_uuid`` when given, else of every instance (what
+        ``plugged_vifs_by_instance`` says; a driver that can answer for
+        one instance more cheaply does)."""
+        plugged = self.plugged_vifs_by_instance()
+        if instance_uuid is not None:
+            return plugged.get(instance_uuid, set())
+        return set().union(*plugged.values())
 
 
 def load_compute_driver(virtapi, settings, compute_driver):

@@ -383,6 +383,10 @@ class FakeDriver(driver.ComputeDriver):
     def plug_vifs(self, instance, network_info):
         self._plug_vifs(instance, network_info, None)
 
+    def plugged_vifs_by_instance(self):
+        with self._lock:
+            return {uuid: set(vifs) for uuid, vifs in self._vifs.items()}
+
     def plugged_vif_ids(self, instance_uuid=None):
         with self._lock:
             if instance_uuid is not None:

@@ -548,6 +548,9 @@ class LibvirtDriver(driver.ComputeDriver):
             raise
         self._vifs_changed(instance.uuid)
 
+    def plugged_vifs_by_instance(self):
+        return self.vif_driver.plugged_vifs_by_instance()
+
     def plugged_vif_ids(self, instance_uuid=None):
         return self.vif_driver.plugged_vif_ids(instance_uuid)
 

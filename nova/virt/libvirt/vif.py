@@ -47,9 +47,16 @@ class VIFDriver(abc.ABC):
         """Remove the host side of ``vif``; nothing there is fine."""
 
     @abc.abstractmethod
+    def plugged_vifs_by_instance(self) -> dict[str, set[str]]:
+        """The port ids plugged on this host now, by instance uuid."""
+
     def plugged_vif_ids(self, instance_uuid=None) -> set[str]:
         """Port ids plugged on this host now (of one instance, if given).
         """
+        plugged = self.plugged_vifs_by_instance()
+        if instance_uuid is not None:
+            return plugged.get(instance_uuid, set())
+        return set().union(*plugged.values())
 
     def get_config(self, instance, vif) -> config.Interface:
         return config.Interface(net_type='ethernet',
@@ -78,25 +85,38 @@ class NoopVIFDriver(VIFDriver):
     def __init__(self, settings):
         super().__init__(settings)
         self.bridges = set(settings.bridges)
-        self._plugged = set()  # (instance uuid, port id)
+        # instance uuid -> its port ids: a look at one instance costs that
+        # instance's ports, not every port plugged on the host.
+        self._plugged: dict[str | None, set[str]] = {}
         self._lock = threading.Lock()
 
     def plug(self, instance, vif):
         if vif.network.bridge not in self.bridges:
             raise self._no_bridge(vif, 'is not available')
         with self._lock:
-            self._plugged.add((getattr(instance, 'uuid', None), vif.id))
+            self._plugged.setdefault(getattr(instance, 'uuid', None),
+                                     set()).add(vif.id)
         LOG.debug('Plugged VIF %s (noop)', vif.id, instance=instance)
 
     def unplug(self, instance, vif):
+        owner = getattr(instance, 'uuid', None)
         with self._lock:
-            self._plugged.discard((getattr(instance, 'uuid', None), vif.id))
+            ports = self._plugged.get(owner, set())
+            ports.discard(vif.id)
+            if not ports:
+                self._plugged.pop(owner, None)
         LOG.debug('Unplugged VIF %s (noop)', vif.id, instance=instance)
+
+    def plugged_vifs_by_instance(self):
+        with self._lock:
+            return {owner: set(ports)
+                    for owner, ports in self._plugged.items()}
 
     def plugged_vif_ids(self, instance_uuid=None):
         with self._lock:
-            return {port for owner, port in self._plugged
-                    if instance_uuid is None or owner == instance_uuid}
+            if instance_uuid is not None:
+                return set(self._plugged.get(instance_uuid, ()))
+            return set().union(*self._plugged.values())
 
 
 def device_exists(name: str) -> bool:
@@ -161,15 +181,13 @@ class LinuxBridgeVIFDriver(VIFDriver):
         if device_exists(vif.devname):
             self._delete(vif.devname, instance)
 
-    def plugged_vif_ids(self, instance_uuid=None):
-        found = set()
+    def plugged_vifs_by_instance(self):
+        found: dict[str, set[str]] = {}
         for dev in os.listdir(SYS_CLASS_NET):
             owner_port = _read_alias(dev)
-            if owner_port is None:
-                continue
-            owner, port = owner_port
-            if instance_uuid is None or owner == instance_uuid:
-                found.add(port)
+            if owner_port is not None:
+                owner, port = owner_port
+                found.setdefault(owner, set()).add(port)
         return found
 
     @staticmethod

@@ -40,13 +40,45 @@ class RebindingAfterRead(network_api.API):
         super().__init__()
         self.to_host = to_host
 
-    def get_ports_by_host(self, context, host, instance_uuids=None):
-        ports = super().get_ports_by_host(context, host,
-                                          instance_uuids=instance_uuids)
+    def get_ports_by_host(self, context, host, instance_uuids=None,
+                          uuids=None):
+        ports = super().get_ports_by_host(
+            context, host, instance_uuids=instance_uuids, uuids=uuids)
         for port in ports:
             moved = objects.Port.get_by_uuid(context, port.uuid)
             moved.binding_host = self.to_host
             moved.save()
+        return ports
+
+
+class ChangingBeforeRead(network_api.API):
+    """Calls ``change()`` before a full look reads the ports it found out
+    of date: something changing them between the look's two reads."""
+
+    def __init__(self, change):
+        super().__init__()
+        self.change = change
+
+    def get_ports_by_host(self, context, host, instance_uuids=None,
+                          uuids=None):
+        if uuids is not None:
+            self.change()
+        return super().get_ports_by_host(
+            context, host, instance_uuids=instance_uuids, uuids=uuids)
+
+
+class CountingObjects(network_api.API):
+    """Counts the Port objects the looks build."""
+
+    def __init__(self):
+        super().__init__()
+        self.built = 0
+
+    def get_ports_by_host(self, context, host, instance_uuids=None,
+                          uuids=None):
+        ports = super().get_ports_by_host(
+            context, host, instance_uuids=instance_uuids, uuids=uuids)
+        self.built += len(ports)
         return ports
 
 
@@ -59,13 +91,22 @@ class RecordingReads(network_api.API):
         self.reads = []
         self.read = threading.Event()
 
-    def get_ports_by_host(self, context, host, instance_uuids=None):
-        ports = super().get_ports_by_host(context, host,
-                                          instance_uuids=instance_uuids)
-        self.reads.append(None if instance_uuids is None
-                          else set(instance_uuids))
-        self.read.set()
+    def get_port_states_by_host(self, context, host):
+        states = super().get_port_states_by_host(context, host)
+        self._record(None)
+        return states
+
+    def get_ports_by_host(self, context, host, instance_uuids=None,
+                          uuids=None):
+        ports = super().get_ports_by_host(
+            context, host, instance_uuids=instance_uuids, uuids=uuids)
+        if instance_uuids is not None:
+            self._record(set(instance_uuids))
         return ports
+
+    def _record(self, what):
+        self.reads.append(what)
+        self.read.set()
 
 
 class TestNetworkAgent(base.TestCase):
@@ -185,6 +226,52 @@ class TestNetworkAgent(base.TestCase):
         port = self._port(nw_info[0].id)
         self.assertEqual(('compute2', network_obj.DOWN),
                          (port.binding_host, port.status))
+
+    def test_a_full_look_builds_only_the_ports_out_of_date(self):
+        counting = CountingObjects()
+        agent = self._agent()
+        agent.network_api = counting
+        infos = [self._allocate()]
+        for n in range(3):
+            other = objects.Instance(self.ctxt, display_name='vm%d' % n,
+                                     host='compute1').create()
+            infos.append(self.network_api.allocate_for_instance(
+                self.ctxt, other, ['public'], host='compute1'))
+            self.driver.plug_vifs(other, infos[-1])
+        self.assertEqual(3, len(agent.poll_once()))
+        self.assertEqual(3, counting.built)     # the three plugged
+        self.assertEqual([], agent.poll_once())
+        self.assertEqual(3, counting.built)     # nothing out of date
+        self.driver.plug_vifs(self.instance, infos[0])
+        [event] = agent.poll_once()
+        self.assertEqual(infos[0][0].id, event.tag)
+        self.assertEqual(4, counting.built)
+        self.assertEqual(
+            [network_obj.ACTIVE] * 4,
+            [self._port(info[0].id).status for info in infos])
+
+    def test_a_port_changed_between_the_reads_waits_for_the_next_look(self):
+        # ERROR and unplugged when the look reads the statuses: due to go
+        # back to DOWN. Before it reads the port itself, the port is
+        # ACTIVE and plugged again. Judged by the plug state read before
+        # that change, it would go DOWN with a network-vif-unplugged; it
+        # must be left alone.
+        nw_info = self._allocate()
+        port = self._port(nw_info[0].id)
+        port.status = network_obj.ERROR
+        port.save()
+
+        def replugged():
+            again = self._port(nw_info[0].id)
+            again.status = network_obj.ACTIVE
+            again.save()
+            self.driver.plug_vifs(self.instance, nw_info)
+
+        agent = self._agent()
+        agent.network_api = ChangingBeforeRead(replugged)
+        self.assertEqual([], agent.poll_once())
+        self.assertEqual(network_obj.ACTIVE, self._port(nw_info[0].id).status)
+        self.assertEqual([], self.sender.sent)
 
     def test_rebinding_makes_the_new_host_report_again(self):
         nw_info = self._allocate()

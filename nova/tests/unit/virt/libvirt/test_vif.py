@@ -71,9 +71,12 @@ class TestNoop(base.TestCase):
         self.assertEqual({ok.id}, driver.plugged_vif_ids())
         self.assertEqual({ok.id}, driver.plugged_vif_ids(INSTANCE.uuid))
         self.assertEqual(set(), driver.plugged_vif_ids(OTHER_UUID))
+        self.assertEqual({INSTANCE.uuid: {ok.id}},
+                         driver.plugged_vifs_by_instance())
         driver.unplug(INSTANCE, ok)
         driver.unplug(INSTANCE, ok)
         self.assertEqual(set(), driver.plugged_vif_ids())
+        self.assertEqual({}, driver.plugged_vifs_by_instance())
 
     def test_interface_config_is_an_unmanaged_tap(self):
         vif = _vif('br-a')
@@ -117,6 +120,8 @@ class TestLinuxBridge(base.TestCase):
         self.assertIn(vif.id, self.driver.plugged_vif_ids())
         self.assertEqual({vif.id},
                          self.driver.plugged_vif_ids(INSTANCE.uuid))
+        self.assertEqual({vif.id}, self.driver.plugged_vifs_by_instance()[
+            INSTANCE.uuid])
         self.driver.unplug(INSTANCE, vif)
         self.assertFalse(libvirt_vif.device_exists(vif.devname))
         self.assertNotIn(vif.id, self.driver.plugged_vif_ids())
