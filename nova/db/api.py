@@ -218,6 +218,23 @@ def reading():
         yield connection
 
 
+@contextlib.contextmanager
+def writing():
+    """One read-write transaction on a Core connection, committed on
+    success and rolled back on an exception: for writes of Core
+    statements, at about half the cost of ``session`` (an ORM-enabled
+    UPDATE through a ``Session`` cost twice a Core one)."""
+    with _engines()[0].begin() as connection:
+        yield connection
+
+
+def dialect_name(executor) -> str:
+    """The dialect's name of a ``session`` or a ``writing`` connection."""
+    if isinstance(executor, sa.engine.Connection):
+        return executor.dialect.name
+    return executor.get_bind().dialect.name
+
+
 def _forget_after_fork():
     # A child must never use the parent's pooled connections.
     engines = _engines_now

@@ -205,10 +205,10 @@ class NovaObject:
         in the same transaction, after the INSERT.
         """
         try:
-            with db_api.session() as session:
-                values = self._db_insert_in(session)
+            with db_api.writing() as connection:
+                values = self._db_insert_in(connection)
                 if also is not None:
-                    also(session, values)
+                    also(connection, values)
         except Exception as e:
             if self.id is not None:
                 self._forget_id()
@@ -229,15 +229,17 @@ class NovaObject:
         values.update(extra or {})
         if 'updated_at' in self.fields:
             values['updated_at'] = utcnow()
-        model = self.model
-        update = sa.update(model).where(model.id == self.id, *where).values(
-            **values).execution_options(synchronize_session=False)
+        table = self.model.__table__
+        # The row as written comes back with the UPDATE (RETURNING, which
+        # SQLite has since 3.35 and PostgreSQL always had): no second
+        # statement to read it.
+        update = sa.update(table).where(
+            table.c.id == self.id, *where).values(**values).returning(table)
         try:
-            with db_api.session() as session:
-                if session.execute(update).rowcount != 1:
+            with db_api.writing() as connection:
+                row = connection.execute(update).first()
+                if row is None:
                     return False
-                row = session.execute(
-                    self._db_select(model.id == self.id)).one()
                 self._update_from_db_object(row)
         except sa_exc.IntegrityError:
             if conflict is None:

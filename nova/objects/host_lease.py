@@ -77,8 +77,8 @@ def take_free_or_expired(table, key_column, key: str, holder: str,
     now = fields.utcnow()
     expires = now + datetime.timedelta(seconds=seconds)
     try:
-        with db_api.session() as session:
-            session.execute(sa.insert(table).values(
+        with db_api.writing() as connection:
+            connection.execute(sa.insert(table.__table__).values(
                 {key_column.key: key, 'holder': holder,
                  'expires_at': expires}))
         return NEW
@@ -86,12 +86,11 @@ def take_free_or_expired(table, key_column, key: str, holder: str,
         pass
     # Held, or left behind by a holder that died: only an expired lease
     # may be taken over, and of two takers the UPDATE lets one win.
-    with db_api.session() as session:
-        taken = session.execute(
-            sa.update(table)
+    with db_api.writing() as connection:
+        taken = connection.execute(
+            sa.update(table.__table__)
             .where(key_column == key, table.expires_at < now)
-            .values(holder=holder, expires_at=expires)
-            .execution_options(synchronize_session=False)).rowcount
+            .values(holder=holder, expires_at=expires)).rowcount
     return TAKEN_OVER if taken else None
 
 
@@ -101,11 +100,10 @@ def give_back(context, host: str, holder: str) -> bool:
     A lease that expired and was taken over by another process is theirs
     and is left alone.
     """
-    with db_api.session() as session:
-        deleted = session.execute(
-            sa.delete(_table)
-            .where(_table.host == host, _table.holder == holder)
-            .execution_options(synchronize_session=False)).rowcount
+    with db_api.writing() as connection:
+        deleted = connection.execute(
+            sa.delete(_table.__table__)
+            .where(_table.host == host, _table.holder == holder)).rowcount
     if not deleted:
         LOG.warning('The claim lease on host %s was taken over before it '
                     'was given back: this claim took longer than %s s',

@@ -125,7 +125,7 @@ def _write(session, key: tuple[str, str], values: dict,
     exists, add ``values`` to it (``increment``) or replace it with them:
     one statement either way, however many processes write at once."""
     table = models.HostUsage.__table__
-    dialect = session.get_bind().dialect.name
+    dialect = db_api.dialect_name(session)
     # Imported here, not at the top: the engine has loaded the dialect in
     # use already, while importing the other (PostgreSQL's: 20 modules,
     # about 2 MiB) would cost every process on SQLite, nova-compute among

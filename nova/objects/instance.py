@@ -311,7 +311,7 @@ class Instance(base.NovaObject):
         values = self._db_values(changed)
         values['updated_at'] = base.utcnow()
         table = models.Instance
-        update = sa.update(table).where(table.uuid == self.uuid)
+        update = sa.update(table.__table__).where(table.uuid == self.uuid)
         if expected_task_state is not base.UNSET:
             update = update.where(
                 base.matches(table.task_state, expected_task_state))
@@ -323,37 +323,36 @@ class Instance(base.NovaObject):
         if expected_attempt is not base.UNSET:
             update = update.where(
                 base.matches(table.attempt_id, expected_attempt))
-        update = update.values(**values).execution_options(
-            synchronize_session=False)
+        # The row as written comes back with the UPDATE (RETURNING).
+        update = update.values(**values).returning(table.__table__)
         migrations = ([] if and_migration is None
                       else list(and_migration)
                       if isinstance(and_migration, list)
                       else [and_migration])
         moves = bool(changed & host_usage.SHARE_FIELDS)
         try:
-            with db_api.session() as session:
+            with db_api.writing() as connection:
                 if moves:
                     # Locked until the commit: the share the counters
                     # give back is the one this UPDATE replaces.
-                    before = host_usage.share_of(session, self.uuid,
+                    before = host_usage.share_of(connection, self.uuid,
                                                  lock=True)
-                if session.execute(update).rowcount == 1:
+                db_obj = connection.execute(update).first()
+                if db_obj is not None:
                     for migration, expected in migrations:
-                        self._save_migration(session, migration, expected)
+                        self._save_migration(connection, migration, expected)
                     if and_attempt is not None:
-                        and_attempt.write_in(session)
+                        and_attempt.write_in(connection)
                     if and_event is not None:
-                        and_event.write_in(session)
+                        and_event.write_in(connection)
                     for port in and_ports:
-                        port.write_in(session)
-                    db_obj = session.execute(self._db_select(
-                        table.uuid == self.uuid)).one()
+                        port.write_in(connection)
                     if moves:
-                        host_usage.move(session, before,
+                        host_usage.move(connection, before,
                                         host_usage.share_of_row(db_obj))
                     self._update_from_db_object(db_obj)
                     return
-                actual = session.execute(
+                actual = connection.execute(
                     sa.select(table.task_state, table.vm_state,
                               table.host, table.attempt_id,
                               table.deleted).where(

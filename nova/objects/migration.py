@@ -109,10 +109,9 @@ class Migration(base.NovaObject):
         values = self._db_values(changed)
         values['updated_at'] = base.utcnow()
         table = models.Migration
-        return sa.update(table).where(
+        return sa.update(table.__table__).where(
             table.id == self.id,
-            base.matches(table.status, expected_status)).values(
-                **values).execution_options(synchronize_session=False)
+            base.matches(table.status, expected_status)).values(**values)
 
     def refresh(self) -> None:
         """Reload every field from the database."""

@@ -75,8 +75,9 @@ def held_by(sim):
     return {
         'domains': [[guest.get_xml(), guest.get_power_state()]
                     for guest in sim.driver.host.list_guests()],
-        'vifs': sorted([uuid, port] for uuid, port in
-                       sim.driver.vif_driver._plugged),
+        'vifs': sorted([uuid, port] for uuid, ports in
+                       sim.driver.plugged_vifs_by_instance().items()
+                       for port in ports),
     }
 
 
@@ -102,7 +103,7 @@ def build_host(spec):
     if spec['domains']:
         evacuate_harness.node_with_domains(
             sim.node_path, [tuple(d) for d in spec['domains']], True)
-    sim.driver.vif_driver._plugged.update(tuple(v) for v in spec['vifs'])
+    sim.driver.vif_driver.restore(spec['vifs'])
     return sim
 
 

@@ -245,7 +245,7 @@ class EvacuateTestCase(base.TestCase):
             node_with_domains(sim.node_path, domains, running)
         # Taps outlive a dead nova-compute: (instance uuid, port id) the
         # noop VIF driver's account of them starts with.
-        sim.driver.vif_driver._plugged.update(vifs)
+        sim.driver.vif_driver.restore(vifs)
         manager = compute_manager.ComputeManager(sim.settings,
                                                  driver=sim.driver)
         service = self._start_service(name, 'nova-compute', 'compute',

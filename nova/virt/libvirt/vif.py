@@ -107,6 +107,14 @@ class NoopVIFDriver(VIFDriver):
                 self._plugged.pop(owner, None)
         LOG.debug('Unplugged VIF %s (noop)', vif.id, instance=instance)
 
+    def restore(self, plugged) -> None:
+        """Count ``plugged`` ((instance uuid, port id) pairs) as plugged:
+        what a real host still holds when its compute service restarts
+        (its taps), which this driver's memory does not outlive."""
+        with self._lock:
+            for owner, port in plugged:
+                self._plugged.setdefault(owner, set()).add(port)
+
     def plugged_vifs_by_instance(self):
         with self._lock:
             return {owner: set(ports)

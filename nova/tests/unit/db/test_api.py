@@ -95,6 +95,21 @@ class SQLiteSettingsTestCase(base.TestCase):
             names = session.scalars(sa.select(models.Network.name)).all()
         self.assertEqual(['kept'], names)
 
+    def test_writing_commits_or_rolls_back(self):
+        with db_api.writing() as connection:
+            connection.execute(sa.insert(models.Network.__table__).values(
+                uuid='kept', name='kept', bridge='br0'))
+            self.assertEqual('sqlite', db_api.dialect_name(connection))
+        with self.assertRaises(RuntimeError):
+            with db_api.writing() as connection:
+                connection.execute(sa.insert(models.Network.__table__).values(
+                    uuid='lost', name='lost', bridge='br0'))
+                raise RuntimeError('abort')
+        with db_api.session() as session:
+            self.assertEqual('sqlite', db_api.dialect_name(session))
+            names = session.scalars(sa.select(models.Network.name)).all()
+        self.assertEqual(['kept'], names)
+
     def test_writes_take_the_lock_up_front_reads_do_not(self):
         # Another connection holds the write lock; a writer must wait for
         # it (and here times out), a reader must not.
@@ -111,6 +126,13 @@ class SQLiteSettingsTestCase(base.TestCase):
                 with db_api.session() as session:
                     session.execute(sa.select(models.Network.id))
             self.assertIn('locked', str(ctx.exception))
+            with self.assertRaises(sa_exc.OperationalError) as ctx:
+                with db_api.writing() as connection:
+                    connection.execute(sa.select(models.Network.id))
+            self.assertIn('locked', str(ctx.exception))
+            with db_api.reading() as connection:
+                self.assertEqual([], connection.execute(
+                    sa.select(models.Network.id)).all())
             transaction.rollback()
 
     def _wait_as_configured_by_default(self):

@@ -77,6 +77,10 @@ class TestNoop(base.TestCase):
         driver.unplug(INSTANCE, ok)
         self.assertEqual(set(), driver.plugged_vif_ids())
         self.assertEqual({}, driver.plugged_vifs_by_instance())
+        # A restarted host's taps, counted again.
+        driver.restore([(OTHER_UUID, ok.id)])
+        self.assertEqual({OTHER_UUID: {ok.id}},
+                         driver.plugged_vifs_by_instance())
 
     def test_interface_config_is_an_unmanaged_tap(self):
         vif = _vif('br-a')
