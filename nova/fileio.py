@@ -21,8 +21,14 @@ import contextlib
 import os
 from typing import Iterator
 
-from oslo_utils import fileutils
 from oslo_utils import uuidutils
+
+
+def _remove_if_left(tmp: str) -> None:
+    """Remove a temporary of this module's, unless it is gone (renamed
+    into place)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
 
 
 def fsync_dir(path: str) -> None:
@@ -44,7 +50,7 @@ def temporary_beside(path: str, purpose: str = 'part') -> Iterator[str]:
     try:
         yield tmp
     finally:
-        fileutils.delete_if_exists(tmp)
+        _remove_if_left(tmp)
 
 
 def write_atomically(path: str, content: str | bytes,
@@ -75,4 +81,4 @@ def write_atomically(path: str, content: str | bytes,
         if sync_dir:
             fsync_dir(os.path.dirname(path) or '.')
     finally:
-        fileutils.delete_if_exists(tmp)
+        _remove_if_left(tmp)

@@ -24,7 +24,6 @@ import sys
 import tempfile
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
 
 from nova.cmd import compute as compute_cmd
 from nova.cmd import conductor as conductor_cmd
@@ -86,7 +85,7 @@ def write_node_file(connection_uri, cpus=4, memory_mb=8192):
         return None
     if os.path.exists(path):
         return None
-    fileutils.ensure_tree(os.path.dirname(path))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, 'w') as f:
         f.write(NODE_XML % {'cpus': cpus, 'memory_kib': memory_mb * 1024})
     LOG.info('Wrote libvirt test-driver node file %s', path)
@@ -112,7 +111,7 @@ def ensure_default_image(store_path, name=DEFAULT_IMAGE_NAME):
     for meta in store.list():
         if meta.name == name:
             return meta
-    fileutils.ensure_tree(store.path)
+    os.makedirs(store.path, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=store.path,
                                      prefix='.new-image-') as scratch:
         source = os.path.join(scratch, name + '.qcow2')
@@ -123,7 +122,7 @@ def ensure_default_image(store_path, name=DEFAULT_IMAGE_NAME):
 def prepare_embedded_default(conf, settings_list):
     """Everything the embedded default needs before services start:
     state directory, node files, schema, flavor, image, network."""
-    fileutils.ensure_tree(conf.state_path)
+    os.makedirs(conf.state_path, exist_ok=True)
     for settings in settings_list:
         write_node_file(settings.connection_uri)
     migration.db_sync()

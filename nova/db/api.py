@@ -28,7 +28,6 @@ import threading
 import time
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
@@ -50,7 +49,7 @@ _engines_now: tuple[sa.engine.Engine, sa.engine.Engine] | None = None
 
 def default_url() -> str:
     """The URL used when ``[database] connection`` is unset."""
-    fileutils.ensure_tree(CONF.state_path)
+    os.makedirs(CONF.state_path, exist_ok=True)
     return 'sqlite:///' + os.path.join(CONF.state_path, 'nova.sqlite')
 
 

@@ -17,6 +17,7 @@ Example::
 """
 
 import builtins
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -26,7 +27,6 @@ import shutil
 import uuid
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
 from oslo_utils import uuidutils
 
 from nova import exception
@@ -149,14 +149,11 @@ class ImageStore:
                            % (disk_format, found))
         self._check_companion(kernel_id, image_meta.KERNEL_FORMAT)
         self._check_companion(ramdisk_id, image_meta.RAMDISK_FORMAT)
-        fileutils.ensure_tree(self.path)
+        os.makedirs(self.path, exist_ok=True)
         data_path = self.data_path(image_id)
-        tmp = '%s.part-%s' % (data_path, uuidutils.generate_uuid())
-        try:
+        with fileio.temporary_beside(data_path) as tmp:
             checksum = _copy_with_checksum(source, tmp)
             os.replace(tmp, data_path)
-        finally:
-            fileutils.delete_if_exists(tmp)
         meta = image_meta.ImageMeta(
             id=image_id, name=name, disk_format=disk_format,
             kernel_id=kernel_id, ramdisk_id=ramdisk_id,
@@ -194,7 +191,7 @@ class ImageStore:
         with no data yet, owned by ``new.owner`` (the server's project:
         rotation deletes only that project's backups); its id. ``token``
         is Glance's concern."""
-        fileutils.ensure_tree(self.path)
+        os.makedirs(self.path, exist_ok=True)
         meta = image_meta.ImageMeta(
             id=uuidutils.generate_uuid(), name=new.name,
             disk_format=new.disk_format, min_ram=new.min_ram,
@@ -222,16 +219,13 @@ class ImageStore:
                                           % (found, meta.disk_format))
         self._write_meta(dataclasses.replace(meta, status='saving'))
         data_path = self.data_path(image_id)
-        tmp = '%s.part-%s' % (data_path, uuidutils.generate_uuid())
-        try:
+        with fileio.temporary_beside(data_path) as tmp:
             checksum = _copy_with_checksum(source, tmp)
             # A delete during the copy removed the metadata: the data
             # must not appear under its name then.
             if not os.path.exists(self._meta_path(image_id)):
                 raise exception.ImageNotFound(image_id=image_id)
             os.replace(tmp, data_path)
-        finally:
-            fileutils.delete_if_exists(tmp)
         self._write_meta(dataclasses.replace(
             meta, status='active', size=os.path.getsize(data_path),
             checksum=checksum, checksum_algo='sha256'))
@@ -261,7 +255,8 @@ class ImageStore:
         if not os.path.exists(meta_path):
             raise exception.ImageNotFound(image_id=image_id)
         os.unlink(meta_path)
-        fileutils.delete_if_exists(self.data_path(image_id))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.data_path(image_id))
 
     def copy_data(self, image_id: str, dest: str) -> None:
         """Copy an image's data to ``dest`` (which must not exist)."""

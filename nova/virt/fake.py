@@ -36,7 +36,6 @@ import threading
 
 from oslo_log import log as logging
 from oslo_utils import excutils
-from oslo_utils import fileutils
 
 from nova import exception
 from nova.image import qemu_img
@@ -188,7 +187,7 @@ class FakeDriver(driver.ComputeDriver):
 
     def init_host(self, host):
         self._maybe_fail('init_host')
-        fileutils.ensure_tree(self.settings.instances_path)
+        os.makedirs(self.settings.instances_path, exist_ok=True)
         self._initialised = True
 
     def get_available_resource(self, nodename):

@@ -46,7 +46,6 @@ import stat
 import uuid as uuid_lib
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
 from oslo_utils import timeutils
 
 from nova import exception
@@ -126,7 +125,7 @@ class InstanceDir:
 
     def create(self) -> bool:
         """Make the directory; True if this call created it."""
-        fileutils.ensure_tree(self.instances_path)
+        os.makedirs(self.instances_path, exist_ok=True)
         try:
             os.mkdir(self.path)
         except FileExistsError:

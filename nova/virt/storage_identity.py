@@ -46,7 +46,6 @@ import os
 import stat
 
 from oslo_log import log as logging
-from oslo_utils import fileutils
 from oslo_utils import uuidutils
 
 from nova import exception
@@ -217,7 +216,7 @@ def create(instances_path: str, mount_point: bool = False) -> str:
     temporary name, flushed, then hard-linked into place, which fails
     rather than overwrites when another host won the race).
     """
-    fileutils.ensure_tree(instances_path)
+    os.makedirs(instances_path, exist_ok=True)
     marker = marker_path(instances_path)
     if not os.path.lexists(marker):
         with fileio.temporary_beside(marker) as tmp:

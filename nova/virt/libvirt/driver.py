@@ -21,7 +21,6 @@ import time
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
-from oslo_utils import fileutils
 
 from nova import exception
 from nova import fileio
@@ -73,7 +72,7 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def init_host(self, host):
         self.host.connect()
-        fileutils.ensure_tree(self.settings.instances_path)
+        os.makedirs(self.settings.instances_path, exist_ok=True)
 
     def cleanup_host(self, host):
         self.host.close()
@@ -95,7 +94,7 @@ class LibvirtDriver(driver.ComputeDriver):
             vcpus, memory_mb = guest.get_resources()
             vcpus_used += vcpus
             memory_used += memory_mb
-        fileutils.ensure_tree(self.settings.instances_path)
+        os.makedirs(self.settings.instances_path, exist_ok=True)
         st = os.statvfs(self.settings.instances_path)
         total_gb = st.f_blocks * st.f_frsize // GiB
         free_gb = st.f_bavail * st.f_frsize // GiB

@@ -36,7 +36,6 @@ import re
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
-from oslo_utils import fileutils
 
 from nova import exception
 from nova import fileio
@@ -125,7 +124,7 @@ class ImageCache:
         return self._describe(meta, path)
 
     def _fetch_locked(self, store, meta, path):
-        fileutils.ensure_tree(self.base_dir)
+        os.makedirs(self.base_dir, exist_ok=True)
         with fileio.temporary_beside(path) as tmp:
             store.copy_data(meta.id, tmp)
             # Verified under the temporary name: a base file with its

@@ -24,7 +24,10 @@ POSTGRESQL = ('sqlalchemy.dialects.postgresql',)
 # The standard library's, used only by a REST event sender and the
 # benchmarks' phase summaries (about 0.5 MiB together).
 ON_DEMAND = ('urllib.request', 'statistics')
-WATCHED = KEYSTONEAUTH + POSTGRESQL + ON_DEMAND
+# PyYAML (about 1 MiB), which oslo.utils' fileutils imports: nova makes
+# its directories and removes its files with os.
+YAML = ('yaml',)
+WATCHED = KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML
 NOT_THE_API = ('nova.cmd.compute', 'nova.cmd.conductor',
                'nova.cmd.hamonitor', 'nova.cmd.manage')
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -126,3 +129,7 @@ class ServicesAtStartTest(base.TestCase):
                        'import sqlalchemy.dialects.postgresql')
         self.assertEqual(list(POSTGRESQL),
                          [name for name in loaded if name in POSTGRESQL])
+
+    def test_the_probe_sees_yaml_through_oslo_fileutils(self):
+        self.assertEqual(list(YAML),
+                         probe('from oslo_utils import fileutils'))
