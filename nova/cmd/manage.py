@@ -110,6 +110,8 @@ from nova.db import migration
 from nova import exception
 from nova.network import audit as network_audit
 from nova import objects
+from nova.objects import ha_alert
+from nova.objects import ha_recovery
 from nova.virt import driver as virt_driver
 from nova.virt import instancedir
 from nova.virt import storage_identity
@@ -613,7 +615,7 @@ def _print_records(records, nothing: str, columns) -> int:
 def ha_alerts_command(args) -> int:
     context = nova_context.get_admin_context()
     return _print_records(
-        objects.HaAlert.get_all(context, host=args.host), 'No alerts.',
+        ha_alert.HaAlert.get_all(context, host=args.host), 'No alerts.',
         (('created_at', 'created_at'), ('host', 'host'),
          ('reason', 'reason')))
 
@@ -622,7 +624,7 @@ def ha_recoveries_command(args) -> int:
     context = nova_context.get_admin_context()
     # A recovery that fenced nothing shows "-" under fenced.
     return _print_records(
-        objects.HaHostRecovery.get_all(context), 'No recoveries.', (
+        ha_recovery.HaHostRecovery.get_all(context), 'No recoveries.', (
             ('created_at', 'created_at'), ('host', 'host'),
             ('step', 'step'), ('fenced', 'fenced'),
             ('host-evacuate', 'evacuation_uuid'),

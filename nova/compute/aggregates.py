@@ -20,7 +20,6 @@ from oslo_concurrency import lockutils
 
 from nova.compute import availability_zones
 from nova import exception
-from nova import objects
 from nova.objects import aggregate as aggregate_obj
 from nova.scheduler import target
 
@@ -41,7 +40,7 @@ def _refuse_internal(aggregate_id, action: str, zone: str | None) -> None:
 def _other_zones(context, host: str, aggregate_id: int) -> set[str]:
     """The zones ``host`` is in through aggregates other than this one."""
     return {other.availability_zone
-            for other in objects.Aggregate.get_by_host(context, host)
+            for other in aggregate_obj.Aggregate.get_by_host(context, host)
             if other.id != aggregate_id and other.availability_zone}
 
 
@@ -63,16 +62,16 @@ def _check_zone_change(context, aggregate, zone: str | None,
 
 def create(context, name: str, zone: str | None = None):
     _refuse_internal(name, 'create', zone)
-    return objects.Aggregate.create(
+    return aggregate_obj.Aggregate.create(
         context, name, {ZONE_KEY: zone} if zone is not None else {})
 
 
 def get(context, aggregate_id: int):
-    return objects.Aggregate.get_by_id(context, aggregate_id)
+    return aggregate_obj.Aggregate.get_by_id(context, aggregate_id)
 
 
 def get_all(context):
-    return objects.Aggregate.get_all(context)
+    return aggregate_obj.Aggregate.get_all(context)
 
 
 @lockutils.synchronized(_LOCK)
@@ -83,10 +82,10 @@ def update(context, aggregate_id: int, name: str | None = None,
     if zone is not KEEP:
         _check_zone_change(context, aggregate, zone, 'update')
     if name is not None:
-        objects.Aggregate.rename(context, aggregate_id, name)
+        aggregate_obj.Aggregate.rename(context, aggregate_id, name)
     if zone is not KEEP:
-        objects.Aggregate.update_metadata(context, aggregate_id,
-                                          {ZONE_KEY: zone})
+        aggregate_obj.Aggregate.update_metadata(context, aggregate_id,
+                                                {ZONE_KEY: zone})
     return get(context, aggregate_id)
 
 
@@ -98,7 +97,7 @@ def set_metadata(context, aggregate_id: int,
     if ZONE_KEY in changes:
         _check_zone_change(context, aggregate, changes[ZONE_KEY],
                            'update aggregate metadata of')
-    objects.Aggregate.update_metadata(context, aggregate_id, changes)
+    aggregate_obj.Aggregate.update_metadata(context, aggregate_id, changes)
     return get(context, aggregate_id)
 
 
@@ -120,17 +119,17 @@ def add_host(context, aggregate_id: int, host: str):
             reason='it is in availability zone %s already, and this '
                    'aggregate\'s is %s'
                    % (', '.join(sorted(conflicting)), zone))
-    objects.Aggregate.add_host(context, aggregate_id, host)
+    aggregate_obj.Aggregate.add_host(context, aggregate_id, host)
     return get(context, aggregate_id)
 
 
 @lockutils.synchronized(_LOCK)
 def remove_host(context, aggregate_id: int, host: str):
     get(context, aggregate_id)
-    objects.Aggregate.remove_host(context, aggregate_id, host)
+    aggregate_obj.Aggregate.remove_host(context, aggregate_id, host)
     return get(context, aggregate_id)
 
 
 def delete(context, aggregate_id: int) -> None:
     """Delete an empty aggregate (400 while it has hosts)."""
-    objects.Aggregate.destroy(context, aggregate_id)
+    aggregate_obj.Aggregate.destroy(context, aggregate_id)

@@ -38,6 +38,8 @@ from nova.model import task_states
 from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
+from nova.objects import host_evacuation as run_obj
+from nova.objects import keypair as keypair_obj
 from nova.objects import migration as migration_obj
 from nova import phases
 from nova.scheduler import target as target_mod
@@ -229,7 +231,7 @@ class API:
         if metadata:
             quotas.check_metadata_items(context, metadata)
         if key_name is not None:
-            objects.KeyPair.get_by_name(context, context.user_id, key_name)
+            keypair_obj.KeyPair.get_by_name(context, context.user_id, key_name)
         image_meta = self._image_meta(image_ref)
         if not image_meta.is_bootable_disk:
             raise exception.ImageUnacceptable(
@@ -406,7 +408,7 @@ class API:
                        'replaces the ephemeral disk too')
         key_name = (changes or {}).get('key_name')
         if key_name is not None:
-            objects.KeyPair.get_by_name(context, context.user_id, key_name)
+            keypair_obj.KeyPair.get_by_name(context, context.user_id, key_name)
         if metadata is not None:
             quotas.check_metadata_items(context, metadata)
         for name, value in (changes or {}).items():
@@ -675,7 +677,7 @@ class API:
         return migration
 
     def host_evacuate(self, context, host, target_host=None,
-                      on_shared_storage=None) -> objects.HostEvacuation:
+                      on_shared_storage=None) -> run_obj.HostEvacuation:
         """Record a host-evacuate run of every instance of ``host`` and
         hand it to a conductor; the run (``queued``).
 
@@ -684,7 +686,7 @@ class API:
         conductor was handed is ended at once, saying so.
         """
         instances = objects.Instance.get_by_host(context, host)
-        run = objects.HostEvacuation.create(
+        run = run_obj.HostEvacuation.create(
             context, host, instances, target_host=target_host,
             on_shared_storage=on_shared_storage)
         try:

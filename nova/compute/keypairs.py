@@ -19,12 +19,12 @@ from oslo_utils import excutils
 from nova.compute import key_material
 from nova.compute import quotas
 from nova import exception
-from nova import objects
+from nova.objects import keypair as keypair_obj
 
 
 @dataclasses.dataclass(frozen=True)
 class CreatedKeyPair:
-    keypair: 'objects.KeyPair'
+    keypair: 'keypair_obj.KeyPair'
     # The private key of a generated pair (None for an imported one):
     # shown once, kept nowhere.
     private_key: str | None = None
@@ -47,26 +47,26 @@ def create(context, user_id: str, name: str,
         generated = key_material.generate(key_type)
         public_key, private_key = generated.public_key, generated.private_key
     fingerprint = key_material.fingerprint(key_type, public_key)
-    keypair = objects.KeyPair(name=name, user_id=user_id,
-                              fingerprint=fingerprint, public_key=public_key,
-                              type=key_type).create()
+    keypair = keypair_obj.KeyPair(
+        name=name, user_id=user_id, fingerprint=fingerprint,
+        public_key=public_key, type=key_type).create()
     try:
         quotas.check_key_pairs(context, user_id, recheck=True)
     except exception.KeypairLimitExceeded:
         # Raced past the first check with another create: this pair
         # goes.
         with excutils.save_and_reraise_exception():
-            objects.KeyPair.destroy_by_name(context, user_id, name)
+            keypair_obj.KeyPair.destroy_by_name(context, user_id, name)
     return CreatedKeyPair(keypair, private_key)
 
 
-def get(context, user_id: str, name: str) -> 'objects.KeyPair':
-    return objects.KeyPair.get_by_name(context, user_id, name)
+def get(context, user_id: str, name: str) -> 'keypair_obj.KeyPair':
+    return keypair_obj.KeyPair.get_by_name(context, user_id, name)
 
 
-def get_all(context, user_id: str) -> list['objects.KeyPair']:
-    return objects.KeyPair.get_by_user(context, user_id)
+def get_all(context, user_id: str) -> list['keypair_obj.KeyPair']:
+    return keypair_obj.KeyPair.get_by_user(context, user_id)
 
 
 def delete(context, user_id: str, name: str) -> None:
-    objects.KeyPair.destroy_by_name(context, user_id, name)
+    keypair_obj.KeyPair.destroy_by_name(context, user_id, name)

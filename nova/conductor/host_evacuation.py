@@ -28,7 +28,7 @@ the same checks, target choice and claims as every other placement).
 
 Example (what the conductor's ``run_host_evacuation`` does)::
 
-    run = objects.HostEvacuation.get_by_uuid(ctx, evacuation_uuid)
+    run = run_obj.HostEvacuation.get_by_uuid(ctx, evacuation_uuid)
     if run.take(CONF.host):
         Runner(ctx, run, chooser, compute_rpcapi, local_conductor,
                stopping).run()
@@ -94,7 +94,7 @@ class _Next:
 class Runner:
     """One run of host-evacuate in the conductor that took it."""
 
-    def __init__(self, context, run: objects.HostEvacuation, chooser,
+    def __init__(self, context, run: run_obj.HostEvacuation, chooser,
                  compute_rpcapi, local_conductor, stopping: threading.Event,
                  poll_interval=None):
         """``local_conductor(exclude)``: the conductor a request hands its

@@ -78,7 +78,7 @@ class ConductorManager(nova_manager.Manager):
         """Runs this conductor owned before it stopped never end now:
         say so, rather than leave them ``running`` forever."""
         ctxt = nova_context.get_admin_context()
-        for run in objects.HostEvacuation.interrupt_owned_by(
+        for run in run_obj.HostEvacuation.interrupt_owned_by(
                 ctxt, CONF.host, run_obj.interrupted_message(CONF.host)):
             LOG.warning('host-evacuate %(run)s of %(host)s was interrupted '
                         'by a restart of this conductor',
@@ -156,7 +156,7 @@ class ConductorManager(nova_manager.Manager):
         """Take the recorded run and run it in a thread of its own (the
         RPC cast returns at once); a run another conductor took, or that
         ended, is left alone."""
-        run = objects.HostEvacuation.get_by_uuid(ctxt, evacuation_uuid)
+        run = run_obj.HostEvacuation.get_by_uuid(ctxt, evacuation_uuid)
         if not run.take(CONF.host):
             LOG.warning('host-evacuate %(run)s is %(status)s (conductor '
                         '%(owner)s): not run again',

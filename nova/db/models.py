@@ -1,8 +1,9 @@
 """SQLAlchemy declarative models: the database schema as Python classes.
 
 The schema itself is created by the versioned migrations in
-``nova/db/migrations/versions``; a unit test checks that these models and
-the migrated schema agree. Change both together.
+``nova/db/migrations/versions``; a unit test checks that these models
+(with the control plane's, ``nova.db.control_models``) and the migrated
+schema agree. Change both together.
 """
 
 import datetime
@@ -236,15 +237,6 @@ class Service(TimestampMixin, Base):
     last_seen_up: orm.Mapped[Timestamp | None]
 
 
-class HostClaimLease(Base):
-    """Who may write claims on one compute host right now (host_lease)."""
-    __tablename__ = 'host_claim_leases'
-
-    host: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
-    holder: orm.Mapped[str] = orm.mapped_column(sa.String(36))
-    expires_at: orm.Mapped[Timestamp]
-
-
 class HostUsage(Base):
     """What the live instances of one node of a host take, kept in step
     with every write of an instance row (``nova.objects.host_usage``)."""
@@ -322,20 +314,6 @@ class FlavorExtraSpec(TimestampMixin, Base):
     value: orm.Mapped[str] = orm.mapped_column(_str())
 
 
-class KeyPair(TimestampMixin, Base):
-    """A user's public key (os-keypairs); never a private key."""
-    __tablename__ = 'key_pairs'
-    __table_args__ = (sa.UniqueConstraint('user_id', 'name'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    name: orm.Mapped[str] = orm.mapped_column(_str())
-    user_id: orm.Mapped[str] = orm.mapped_column(_str())
-    fingerprint: orm.Mapped[str] = orm.mapped_column(_str())
-    public_key: orm.Mapped[str] = orm.mapped_column(sa.Text)
-    # 'ssh' or 'x509'.
-    type: orm.Mapped[str] = orm.mapped_column(sa.String(16))
-
-
 class InstanceGroup(TimestampMixin, Base):
     """A server group (os-server-groups, 0017)."""
     __tablename__ = 'instance_groups'
@@ -361,71 +339,6 @@ class InstanceGroupMember(Base):
     instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
                                                        unique=True)
     created_at: orm.Mapped[Timestamp | None]
-
-
-class Aggregate(TimestampMixin, Base):
-    """An operator's group of compute hosts (os-aggregates)."""
-    __tablename__ = 'aggregates'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
-    name: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
-
-
-class AggregateHost(TimestampMixin, Base):
-    __tablename__ = 'aggregate_hosts'
-    __table_args__ = (sa.UniqueConstraint('aggregate_id', 'host'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    aggregate_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('aggregates.id'))
-    # A host's zone is read by host, for every server shown.
-    host: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
-
-
-class AggregateMetadata(TimestampMixin, Base):
-    __tablename__ = 'aggregate_metadata'
-    __table_args__ = (sa.UniqueConstraint('aggregate_id', 'key'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    aggregate_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('aggregates.id'))
-    key: orm.Mapped[str] = orm.mapped_column(_str())
-    value: orm.Mapped[str] = orm.mapped_column(_str())
-
-
-class _QuotaLimit(TimestampMixin):
-    """An owner's limit of one resource (the owner's columns are the
-    table's own)."""
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    resource: orm.Mapped[str] = orm.mapped_column(_str())
-    hard_limit: orm.Mapped[int]
-
-
-class Quota(_QuotaLimit, Base):
-    """A project's limit, set by an administrator."""
-    __tablename__ = 'quotas'
-    __table_args__ = (sa.UniqueConstraint('project_id', 'resource'),)
-
-    project_id: orm.Mapped[str] = orm.mapped_column(_str())
-
-
-class ProjectUserQuota(_QuotaLimit, Base):
-    """One user's limit within a project."""
-    __tablename__ = 'project_user_quotas'
-    __table_args__ = (
-        sa.UniqueConstraint('project_id', 'user_id', 'resource'),)
-
-    project_id: orm.Mapped[str] = orm.mapped_column(_str())
-    user_id: orm.Mapped[str] = orm.mapped_column(_str())
-
-
-class QuotaClass(_QuotaLimit, Base):
-    """A quota class's limit (``default``: every project's)."""
-    __tablename__ = 'quota_classes'
-    __table_args__ = (sa.UniqueConstraint('class_name', 'resource'),)
-
-    class_name: orm.Mapped[str] = orm.mapped_column(_str())
 
 
 class Network(TimestampMixin, Base):
@@ -466,91 +379,6 @@ class Port(TimestampMixin, Base):
                                                 default='DOWN')
     device_owner: orm.Mapped[str | None] = orm.mapped_column(_str())
     ip_address: orm.Mapped[str | None] = orm.mapped_column(sa.String(39))
-
-
-class HostEvacuation(TimestampMixin, Base):
-    """One run of host-evacuate: every instance of a failed host."""
-    __tablename__ = 'host_evacuations'
-    __table_args__ = (
-        # A conductor's start: the runs it owned and never ended.
-        sa.Index(None, 'conductor', 'status'),
-    )
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
-    source_host: orm.Mapped[str] = orm.mapped_column(_str())
-    target_host: orm.Mapped[str | None] = orm.mapped_column(_str())
-    on_shared_storage: orm.Mapped[bool | None] = orm.mapped_column()
-    status: orm.Mapped[str] = orm.mapped_column(sa.String(16))
-    # The conductor that runs it (NULL until one takes it).
-    conductor: orm.Mapped[str | None] = orm.mapped_column(_str())
-    user_id: orm.Mapped[str | None] = orm.mapped_column(_str())
-    project_id: orm.Mapped[str | None] = orm.mapped_column(_str())
-    # Targets left out for the rest of the run: {host: why}.
-    skipped_targets: orm.Mapped[dict | None]
-    message: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
-
-
-class HostEvacuationInstance(TimestampMixin, Base):
-    """What became of one instance of a host-evacuate run."""
-    __tablename__ = 'host_evacuation_instances'
-    __table_args__ = (
-        sa.UniqueConstraint('evacuation_uuid', 'instance_uuid'),
-    )
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    evacuation_uuid: orm.Mapped[str] = orm.mapped_column(
-        sa.String(36), sa.ForeignKey('host_evacuations.uuid'), index=True)
-    # NOTE: no foreign key: the record of a run outlives a deleted
-    # instance's row.
-    instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
-    outcome: orm.Mapped[str] = orm.mapped_column(sa.String(16))
-    host: orm.Mapped[str | None] = orm.mapped_column(_str())
-    vm_state_before: orm.Mapped[str | None] = orm.mapped_column(_str())
-    # Every attempt, oldest first: target, outcome, migration, message.
-    attempts: orm.Mapped[list | None]
-    message: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
-
-
-class HaMonitorLease(Base):
-    """Which nova-hamonitor may act in a region, until when
-    (``nova.ha.lease``)."""
-    __tablename__ = 'ha_monitor_leases'
-
-    region: orm.Mapped[str] = orm.mapped_column(_str(), primary_key=True)
-    holder: orm.Mapped[str] = orm.mapped_column(_str())
-    expires_at: orm.Mapped[Timestamp]
-
-
-class HaAlert(Base):
-    """A failed host the monitor could not recover safely, and why."""
-    __tablename__ = 'ha_alerts'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    host: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
-    reason: orm.Mapped[str] = orm.mapped_column(sa.Text)
-    created_at: orm.Mapped[Timestamp | None]
-
-
-class HaHostRecovery(TimestampMixin, Base):
-    """One recovery of one failed host by nova-hamonitor: how far it got
-    (``nova.ha.recovery``), so that it is done once."""
-    __tablename__ = 'ha_host_recoveries'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    host: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
-    step: orm.Mapped[str] = orm.mapped_column(sa.String(16))
-    # The monitor (lease holder) that last advanced it.
-    monitor: orm.Mapped[str] = orm.mapped_column(_str())
-    fenced: orm.Mapped[bool]
-    # The host-evacuate run it started (NULL until it did).
-    evacuation_uuid: orm.Mapped[str | None] = orm.mapped_column(
-        sa.String(36))
-    # The Masakari notification it posted ([ha] recovery = masakari;
-    # NULL until Masakari accepted one).
-    notification_uuid: orm.Mapped[str | None] = orm.mapped_column(
-        sa.String(36))
-    reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
 
 
 class HaInstanceFailure(TimestampMixin, Base):

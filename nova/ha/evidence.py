@@ -15,6 +15,7 @@ from nova.ha import decision
 from nova import objects
 from nova.objects import base as obj_base
 from nova.objects import ha_recovery
+from nova.objects import host_evacuation as run_obj
 
 # host -> whether its libvirtd reports running guests; None: unreachable.
 GuestProbe = Callable[[str], 'bool | None']
@@ -41,7 +42,7 @@ def _lease_guarded(context, recovery: ha_recovery.HaHostRecovery) -> bool:
     if (recovery.fenced or recovery.step != ha_recovery.STARTED
             or not recovery.evacuation_uuid):
         return False
-    run = objects.HostEvacuation.get_by_uuid(context,
+    run = run_obj.HostEvacuation.get_by_uuid(context,
                                              recovery.evacuation_uuid)
     return bool(run.on_shared_storage)
 
@@ -49,7 +50,7 @@ def _lease_guarded(context, recovery: ha_recovery.HaHostRecovery) -> bool:
 def _left_behind(context, host: str) -> int:
     """Instances still on ``host`` once no host-evacuate run of it is
     under way (0 while one is: what it leaves is not known yet)."""
-    if objects.HostEvacuation.get_unended(context, host):
+    if run_obj.HostEvacuation.get_unended(context, host):
         return 0
     return len(objects.Instance.get_by_host(context, host))
 

@@ -35,6 +35,7 @@ from nova.ha import masakari as masakari_mod
 from nova.model import power_state
 from nova.model import vm_states
 from nova import objects
+from nova.objects import ha_alert
 from nova.objects import ha_instance_failure as steps
 from nova.objects import instance_metadata
 
@@ -101,7 +102,7 @@ class InstanceFailures:
                       'told: %s; posting again at the next check'
                       % (failure.instance_uuid, failure.host, e))
             LOG.error('%s', reason)
-            objects.HaAlert.record(self.context, failure.host, reason)
+            ha_alert.HaAlert.record(self.context, failure.host, reason)
             return False
         return failure.advance(steps.NOTIFIED, self.me,
                                notification_uuid=uuid)

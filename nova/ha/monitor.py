@@ -28,6 +28,8 @@ from nova.ha import lease as lease_mod
 from nova.ha import masakari as masakari_mod
 from nova.ha import recovery as recovery_mod
 from nova import objects
+from nova.objects import ha_alert
+from nova.objects import ha_recovery
 from nova.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
@@ -112,7 +114,7 @@ class Monitor:
             {'host': service.host, 'action': action.value,
              'reason': verdict.reason})
         if action == Action.CONTINUE:
-            row = objects.HaHostRecovery.latest(self.context, service.host)
+            row = ha_recovery.HaHostRecovery.latest(self.context, service.host)
             if row is not None:
                 self.recovery.carry_on(row, evidence)
         elif action in (Action.FENCE, Action.RECOVER):
@@ -128,7 +130,7 @@ class Monitor:
         host = service.host
         since = service.last_seen_up or service.created_at
         self.lease.check('recording an alert for %s' % host)
-        alert = objects.HaAlert.record_new(
+        alert = ha_alert.HaAlert.record_new(
             self.context, host, verdict.alert or verdict.reason, since)
         if alert is not None:
             LOG.error('%s', alert.reason)
@@ -143,7 +145,7 @@ class Monitor:
         except exception.HaMasakariFailed as e:
             # Posted again at the next check, by this monitor.
             self._unposted.add(host)
-            objects.HaAlert.record(
+            ha_alert.HaAlert.record(
                 self.context, host, 'nova-compute of host %s is down but '
                 'Masakari was not told: %s; posting again at the next '
                 'check' % (host, e), since)

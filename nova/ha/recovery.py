@@ -42,7 +42,9 @@ from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
 from nova.ha import masakari as masakari_mod
 from nova import objects
+from nova.objects import ha_alert
 from nova.objects import ha_recovery as steps
+from nova.objects import host_evacuation as run_obj
 from nova.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
@@ -64,19 +66,19 @@ class Recovery:
         return self.lease.holder
 
     def start(self, evidence: decision.HostEvidence,
-              verdict: decision.Verdict) -> objects.HaHostRecovery:
+              verdict: decision.Verdict) -> steps.HaHostRecovery:
         """Record a new recovery of the host and take it as far as it
         goes."""
         first = (steps.FENCING if verdict.action == decision.Action.FENCE
                  else steps.READY)
         self.lease.check('recording the recovery of %s' % evidence.host)
-        row = objects.HaHostRecovery.begin(self.context, evidence.host,
-                                           first, self.me, verdict.reason)
+        row = steps.HaHostRecovery.begin(self.context, evidence.host,
+                                         first, self.me, verdict.reason)
         LOG.warning('Recovering host %s: %s', evidence.host, verdict.reason)
         self.carry_on(row, evidence)
         return row
 
-    def carry_on(self, row: objects.HaHostRecovery,
+    def carry_on(self, row: steps.HaHostRecovery,
                  evidence: decision.HostEvidence) -> None:
         """Take ``row`` from its recorded step to its end (or until
         another monitor moved it first)."""
@@ -110,7 +112,7 @@ class Recovery:
                                        result.detail)
         if verdict.action != decision.Action.RECOVER:
             self.lease.check('recording the failed fence of %s' % row.host)
-            objects.HaAlert.record(self.context, row.host, verdict.reason)
+            ha_alert.HaAlert.record(self.context, row.host, verdict.reason)
             return row.advance(steps.FENCING, steps.FENCE_FAILED, self.me,
                                reason=verdict.reason)
         moved = row.advance(steps.FENCING, steps.READY, self.me,
@@ -150,7 +152,7 @@ class Recovery:
         self.lease.check('evacuating %s' % row.host)
         # A monitor that stopped right after starting the run left it
         # unrecorded here: that run is this recovery's.
-        started = [run for run in objects.HostEvacuation.get_unended(
+        started = [run for run in run_obj.HostEvacuation.get_unended(
             self.context, row.host)
             if run.created_at is not None and row.created_at is not None
             and run.created_at >= row.created_at]
@@ -202,4 +204,4 @@ class Recovery:
     def _alert(self, host: str, reason: str) -> None:
         self.lease.check('recording an alert for %s' % host)
         LOG.error('%s', reason)
-        objects.HaAlert.record(self.context, host, reason)
+        ha_alert.HaAlert.record(self.context, host, reason)

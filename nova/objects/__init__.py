@@ -3,24 +3,24 @@
 ``from nova import objects`` then ``objects.Instance``, ``objects.Flavor``,
 ``objects.Migration`` and so on. See ``doc/source/contributor/
 internals.rst`` ("Persistence").
+
+Those of the control plane's tables (``nova.db.control_models``) are
+imported by module where they are used (``from nova.objects import
+aggregate``, ``keypair``, ``host_evacuation``, ``ha_alert``,
+``ha_recovery``, like ``quota`` and ``host_lease``): nova-compute, which
+imports this package, uses none of them.
 """
 
 from nova.objects.action import InstanceAction  # noqa: F401
 from nova.objects.action import InstanceActionEvent  # noqa: F401
-from nova.objects.aggregate import Aggregate  # noqa: F401
 from nova.objects.attempt import InstanceAttempt  # noqa: F401
 from nova.objects.compute_node import ComputeNode  # noqa: F401
 from nova.objects.fault import InstanceFault  # noqa: F401
 from nova.objects.flavor import Flavor  # noqa: F401
-from nova.objects.ha_alert import HaAlert  # noqa: F401
 from nova.objects.ha_instance_failure import HaInstanceFailure  # noqa: F401
-from nova.objects.ha_recovery import HaHostRecovery  # noqa: F401
-from nova.objects.host_evacuation import HostEvacuation  # noqa: F401
-from nova.objects.host_evacuation import HostEvacuationInstance  # noqa: F401,E501
 from nova.objects.instance import Instance  # noqa: F401
 from nova.objects.instance_group import InstanceGroup  # noqa: F401
 from nova.objects.instance_metadata import InstanceMetadata  # noqa: F401,E501
-from nova.objects.keypair import KeyPair  # noqa: F401
 from nova.objects.migration import Migration  # noqa: F401
 from nova.objects.network import Network  # noqa: F401
 from nova.objects.network import Port  # noqa: F401

@@ -21,11 +21,14 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import base
 
 ZONE_KEY = 'availability_zone'
+_Row = control_models.Aggregate
+_Host = control_models.AggregateHost
+_Metadata = control_models.AggregateMetadata
 
 
 @dataclasses.dataclass
@@ -50,7 +53,7 @@ class Aggregate:
         now = base.utcnow()
         try:
             with db_api.session() as session:
-                result = session.execute(sa.insert(models.Aggregate).values(
+                result = session.execute(sa.insert(_Row).values(
                     uuid=uuidutils.generate_uuid(), name=name,
                     created_at=now, updated_at=None))
                 aggregate_id = result.inserted_primary_key[0]
@@ -62,7 +65,7 @@ class Aggregate:
     @classmethod
     def get_by_id(cls, context, aggregate_id: int) -> 'Aggregate':
         with db_api.session(read_only=True) as session:
-            found = _load(session, models.Aggregate.id == aggregate_id)
+            found = _load(session, _Row.id == aggregate_id)
         if not found:
             raise exception.AggregateNotFound(aggregate_id=aggregate_id)
         return found[0]
@@ -77,17 +80,17 @@ class Aggregate:
     def get_by_host(cls, context, host: str) -> list['Aggregate']:
         """The aggregates ``host`` is in, oldest first."""
         with db_api.session(read_only=True) as session:
-            return _load(session, models.Aggregate.id.in_(
-                sa.select(models.AggregateHost.aggregate_id).where(
-                    models.AggregateHost.host == host)))
+            return _load(session, _Row.id.in_(
+                sa.select(_Host.aggregate_id).where(
+                    _Host.host == host)))
 
     @classmethod
     def rename(cls, context, aggregate_id: int, name: str) -> None:
         try:
             with db_api.session() as session:
                 updated = session.execute(
-                    sa.update(models.Aggregate).where(
-                        models.Aggregate.id == aggregate_id).values(
+                    sa.update(_Row).where(
+                        _Row.id == aggregate_id).values(
                             name=name, updated_at=base.utcnow())).rowcount
         except sa_exc.IntegrityError:
             raise exception.AggregateNameExists(aggregate_name=name)
@@ -109,7 +112,7 @@ class Aggregate:
         try:
             with db_api.session() as session:
                 _touch(session, aggregate_id, now)
-                session.execute(sa.insert(models.AggregateHost).values(
+                session.execute(sa.insert(_Host).values(
                     aggregate_id=aggregate_id, host=host, created_at=now))
         except sa_exc.IntegrityError:
             raise exception.AggregateHostExists(aggregate_id=aggregate_id,
@@ -119,9 +122,9 @@ class Aggregate:
     def remove_host(cls, context, aggregate_id: int, host: str) -> None:
         with db_api.session() as session:
             _touch(session, aggregate_id, base.utcnow())
-            removed = session.execute(sa.delete(models.AggregateHost).where(
-                models.AggregateHost.aggregate_id == aggregate_id,
-                models.AggregateHost.host == host)).rowcount
+            removed = session.execute(sa.delete(_Host).where(
+                _Host.aggregate_id == aggregate_id,
+                _Host.host == host)).rowcount
             if removed != 1:
                 raise exception.AggregateHostNotFound(
                     aggregate_id=aggregate_id, host=host)
@@ -133,26 +136,26 @@ class Aggregate:
         with db_api.session() as session:
             _touch(session, aggregate_id, base.utcnow())
             has_hosts = session.scalars(
-                sa.select(models.AggregateHost.id).where(
-                    models.AggregateHost.aggregate_id == aggregate_id)
+                sa.select(_Host.id).where(
+                    _Host.aggregate_id == aggregate_id)
             ).first() is not None
             if has_hosts:
                 raise exception.InvalidAggregateAction(
                     action='delete', aggregate_id=aggregate_id,
                     reason='Host aggregate is not empty')
-            session.execute(sa.delete(models.AggregateMetadata).where(
-                models.AggregateMetadata.aggregate_id == aggregate_id))
-            session.execute(sa.delete(models.Aggregate).where(
-                models.Aggregate.id == aggregate_id))
+            session.execute(sa.delete(_Metadata).where(
+                _Metadata.aggregate_id == aggregate_id))
+            session.execute(sa.delete(_Row).where(
+                _Row.id == aggregate_id))
 
 
 def host_zones(context) -> dict[str, list[str]]:
     """Each host in an aggregate with a zone: the zones, sorted."""
-    query = sa.select(models.AggregateHost.host,
-                      models.AggregateMetadata.value).join(
-        models.AggregateMetadata, models.AggregateMetadata.aggregate_id
-        == models.AggregateHost.aggregate_id).where(
-            models.AggregateMetadata.key == ZONE_KEY)
+    query = sa.select(_Host.host,
+                      _Metadata.value).join(
+        _Metadata, _Metadata.aggregate_id
+        == _Host.aggregate_id).where(
+            _Metadata.key == ZONE_KEY)
     zones: dict[str, set[str]] = {}
     with db_api.reading() as connection:
         for host, zone in connection.execute(query):
@@ -163,15 +166,15 @@ def host_zones(context) -> dict[str, list[str]]:
 def _touch(session, aggregate_id: int, now) -> None:
     """Set ``updated_at``; ``AggregateNotFound`` when there is no row (the
     write that follows in the same transaction is then never made)."""
-    updated = session.execute(sa.update(models.Aggregate).where(
-        models.Aggregate.id == aggregate_id).values(updated_at=now)).rowcount
+    updated = session.execute(sa.update(_Row).where(
+        _Row.id == aggregate_id).values(updated_at=now)).rowcount
     if updated != 1:
         raise exception.AggregateNotFound(aggregate_id=aggregate_id)
 
 
 def _set_metadata(session, aggregate_id: int,
                   changes: dict[str, str | None], now) -> None:
-    table = models.AggregateMetadata
+    table = _Metadata
     for key, value in changes.items():
         where = (table.aggregate_id == aggregate_id, table.key == key)
         if value is None:
@@ -186,17 +189,17 @@ def _set_metadata(session, aggregate_id: int,
 
 
 def _load(session, where) -> list[Aggregate]:
-    rows = session.scalars(sa.select(models.Aggregate).where(where).order_by(
-        models.Aggregate.id)).all()
+    rows = session.scalars(sa.select(_Row).where(where).order_by(
+        _Row.id)).all()
     ids = [row.id for row in rows]
     hosts: dict[int, list[str]] = {i: [] for i in ids}
     metadata: dict[int, dict[str, str]] = {i: {} for i in ids}
-    for entry in session.scalars(sa.select(models.AggregateHost).where(
-            models.AggregateHost.aggregate_id.in_(ids)).order_by(
-                models.AggregateHost.id)):
+    for entry in session.scalars(sa.select(_Host).where(
+            _Host.aggregate_id.in_(ids)).order_by(
+                _Host.id)):
         hosts[entry.aggregate_id].append(entry.host)
-    for item in session.scalars(sa.select(models.AggregateMetadata).where(
-            models.AggregateMetadata.aggregate_id.in_(ids))):
+    for item in session.scalars(sa.select(_Metadata).where(
+            _Metadata.aggregate_id.in_(ids))):
         metadata[item.aggregate_id][item.key] = item.value
     return [Aggregate(id=row.id, uuid=row.uuid, name=row.name,
                       hosts=hosts[row.id], metadata=metadata[row.id],

@@ -7,13 +7,13 @@ in the same state at every check records it once.
 
 import datetime
 
-from nova.db import models
+from nova.db import control_models
 from nova.objects import base
 from nova.objects import fields
 
 
 class HaAlert(base.NovaObject):
-    model = models.HaAlert
+    model = control_models.HaAlert
     fields = {
         'id': fields.Integer(),
         'host': fields.String(nullable=False),
@@ -71,6 +71,6 @@ class HaAlert(base.NovaObject):
     @classmethod
     def get_all(cls, context, host: str | None = None) -> list['HaAlert']:
         """Every alert (of ``host``), newest first."""
-        where = [] if host is None else [models.HaAlert.host == host]
+        where = [] if host is None else [control_models.HaAlert.host == host]
         return cls._db_get_all(context, *where,
-                               order_by=[models.HaAlert.id.desc()])
+                               order_by=[control_models.HaAlert.id.desc()])

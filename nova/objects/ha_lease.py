@@ -19,11 +19,11 @@ import datetime
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova.objects import fields
 from nova.objects import host_lease
 
-_table = models.HaMonitorLease
+_table = control_models.HaMonitorLease
 
 
 def take_or_renew(region: str, holder: str, seconds: float) -> bool:

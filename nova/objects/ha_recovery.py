@@ -27,7 +27,7 @@ last steps are:
 
 import datetime
 
-from nova.db import models
+from nova.db import control_models
 from nova.objects import base
 from nova.objects import fields
 
@@ -43,7 +43,7 @@ ENDED = (FENCE_FAILED, STARTED, NOTIFIED)
 
 
 class HaHostRecovery(base.NovaObject):
-    model = models.HaHostRecovery
+    model = control_models.HaHostRecovery
     fields = {
         'id': fields.Integer(),
         'host': fields.String(nullable=False),
@@ -90,7 +90,7 @@ class HaHostRecovery(base.NovaObject):
         self.monitor = monitor
         for name, value in values.items():
             setattr(self, name, value)
-        if self._db_update(models.HaHostRecovery.step == expected):
+        if self._db_update(control_models.HaHostRecovery.step == expected):
             return True
         fresh = self.get_by_id(self._context, self.id)
         for name in self.fields:
@@ -100,8 +100,8 @@ class HaHostRecovery(base.NovaObject):
 
     @classmethod
     def get_by_id(cls, context, recovery_id: int) -> 'HaHostRecovery':
-        found = cls._db_get_one(context,
-                                models.HaHostRecovery.id == recovery_id)
+        found = cls._db_get_one(
+            context, control_models.HaHostRecovery.id == recovery_id)
         assert found is not None, 'recoveries are never deleted'
         return found
 
@@ -109,7 +109,7 @@ class HaHostRecovery(base.NovaObject):
     def latest(cls, context, host: str) -> 'HaHostRecovery | None':
         """The newest recovery of ``host`` that was not a failed fence
         (one that fenced nothing recovered nothing)."""
-        table = models.HaHostRecovery
+        table = control_models.HaHostRecovery
         found = cls._db_get_all(context, table.host == host,
                                 table.step != FENCE_FAILED,
                                 order_by=[table.id.desc()])
@@ -118,5 +118,5 @@ class HaHostRecovery(base.NovaObject):
     @classmethod
     def get_all(cls, context) -> list['HaHostRecovery']:
         """Every recovery, newest first."""
-        return cls._db_get_all(context,
-                               order_by=[models.HaHostRecovery.id.desc()])
+        return cls._db_get_all(
+            context, order_by=[control_models.HaHostRecovery.id.desc()])

@@ -10,7 +10,7 @@ ever end them. Clients poll the rows (``GET /os-host-evacuations/{id}``).
 
 Example::
 
-    run = objects.HostEvacuation.create(ctx, 'compute1', instances)
+    run = host_evacuation.HostEvacuation.create(ctx, 'compute1', instances)
     if run.take(ctx, 'conductor1'):
         for item in run.instances():
             item.outcome = host_evacuation.DONE
@@ -24,7 +24,7 @@ import datetime
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import base
 from nova.objects import fields
@@ -64,7 +64,7 @@ class Attempt:
 
 
 class HostEvacuationInstance(base.NovaObject):
-    model = models.HostEvacuationInstance
+    model = control_models.HostEvacuationInstance
     fields = {
         'id': fields.Integer(),
         'evacuation_uuid': fields.String(nullable=False),
@@ -107,14 +107,14 @@ class HostEvacuationInstance(base.NovaObject):
     def get_by_evacuation(cls, context, evacuation_uuid: str
                           ) -> list['HostEvacuationInstance']:
         """The instances of a run, by instance uuid."""
-        table = models.HostEvacuationInstance
+        table = control_models.HostEvacuationInstance
         return cls._db_get_all(context,
                                table.evacuation_uuid == evacuation_uuid,
                                order_by=[table.instance_uuid])
 
 
 class HostEvacuation(base.NovaObject):
-    model = models.HostEvacuation
+    model = control_models.HostEvacuation
     fields = {
         'id': fields.Integer(),
         'uuid': fields.String(default=uuidutils.generate_uuid),
@@ -175,7 +175,8 @@ class HostEvacuation(base.NovaObject):
 
     @classmethod
     def get_by_uuid(cls, context, uuid: str) -> 'HostEvacuation':
-        found = cls._db_get_one(context, models.HostEvacuation.uuid == uuid)
+        found = cls._db_get_one(
+            context, control_models.HostEvacuation.uuid == uuid)
         if found is None:
             raise exception.HostEvacuationNotFound(evacuation_id=uuid)
         return found
@@ -183,14 +184,14 @@ class HostEvacuation(base.NovaObject):
     @classmethod
     def get_all(cls, context) -> list['HostEvacuation']:
         """Every run, newest first."""
-        table = models.HostEvacuation
+        table = control_models.HostEvacuation
         return cls._db_get_all(context, order_by=[table.id.desc()])
 
     @classmethod
     def get_unended(cls, context, source_host: str
                     ) -> list['HostEvacuation']:
         """The runs of ``source_host`` that have not ended."""
-        table = models.HostEvacuation
+        table = control_models.HostEvacuation
         return cls._db_get_all(context, table.source_host == source_host,
                                table.status.in_((QUEUED, RUNNING)))
 
@@ -203,7 +204,7 @@ class HostEvacuation(base.NovaObject):
         whether it did (a run is run once)."""
         self.status = RUNNING
         self.conductor = conductor
-        if self._db_update(models.HostEvacuation.status == QUEUED):
+        if self._db_update(control_models.HostEvacuation.status == QUEUED):
             return True
         self.refresh()
         return False
@@ -230,7 +231,7 @@ class HostEvacuation(base.NovaObject):
         self.status = status
         if message is not None:
             self.message = message
-        if self._db_update(models.HostEvacuation.status == expected):
+        if self._db_update(control_models.HostEvacuation.status == expected):
             return True
         self.refresh()
         return False
@@ -246,7 +247,7 @@ class HostEvacuation(base.NovaObject):
                            why: str) -> list['HostEvacuation']:
         """Mark ``interrupted`` the runs ``conductor`` owned and never
         ended, saying ``why`` on them and on each instance not ended."""
-        table = models.HostEvacuation
+        table = control_models.HostEvacuation
         stopped = []
         for run in cls._db_get_all(context, table.conductor == conductor,
                                    table.status == RUNNING):

@@ -35,7 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import fields
 
@@ -46,7 +46,7 @@ LEASE_SECONDS = 30.0
 DEFAULT_WAIT_SECONDS = 10.0
 _POLL_SECONDS = (0.005, 0.05)
 
-_table = models.HostClaimLease
+_table = control_models.HostClaimLease
 
 
 def try_take(context, host: str, holder: str,

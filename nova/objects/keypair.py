@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import base
 
@@ -60,7 +60,7 @@ class KeyPair:
         try:
             with db_api.session() as session:
                 result = session.execute(
-                    sa.insert(models.KeyPair).values(**values))
+                    sa.insert(control_models.KeyPair).values(**values))
         except sa_exc.IntegrityError:
             raise exception.KeyPairExists(key_name=self.name)
         self.id = result.inserted_primary_key[0]
@@ -71,9 +71,9 @@ class KeyPair:
     @classmethod
     def get_by_name(cls, context, user_id: str, name: str) -> 'KeyPair':
         with db_api.session(read_only=True) as session:
-            db_obj = session.scalars(sa.select(models.KeyPair).where(
-                models.KeyPair.user_id == user_id,
-                models.KeyPair.name == name)).first()
+            db_obj = session.scalars(sa.select(control_models.KeyPair).where(
+                control_models.KeyPair.user_id == user_id,
+                control_models.KeyPair.name == name)).first()
         if db_obj is None:
             raise exception.KeypairNotFound(name=name, user_id=user_id)
         return cls._from_db_object(db_obj)
@@ -82,16 +82,16 @@ class KeyPair:
     def get_by_user(cls, context, user_id: str) -> list['KeyPair']:
         """The user's key pairs, oldest first (the order pages follow)."""
         with db_api.session(read_only=True) as session:
-            rows = session.scalars(sa.select(models.KeyPair).where(
-                models.KeyPair.user_id == user_id).order_by(
-                    models.KeyPair.id)).all()
+            rows = session.scalars(sa.select(control_models.KeyPair).where(
+                control_models.KeyPair.user_id == user_id).order_by(
+                    control_models.KeyPair.id)).all()
         return [cls._from_db_object(r) for r in rows]
 
     @classmethod
     def destroy_by_name(cls, context, user_id: str, name: str) -> None:
         with db_api.session() as session:
-            deleted = session.execute(sa.delete(models.KeyPair).where(
-                models.KeyPair.user_id == user_id,
-                models.KeyPair.name == name)).rowcount
+            deleted = session.execute(sa.delete(control_models.KeyPair).where(
+                control_models.KeyPair.user_id == user_id,
+                control_models.KeyPair.name == name)).rowcount
         if deleted != 1:
             raise exception.KeypairNotFound(name=name, user_id=user_id)

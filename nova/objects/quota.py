@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova.objects import base
 
 DEFAULT_CLASS = 'default'
@@ -35,15 +35,15 @@ class QuotaLimits:
 
     @classmethod
     def for_class(cls, class_name: str) -> 'QuotaLimits':
-        return cls(models.QuotaClass, (('class_name', class_name),))
+        return cls(control_models.QuotaClass, (('class_name', class_name),))
 
     @classmethod
     def for_project(cls, project_id: str) -> 'QuotaLimits':
-        return cls(models.Quota, (('project_id', project_id),))
+        return cls(control_models.Quota, (('project_id', project_id),))
 
     @classmethod
     def for_user(cls, project_id: str, user_id: str) -> 'QuotaLimits':
-        return cls(models.ProjectUserQuota,
+        return cls(control_models.ProjectUserQuota,
                    (('project_id', project_id), ('user_id', user_id)))
 
     def _where(self, model=None):
@@ -87,6 +87,7 @@ class QuotaLimits:
         (they were set within the project's)."""
         with db_api.session() as session:
             session.execute(sa.delete(self.model).where(*self._where()))
-            if self.model is models.Quota:
-                session.execute(sa.delete(models.ProjectUserQuota).where(
-                    *self._where(models.ProjectUserQuota)))
+            if self.model is control_models.Quota:
+                user_quota = control_models.ProjectUserQuota
+                session.execute(sa.delete(user_quota).where(
+                    *self._where(user_quota)))

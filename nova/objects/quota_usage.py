@@ -20,6 +20,7 @@ import dataclasses
 import sqlalchemy as sa
 
 from nova.db import api as db_api
+from nova.db import control_models
 from nova.db import models
 
 
@@ -48,5 +49,5 @@ class InstanceUsage:
 def count_key_pairs(user_id: str) -> int:
     with db_api.reading() as connection:
         return connection.scalar(
-            sa.select(sa.func.count(models.KeyPair.id))
-            .where(models.KeyPair.user_id == user_id))
+            sa.select(sa.func.count(control_models.KeyPair.id))
+            .where(control_models.KeyPair.user_id == user_id))

@@ -24,13 +24,13 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         a = self.kill('a')
         doomed_files = sha256_tree(a.instance_dir(doomed))
 
-        run = objects.HostEvacuation.create(
+        run = run_obj.HostEvacuation.create(
             self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'))
         conductor_rpcapi.ConductorAPI().run_host_evacuation(
             self.ctx, run.uuid)
-        self.wait_for(lambda: objects.HostEvacuation.get_by_uuid(
+        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
             self.ctx, run.uuid).ended, 'the run to end')
-        run = objects.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
         self.assertEqual(run_obj.FINISHED, run.status)
         items = {i.instance_uuid: i for i in run.instances()}
         self.assertEqual(sorted(i.uuid for i in instances), sorted(items))
@@ -85,14 +85,14 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         instance = self.boot('a')
         self.kill('a')
         hold = self.hold_after_claim('b')
-        run = objects.HostEvacuation.create(self.ctx, 'a', [instance],
+        run = run_obj.HostEvacuation.create(self.ctx, 'a', [instance],
                                             target_host='b')
         conductor_rpcapi.ConductorAPI().run_host_evacuation(
             self.ctx, run.uuid)
         self.wait_held(hold, 'b')
         # The conductor stops: its run says so.
         self.conductor_service.stop()
-        run = objects.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
         self.assertEqual(run_obj.INTERRUPTED, run.status)
         (item,) = run.instances()
         self.assertEqual(run_obj.IN_PROGRESS, item.outcome)
@@ -121,12 +121,12 @@ class TestHostEvacuateServerGroup(harness.EvacuateTestCase):
         a = self.kill('a')
         files = {m.uuid: sha256_tree(a.instance_dir(m)) for m in members}
 
-        run = objects.HostEvacuation.create(self.ctx, 'a', members)
+        run = run_obj.HostEvacuation.create(self.ctx, 'a', members)
         conductor_rpcapi.ConductorAPI().run_host_evacuation(
             self.ctx, run.uuid)
-        self.wait_for(lambda: objects.HostEvacuation.get_by_uuid(
+        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
             self.ctx, run.uuid).ended, 'the run to end')
-        items = {i.instance_uuid: i for i in objects.HostEvacuation
+        items = {i.instance_uuid: i for i in run_obj.HostEvacuation
                  .get_by_uuid(self.ctx, run.uuid).instances()}
         done = [m for m in members
                 if items[m.uuid].outcome == run_obj.DONE]

@@ -10,6 +10,7 @@ from nova.ha import fencer as fencer_mod
 from nova.ha import lease as lease_mod
 from nova.ha import monitor as monitor_mod
 from nova import objects
+from nova.objects import ha_recovery
 from nova.objects import host_evacuation as run_obj
 from nova.tests.functional import evacuate_harness as harness
 from nova.tests.unit.ha import fence_agents
@@ -28,7 +29,7 @@ class TestHaMonitor(harness.EvacuateTestCase):
                                    self.api)
 
     def runs_of(self, host):
-        return [r for r in objects.HostEvacuation.get_all(self.ctx)
+        return [r for r in run_obj.HostEvacuation.get_all(self.ctx)
                 if r.source_host == host]
 
     def assertRecoveredOnce(self, instances):
@@ -36,9 +37,9 @@ class TestHaMonitor(harness.EvacuateTestCase):
         self.assertTrue(objects.Service.get_by_host_and_binary(
             self.ctx, 'a', 'nova-compute').forced_down)
         (run,) = self.runs_of('a')
-        self.wait_for(lambda: objects.HostEvacuation.get_by_uuid(
+        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
             self.ctx, run.uuid).ended, 'the run to end')
-        run = objects.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
         self.assertEqual(run_obj.FINISHED, run.status)
         for instance in instances:
             row = self.fresh(instance)
@@ -46,7 +47,7 @@ class TestHaMonitor(harness.EvacuateTestCase):
             self.assertEqual(('active', None),
                              (row.vm_state, row.task_state))
             self.assertTrue(self.hosts[row.host].running(instance))
-        (recovery,) = objects.HaHostRecovery.get_all(self.ctx)
+        (recovery,) = ha_recovery.HaHostRecovery.get_all(self.ctx)
         self.assertEqual(('started', run.uuid),
                          (recovery.step, recovery.evacuation_uuid))
 

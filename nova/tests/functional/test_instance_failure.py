@@ -16,6 +16,7 @@ from nova.ha import masakari as masakari_mod
 from nova.ha import monitor as monitor_mod
 from nova.model import power_state
 from nova import objects
+from nova.objects import ha_alert
 from nova.objects import ha_instance_failure as steps
 from nova.objects import instance_metadata
 from nova.tests.functional import evacuate_harness as harness
@@ -217,7 +218,7 @@ class TestMonitorNotifiesMasakari(InstanceFailureTestCase):
         monitor.check_once()
         (failure,) = self.failures(instance)
         self.assertEqual(steps.NEW, failure.step)
-        self.assertTrue(objects.HaAlert.get_all(self.ctx, 'a'))
+        self.assertTrue(ha_alert.HaAlert.get_all(self.ctx, 'a'))
         self.masakari.failing = None
         monitor.check_once()
         self.assertEqual(2, len(self.masakari.posted))

@@ -40,6 +40,7 @@ import sqlalchemy as sa
 
 from nova import context as nova_context
 from nova.db import api as db_api
+from nova.db import control_models
 from nova.db import models
 from nova import objects
 from nova.objects import ha_recovery as steps
@@ -98,8 +99,8 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
             s['id'] for s in self.nova('GET', '/servers')['servers']},
             'the servers to be deleted')
         with db_api.session() as session:
-            session.execute(sa.delete(models.HaHostRecovery))
-            session.execute(sa.delete(models.HaAlert))
+            session.execute(sa.delete(control_models.HaHostRecovery))
+            session.execute(sa.delete(control_models.HaAlert))
             session.execute(sa.delete(models.HaInstanceFailure))
         for segment in self.segments:
             path = '/segments/%s/hosts' % segment['uuid']
@@ -216,13 +217,13 @@ class MasakariRecoveryTestCase(masakari_stack.MasakariStackTestCase):
             'nova.cmd.hamonitor', conf, self.hamonitor_log)
 
     def recoveries(self):
-        return objects.HaHostRecovery.get_all(
+        return steps.HaHostRecovery.get_all(
             nova_context.get_admin_context())
 
     def lease_expiry(self):
         with db_api.session() as session:
             return session.execute(sa.select(
-                models.HaMonitorLease.expires_at)).scalar_one()
+                control_models.HaMonitorLease.expires_at)).scalar_one()
 
     def fail_compute1(self):
         """compute1 dies: forced down (what its fence agent and an

@@ -122,7 +122,7 @@ class HostEvacuationsController:
             raise exception.ComputeServiceStillUp(host=source)
         if target is not None:
             _check_target(req.context, source, target)
-        for other in objects.HostEvacuation.get_unended(req.context,
+        for other in run_obj.HostEvacuation.get_unended(req.context,
                                                         source):
             # Two runs would race for the same instances (each
             # evacuation is still taken once; the loser is refused). A
@@ -142,12 +142,12 @@ class HostEvacuationsController:
     def index(self, req):
         policy.authorize(req.context, SHOW_RULE)
         return {'host_evacuations': [
-            _view(run) for run in objects.HostEvacuation.get_all(
+            _view(run) for run in run_obj.HostEvacuation.get_all(
                 req.context)]}
 
     def show(self, req, evacuation_id):
         policy.authorize(req.context, SHOW_RULE)
         common.require_uuid(evacuation_id, exception.HostEvacuationNotFound(
             evacuation_id=evacuation_id))
-        run = objects.HostEvacuation.get_by_uuid(req.context, evacuation_id)
+        run = run_obj.HostEvacuation.get_by_uuid(req.context, evacuation_id)
         return {'host_evacuation': _view(run, run.instances())}

@@ -93,7 +93,7 @@ class HostEvacuateTestCase(fakes.APITestCase):
             self.ctx, instance_uuid=instance.uuid), key=lambda m: m.id)
 
     def runs(self):
-        return objects.HostEvacuation.get_all(self.ctx)
+        return run_obj.HostEvacuation.get_all(self.ctx)
 
     def wait_for_runs_to_end(self):
         engine_tests.wait_for(lambda: all(r.ended for r in self.runs()),

@@ -3,6 +3,7 @@
 import os
 
 from nova import objects
+from nova.objects import keypair as keypair_obj
 from nova.tests import sample_keys
 from nova.tests.unit.api.openstack import fakes
 from nova.tests.unit.cli import test_shell
@@ -11,8 +12,8 @@ from nova.tests.unit.cli import test_shell
 class KeypairCommandsTest(test_shell.ShellTestCase):
 
     def names(self, user_id='alice'):
-        return [k.name for k in objects.KeyPair.get_by_user(self.ctx,
-                                                            user_id)]
+        return [k.name for k in keypair_obj.KeyPair.get_by_user(self.ctx,
+                                                                user_id)]
 
     def pub_key_file(self, text=sample_keys.RSA):
         path = os.path.join(self.tmp, 'key.pub')
@@ -32,7 +33,7 @@ class KeypairCommandsTest(test_shell.ShellTestCase):
                                    self.pub_key_file(), 'mine',
                                    token=fakes.USER_TOKEN)
         self.assertEqual((0, ''), (code, out), err)
-        (keypair,) = objects.KeyPair.get_by_user(self.ctx, 'alice')
+        (keypair,) = keypair_obj.KeyPair.get_by_user(self.ctx, 'alice')
         self.assertEqual(('mine', sample_keys.RSA_FINGERPRINT),
                          (keypair.name, keypair.fingerprint))
 

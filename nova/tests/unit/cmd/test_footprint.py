@@ -27,7 +27,9 @@ ON_DEMAND = ('urllib.request', 'statistics')
 # PyYAML (about 1 MiB), which oslo.utils' fileutils imports: nova makes
 # its directories and removes its files with os.
 YAML = ('yaml',)
-WATCHED = KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML
+# The control plane's tables and their mappers (about 1 MiB).
+CONTROL_MODELS = ('nova.db.control_models',)
+WATCHED = KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML + CONTROL_MODELS
 NOT_THE_API = ('nova.cmd.compute', 'nova.cmd.conductor',
                'nova.cmd.hamonitor', 'nova.cmd.manage')
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -133,3 +135,7 @@ class ServicesAtStartTest(base.TestCase):
     def test_the_probe_sees_yaml_through_oslo_fileutils(self):
         self.assertEqual(list(YAML),
                          probe('from oslo_utils import fileutils'))
+
+    def test_the_probe_sees_the_control_plane_tables(self):
+        self.assertEqual(list(CONTROL_MODELS),
+                         probe('from nova.compute import aggregates'))

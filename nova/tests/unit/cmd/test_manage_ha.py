@@ -8,6 +8,7 @@ from nova.conf import CONF
 from nova.db import api as db_api
 from nova.db import migration
 from nova import objects
+from nova.objects import ha_alert
 from nova.objects import ha_instance_failure
 from nova.objects import ha_recovery as steps
 from nova.tests import base
@@ -44,8 +45,8 @@ class HaCommandsTestCase(base.TestCase):
                                    'instance-failures'))
 
     def test_alerts_newest_first_and_by_host(self):
-        objects.HaAlert.record(self.ctx, 'c1', 'host c1 needs fencing')
-        objects.HaAlert.record(self.ctx, 'c2', 'host c2 was not fenced')
+        ha_alert.HaAlert.record(self.ctx, 'c1', 'host c1 needs fencing')
+        ha_alert.HaAlert.record(self.ctx, 'c2', 'host c2 was not fenced')
         code, out, _ = self._run('--config-file', self.conf, 'ha', 'alerts')
         self.assertEqual(0, code)
         lines = out.splitlines()
@@ -59,8 +60,8 @@ class HaCommandsTestCase(base.TestCase):
         self.assertNotIn('c2', out)
 
     def test_recoveries_show_step_and_run(self):
-        row = objects.HaHostRecovery.begin(self.ctx, 'c1', steps.FENCING,
-                                           'ctl:1:ab', 'missed heartbeats')
+        row = steps.HaHostRecovery.begin(self.ctx, 'c1', steps.FENCING,
+                                         'ctl:1:ab', 'missed heartbeats')
         row.advance(steps.FENCING, steps.READY, 'ctl:1:ab', fenced=True)
         code, out, _ = self._run('--config-file', self.conf, 'ha',
                                  'recoveries')
@@ -71,8 +72,8 @@ class HaCommandsTestCase(base.TestCase):
                          line.split()[2:8])
 
     def test_recoveries_show_the_masakari_notification(self):
-        row = objects.HaHostRecovery.begin(self.ctx, 'c1', steps.NOTIFYING,
-                                           'ctl:1:ab', 'missed heartbeats')
+        row = steps.HaHostRecovery.begin(self.ctx, 'c1', steps.NOTIFYING,
+                                         'ctl:1:ab', 'missed heartbeats')
         uuid = '0b7e3c2a-6a8e-4b0e-9d0f-3c1f3e0d9a11'
         row.advance(steps.NOTIFYING, steps.NOTIFIED, 'ctl:1:ab',
                     notification_uuid=uuid)

@@ -3,7 +3,7 @@
 from nova.compute import aggregates
 from nova.compute import availability_zones
 from nova import exception
-from nova import objects
+from nova.objects import aggregate as aggregate_obj
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
 
@@ -74,5 +74,5 @@ class AggregatesTestCase(base.TestCase):
     def test_an_unknown_host_is_not_added(self):
         with self.assertRaises(exception.ComputeHostNotFound):
             aggregates.add_host(self.ctx, self.az2.id, 'nowhere')
-        self.assertEqual([], objects.Aggregate.get_by_host(self.ctx,
-                                                           'nowhere'))
+        self.assertEqual([], aggregate_obj.Aggregate.get_by_host(self.ctx,
+                                                                 'nowhere'))

@@ -55,14 +55,14 @@ class HostEvacuationTestCase(base.TestCase):
                        for _ in range(count)), key=lambda i: i.uuid)
 
     def start(self, target_host=None):
-        run = objects.HostEvacuation.create(
+        run = run_obj.HostEvacuation.create(
             self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'),
             target_host=target_host)
         self.conductor.run_host_evacuation(self.ctx, run.uuid)
         return run
 
     def fresh(self, run):
-        return objects.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        return run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
 
     def run_to_end(self, target_host=None):
         run = self.start(target_host)
@@ -260,7 +260,7 @@ class TestInterrupted(HostEvacuationTestCase):
                  == run_obj.DONE, 'the first instance done')
         # The process dies: its threads stop without a word, the row
         # still says running.
-        other_conductor = objects.HostEvacuation.create(
+        other_conductor = run_obj.HostEvacuation.create(
             self.ctx, 'a', [], target_host=None)
         self.assertTrue(other_conductor.take('conductor2'))
         self.conductor._stopping.set()
@@ -289,7 +289,7 @@ class TestMovedMeanwhile(HostEvacuationTestCase):
 
     def test_an_instance_that_left_the_host_is_refused(self):
         moved, stays = self.boot(2)
-        run = objects.HostEvacuation.create(
+        run = run_obj.HostEvacuation.create(
             self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'))
         # Evacuated by hand (it landed on d) before the run began.
         instance = self.instance(moved)

@@ -8,6 +8,8 @@ from alembic import migration as alembic_migration
 import sqlalchemy as sa
 
 from nova.db import api as db_api
+# Its tables, in models.Base.metadata with those of models.
+from nova.db import control_models  # noqa: F401
 from nova.db import migration
 from nova.db import models
 from nova import exception

@@ -5,7 +5,7 @@ import datetime
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.ha import lease as lease_mod
 from nova.objects import base as obj_base
@@ -15,8 +15,8 @@ from nova.tests import base
 
 def expire(region):
     with db_api.session() as session:
-        session.execute(sa.update(models.HaMonitorLease).where(
-            models.HaMonitorLease.region == region).values(
+        session.execute(sa.update(control_models.HaMonitorLease).where(
+            control_models.HaMonitorLease.region == region).values(
             expires_at=obj_base.utcnow() - datetime.timedelta(seconds=1)))
 
 

@@ -17,7 +17,9 @@ from nova.ha import lease as lease_mod
 from nova.ha import masakari as masakari_mod
 from nova.ha import monitor as monitor_mod
 from nova import objects
+from nova.objects import ha_alert
 from nova.objects import ha_recovery as steps
+from nova.objects import host_evacuation as run_obj
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
 from nova.tests.unit.ha import fence_agents
@@ -60,10 +62,10 @@ class MasakariRecoveryTestCase(base.TestCase):
             self.ctx, host, 'nova-compute').forced_down
 
     def runs(self):
-        return objects.HostEvacuation.get_all(self.ctx)
+        return run_obj.HostEvacuation.get_all(self.ctx)
 
     def recovery(self):
-        (row,) = objects.HaHostRecovery.get_all(self.ctx)
+        (row,) = steps.HaHostRecovery.get_all(self.ctx)
         return row
 
     def test_fenced_forced_down_then_handed_to_masakari(self):
@@ -101,14 +103,14 @@ class MasakariRecoveryTestCase(base.TestCase):
         self.assertEqual((steps.NOTIFYING, None),
                          (self.recovery().step,
                           self.recovery().notification_uuid))
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertIn('Masakari was not told', alert.reason)
         self.assertIn('answered 500', alert.reason)
         self.assertEqual([], self.runs())
         # Still failing: posted again, the same alert, nothing evacuated.
         self.assertEqual(Action.CONTINUE, monitor.check_once()['a'].action)
         self.assertEqual(2, len(self.masakari.posted))
-        self.assertEqual(1, len(objects.HaAlert.get_all(self.ctx)))
+        self.assertEqual(1, len(ha_alert.HaAlert.get_all(self.ctx)))
         self.masakari.failing = None
         self.assertEqual(Action.CONTINUE, monitor.check_once()['a'].action)
         (taken,) = self.masakari.notifications
@@ -125,7 +127,7 @@ class MasakariRecoveryTestCase(base.TestCase):
         monitor = self.monitor()
         self.assertEqual(Action.FENCE, monitor.check_once()['a'].action)
         self.assertEqual(steps.NOTIFYING, self.recovery().step)
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertIn('Masakari was not told', alert.reason)
         self.assertEqual([], self.runs())
         self.assertEqual(Action.CONTINUE, monitor.check_once()['a'].action)
@@ -153,7 +155,7 @@ class MasakariRecoveryTestCase(base.TestCase):
         self.assertEqual((steps.NOTIFIED, taken['notification_uuid']),
                          (self.recovery().step,
                           self.recovery().notification_uuid))
-        self.assertEqual([], objects.HaAlert.get_all(self.ctx))
+        self.assertEqual([], ha_alert.HaAlert.get_all(self.ctx))
         self.assertEqual(['a'], fence_agents.fenced(self.record))
 
     def test_a_flapping_host_is_notified_once(self):
@@ -181,7 +183,7 @@ class MasakariRecoveryTestCase(base.TestCase):
     def test_a_host_masakari_does_not_know_is_an_alert(self):
         self.masakari.hosts.pop('a')
         self.monitor().check_once()
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertIn('answered 404', alert.reason)
         self.assertIn('no host a', alert.reason)
         self.assertEqual(steps.NOTIFYING, self.recovery().step)
@@ -191,15 +193,15 @@ class MasakariRecoveryTestCase(base.TestCase):
         # Begun with Masakari, carried on by a monitor configured for the
         # built-in recovery: evacuating could race the Masakari that may
         # have the host already.
-        objects.HaHostRecovery.begin(self.ctx, 'a', steps.NOTIFYING, 'm0',
-                                     'test')
+        steps.HaHostRecovery.begin(self.ctx, 'a', steps.NOTIFYING, 'm0',
+                                   'test')
         lease = lease_mod.MonitorLease('RegionOne', 'm1', 30)
         builtin = monitor_mod.Monitor(
             self.ctx, lease, fencer_mod.Fencer(self.agent, timeout=10),
             self.api)
         self.assertEqual(Action.CONTINUE, builtin.check_once()['a'].action)
         self.assertEqual(steps.NOTIFYING, self.recovery().step)
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertIn('[ha] recovery is not masakari', alert.reason)
         self.assertEqual([], self.runs())
         self.assertEqual([], self.masakari.posted)
@@ -217,13 +219,13 @@ class MasakariRecoveryTestCase(base.TestCase):
         # written once all the same.
         monitor.check_once()
         told, failed = [a.reason for a in reversed(
-            objects.HaAlert.get_all(self.ctx, 'busy'))]
+            ha_alert.HaAlert.get_all(self.ctx, 'busy'))]
         self.assertIn('libvirtd reports guests running', told)
         self.assertIn('Masakari was not told', failed)
         self.masakari.failing = None
         for _ in range(3):
             monitor.check_once()
-        self.assertEqual(2, len(objects.HaAlert.get_all(self.ctx, 'busy')))
+        self.assertEqual(2, len(ha_alert.HaAlert.get_all(self.ctx, 'busy')))
         processes = [n for n in self.masakari.notifications
                      if n['type'] == 'PROCESS']
         (sent,) = processes

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from nova.compute import api as compute_api
 from nova import crashpoint
 from nova.db import api as db_api
+from nova.db import control_models
 from nova.db import models
 from nova.ha.decision import Action
 from nova.ha import evidence as evidence_mod
@@ -20,6 +21,7 @@ from nova.ha import lease as lease_mod
 from nova.ha import monitor as monitor_mod
 from nova import objects
 from nova.objects import base as obj_base
+from nova.objects import ha_alert
 from nova.objects import ha_recovery as steps
 from nova.objects import host_evacuation
 from nova.tests import base
@@ -62,7 +64,7 @@ class MonitorTestCase(base.TestCase):
                                                       'nova-compute')
 
     def runs_of(self, host):
-        return [r for r in objects.HostEvacuation.get_all(self.ctx)
+        return [r for r in host_evacuation.HostEvacuation.get_all(self.ctx)
                 if r.source_host == host]
 
     def test_fenced_then_forced_down_then_evacuated(self):
@@ -73,7 +75,7 @@ class MonitorTestCase(base.TestCase):
         self.assertTrue(self.service('a').forced_down)
         (run,) = self.runs_of('a')
         self.assertEqual([run.uuid], self.conductor.runs)
-        (row,) = objects.HaHostRecovery.get_all(self.ctx)
+        (row,) = steps.HaHostRecovery.get_all(self.ctx)
         self.assertEqual((steps.STARTED, True, run.uuid),
                          (row.step, row.fenced, row.evacuation_uuid))
 
@@ -108,7 +110,7 @@ class MonitorTestCase(base.TestCase):
         self.assertEqual(['c', 'a'], fence_agents.fenced(record))
         self.assertTrue(self.service('a').forced_down)
         self.assertTrue(self.service('c').forced_down)
-        self.assertEqual([], objects.HaAlert.get_all(self.ctx))
+        self.assertEqual([], ha_alert.HaAlert.get_all(self.ctx))
 
     def test_a_failed_fence_does_nothing_else(self):
         agent, record = fence_agents.recording_agent(self.tmp, exit_code=1)
@@ -117,16 +119,16 @@ class MonitorTestCase(base.TestCase):
         self.assertEqual(['a'], fence_agents.fenced(record))
         self.assertFalse(self.service('a').forced_down)
         self.assertEqual([], self.runs_of('a'))
-        (row,) = objects.HaHostRecovery.get_all(self.ctx)
+        (row,) = steps.HaHostRecovery.get_all(self.ctx)
         self.assertEqual(steps.FENCE_FAILED, row.step)
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertIn('was not fenced', alert.reason)
 
     def test_without_agent_private_disks_give_one_alert(self):
         monitor = self.monitor()
         for _ in range(2):
             self.assertEqual(Action.ALERT, monitor.check_once()['a'].action)
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertEqual('a', alert.host)
         self.assertIn('host a needs fencing', alert.reason)
         self.assertEqual([], self.runs_of('a'))
@@ -138,17 +140,17 @@ class MonitorTestCase(base.TestCase):
         # Ten seconds more of silence: the same failure, the same alert.
         dbf.set_down(self.a, seconds=3610)
         self.assertEqual(Action.ALERT, monitor.check_once()['a'].action)
-        (alert,) = objects.HaAlert.get_all(self.ctx)
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx)
         self.assertNotIn('3610', alert.reason)
         # The host came back after that alert and failed again: told
         # again.
         self.backdate_alerts(seconds=7200)
         self.assertEqual(Action.ALERT, monitor.check_once()['a'].action)
-        self.assertEqual(2, len(objects.HaAlert.get_all(self.ctx)))
+        self.assertEqual(2, len(ha_alert.HaAlert.get_all(self.ctx)))
 
     def backdate_alerts(self, seconds):
         with db_api.session() as session:
-            session.execute(sa.update(models.HaAlert).values(
+            session.execute(sa.update(control_models.HaAlert).values(
                 created_at=obj_base.utcnow()
                 - datetime.timedelta(seconds=seconds)))
 
@@ -166,8 +168,8 @@ class MonitorTestCase(base.TestCase):
         self.assertEqual(['a'], fence_agents.fenced(self.record))
         self.assertFalse(self.service('busy').forced_down)
         self.assertEqual([], self.runs_of('busy'))
-        self.assertIsNone(objects.HaHostRecovery.latest(self.ctx, 'busy'))
-        (alert,) = objects.HaAlert.get_all(self.ctx, 'busy')
+        self.assertIsNone(steps.HaHostRecovery.latest(self.ctx, 'busy'))
+        (alert,) = ha_alert.HaAlert.get_all(self.ctx, 'busy')
         self.assertIn('nova-compute of host busy is down but its libvirtd '
                       'reports guests running', alert.reason)
         # Its guests stopped (or it lost power): now it is failed.
@@ -215,7 +217,7 @@ class MonitorTestCase(base.TestCase):
         runs = self.runs_of('a')
         self.assertEqual(2, len(runs))
         self.assertEqual([True, True], [r.on_shared_storage for r in runs])
-        self.assertEqual(2, len(objects.HaHostRecovery.get_all(self.ctx)))
+        self.assertEqual(2, len(steps.HaHostRecovery.get_all(self.ctx)))
         # Not again before the interval from this new recovery.
         self.flags(lease_retry_interval=3600, group='ha')
         for run in runs:
@@ -272,8 +274,9 @@ class MonitorTestCase(base.TestCase):
             # Another monitor took the lease while this one fenced.
             if point == 'hamonitor.after_fence':
                 with db_api.session() as session:
-                    session.execute(sa.update(models.HaMonitorLease).values(
-                        holder='m2'))
+                    session.execute(
+                        sa.update(control_models.HaMonitorLease).values(
+                            holder='m2'))
         self.addCleanup(crashpoint.observe(taken_over))
         verdicts = first.check_once()
         self.assertNotIn('a', verdicts)
@@ -311,13 +314,13 @@ class MonitorTestCase(base.TestCase):
         self.assertEqual(2, len(self.runs_of('a')))
 
     def test_a_restarted_monitor_adopts_the_run_it_started(self):
-        row = objects.HaHostRecovery.begin(self.ctx, 'a', steps.EVACUATING,
-                                           'm0', 'test')
+        row = steps.HaHostRecovery.begin(self.ctx, 'a', steps.EVACUATING,
+                                         'm0', 'test')
         run = self.api.host_evacuate(self.ctx, 'a')
         self.assertEqual(Action.CONTINUE,
                          self.monitor(agent=self.agent).check_once()[
                              'a'].action)
-        row = objects.HaHostRecovery.get_by_id(self.ctx, row.id)
+        row = steps.HaHostRecovery.get_by_id(self.ctx, row.id)
         self.assertEqual((steps.STARTED, run.uuid),
                          (row.step, row.evacuation_uuid))
         self.assertEqual(1, len(self.runs_of('a')))
@@ -332,11 +335,11 @@ def finish(run):
 
 def lease_row_expires_now():
     with db_api.session() as session:
-        session.execute(sa.update(models.HaMonitorLease).values(
+        session.execute(sa.update(control_models.HaMonitorLease).values(
             expires_at=obj_base.utcnow() - datetime.timedelta(seconds=1)))
 
 
 def recovered_ten_minutes_ago():
     with db_api.session() as session:
-        session.execute(sa.update(models.HaHostRecovery).values(
+        session.execute(sa.update(control_models.HaHostRecovery).values(
             created_at=obj_base.utcnow() - datetime.timedelta(minutes=10)))

@@ -3,12 +3,13 @@
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
-from nova import objects
 from nova.objects import aggregate as aggregate_obj
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
+
+Aggregate = aggregate_obj.Aggregate
 
 
 def _rows(model, *columns):
@@ -23,7 +24,7 @@ class AggregateTestCase(base.TestCase):
         super().setUp()
         self.use_database()
         self.ctx = dbf.admin_context()
-        self.agg = objects.Aggregate.create(
+        self.agg = Aggregate.create(
             self.ctx, 'rack1', {'availability_zone': 'az1'})
 
     def test_create_stores_the_name_and_metadata(self):
@@ -36,62 +37,62 @@ class AggregateTestCase(base.TestCase):
 
     def test_a_taken_name_is_refused_and_nothing_is_written(self):
         with self.assertRaises(exception.AggregateNameExists):
-            objects.Aggregate.create(self.ctx, 'rack1', {'k': 'v'})
-        self.assertEqual([('rack1',)], _rows(models.Aggregate, 'name'))
+            Aggregate.create(self.ctx, 'rack1', {'k': 'v'})
+        self.assertEqual([('rack1',)], _rows(control_models.Aggregate, 'name'))
         self.assertEqual([('availability_zone',)],
-                         _rows(models.AggregateMetadata, 'key'))
+                         _rows(control_models.AggregateMetadata, 'key'))
 
     def test_hosts_are_added_once_and_removed(self):
-        objects.Aggregate.add_host(self.ctx, self.agg.id, 'h1')
+        Aggregate.add_host(self.ctx, self.agg.id, 'h1')
         with self.assertRaises(exception.AggregateHostExists):
-            objects.Aggregate.add_host(self.ctx, self.agg.id, 'h1')
-        self.assertEqual(['h1'], objects.Aggregate.get_by_id(
+            Aggregate.add_host(self.ctx, self.agg.id, 'h1')
+        self.assertEqual(['h1'], Aggregate.get_by_id(
             self.ctx, self.agg.id).hosts)
-        objects.Aggregate.remove_host(self.ctx, self.agg.id, 'h1')
+        Aggregate.remove_host(self.ctx, self.agg.id, 'h1')
         with self.assertRaises(exception.AggregateHostNotFound):
-            objects.Aggregate.remove_host(self.ctx, self.agg.id, 'h1')
-        self.assertEqual([], _rows(models.AggregateHost, 'host'))
+            Aggregate.remove_host(self.ctx, self.agg.id, 'h1')
+        self.assertEqual([], _rows(control_models.AggregateHost, 'host'))
 
     def test_metadata_is_set_replaced_and_deleted(self):
-        objects.Aggregate.update_metadata(
+        Aggregate.update_metadata(
             self.ctx, self.agg.id, {'ssd': 'true', 'availability_zone': None})
-        objects.Aggregate.update_metadata(self.ctx, self.agg.id,
-                                          {'ssd': 'false'})
-        shown = objects.Aggregate.get_by_id(self.ctx, self.agg.id)
+        Aggregate.update_metadata(self.ctx, self.agg.id,
+                                  {'ssd': 'false'})
+        shown = Aggregate.get_by_id(self.ctx, self.agg.id)
         self.assertEqual({'ssd': 'false'}, shown.metadata)
         self.assertIsNone(shown.availability_zone)
         self.assertIsNotNone(shown.updated_at)
 
     def test_an_aggregate_with_hosts_is_kept(self):
-        objects.Aggregate.add_host(self.ctx, self.agg.id, 'h1')
+        Aggregate.add_host(self.ctx, self.agg.id, 'h1')
         with self.assertRaises(exception.InvalidAggregateAction):
-            objects.Aggregate.destroy(self.ctx, self.agg.id)
-        self.assertEqual([('rack1',)], _rows(models.Aggregate, 'name'))
-        objects.Aggregate.remove_host(self.ctx, self.agg.id, 'h1')
-        objects.Aggregate.destroy(self.ctx, self.agg.id)
-        self.assertEqual([], _rows(models.Aggregate, 'name'))
-        self.assertEqual([], _rows(models.AggregateMetadata, 'key'))
+            Aggregate.destroy(self.ctx, self.agg.id)
+        self.assertEqual([('rack1',)], _rows(control_models.Aggregate, 'name'))
+        Aggregate.remove_host(self.ctx, self.agg.id, 'h1')
+        Aggregate.destroy(self.ctx, self.agg.id)
+        self.assertEqual([], _rows(control_models.Aggregate, 'name'))
+        self.assertEqual([], _rows(control_models.AggregateMetadata, 'key'))
         # The name is free again at once.
-        objects.Aggregate.create(self.ctx, 'rack1')
+        Aggregate.create(self.ctx, 'rack1')
 
     def test_an_unknown_aggregate_is_not_found_and_nothing_is_written(self):
-        for call in (lambda: objects.Aggregate.get_by_id(self.ctx, 99),
-                     lambda: objects.Aggregate.add_host(self.ctx, 99, 'h'),
-                     lambda: objects.Aggregate.update_metadata(
+        for call in (lambda: Aggregate.get_by_id(self.ctx, 99),
+                     lambda: Aggregate.add_host(self.ctx, 99, 'h'),
+                     lambda: Aggregate.update_metadata(
                          self.ctx, 99, {'k': 'v'}),
-                     lambda: objects.Aggregate.rename(self.ctx, 99, 'x'),
-                     lambda: objects.Aggregate.destroy(self.ctx, 99)):
+                     lambda: Aggregate.rename(self.ctx, 99, 'x'),
+                     lambda: Aggregate.destroy(self.ctx, 99)):
             self.assertRaises(exception.AggregateNotFound, call)
-        self.assertEqual([], _rows(models.AggregateHost, 'host'))
+        self.assertEqual([], _rows(control_models.AggregateHost, 'host'))
         self.assertEqual([('availability_zone',)],
-                         _rows(models.AggregateMetadata, 'key'))
+                         _rows(control_models.AggregateMetadata, 'key'))
 
     def test_host_zones_and_aggregates_by_host(self):
-        other = objects.Aggregate.create(self.ctx, 'gpu')
-        objects.Aggregate.add_host(self.ctx, self.agg.id, 'h1')
-        objects.Aggregate.add_host(self.ctx, other.id, 'h1')
-        objects.Aggregate.add_host(self.ctx, other.id, 'h2')
+        other = Aggregate.create(self.ctx, 'gpu')
+        Aggregate.add_host(self.ctx, self.agg.id, 'h1')
+        Aggregate.add_host(self.ctx, other.id, 'h1')
+        Aggregate.add_host(self.ctx, other.id, 'h2')
         self.assertEqual({'h1': ['az1']},
                          aggregate_obj.host_zones(self.ctx))
         self.assertEqual(['rack1', 'gpu'], [
-            a.name for a in objects.Aggregate.get_by_host(self.ctx, 'h1')])
+            a.name for a in Aggregate.get_by_host(self.ctx, 'h1')])

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from nova import context
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import fields
 from nova.objects import host_lease
@@ -59,12 +59,12 @@ class HostLeaseTestCase(base.TestCase):
     def _rows(self):
         with db_api.session(read_only=True) as session:
             return [(r.host, r.holder) for r in session.scalars(
-                sa.select(models.HostClaimLease))]
+                sa.select(control_models.HostClaimLease))]
 
     def _leave_behind(self, host, holder, expires_in):
         # What a process that died while holding a lease leaves.
         with db_api.session() as session:
-            session.execute(sa.insert(models.HostClaimLease).values(
+            session.execute(sa.insert(control_models.HostClaimLease).values(
                 host=host, holder=holder, expires_at=fields.utcnow()
                 + datetime.timedelta(seconds=expires_in)))
 

@@ -4,9 +4,9 @@ import sqlalchemy as sa
 
 from nova import context
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
-from nova import objects
+from nova.objects import keypair as keypair_obj
 from nova.tests import base
 
 
@@ -14,7 +14,7 @@ def _pair(name='k1', user_id='alice', **fields):
     values = dict(name=name, user_id=user_id, fingerprint='aa:bb',
                   public_key='ssh-ed25519 AAAA k')
     values.update(fields)
-    return objects.KeyPair(**values)
+    return keypair_obj.KeyPair(**values)
 
 
 class KeyPairTestCase(base.TestCase):
@@ -27,13 +27,14 @@ class KeyPairTestCase(base.TestCase):
     def _rows(self):
         with db_api.session(read_only=True) as session:
             return [(r.user_id, r.name, r.type) for r in session.scalars(
-                sa.select(models.KeyPair).order_by(models.KeyPair.id))]
+                sa.select(control_models.KeyPair).order_by(
+                    control_models.KeyPair.id))]
 
     def test_create_and_get(self):
         created = _pair(type='x509').create()
         self.assertIsNotNone(created.id)
         self.assertIsNotNone(created.created_at)
-        self.assertEqual(created, objects.KeyPair.get_by_name(
+        self.assertEqual(created, keypair_obj.KeyPair.get_by_name(
             self.ctx, 'alice', 'k1'))
 
     def test_names_are_per_user(self):
@@ -43,7 +44,7 @@ class KeyPairTestCase(base.TestCase):
         self.assertEqual([('alice', 'k1', 'ssh'), ('bob', 'k1', 'ssh')],
                          self._rows())
         self.assertRaises(exception.KeypairNotFound,
-                          objects.KeyPair.get_by_name, self.ctx, 'carol',
+                          keypair_obj.KeyPair.get_by_name, self.ctx, 'carol',
                           'k1')
 
     def test_unknown_type_is_refused_and_nothing_written(self):
@@ -56,15 +57,15 @@ class KeyPairTestCase(base.TestCase):
         _pair('a').create()
         _pair('c', user_id='bob').create()
         self.assertEqual(['b', 'a'], [p.name for p in
-                                      objects.KeyPair.get_by_user(
+                                      keypair_obj.KeyPair.get_by_user(
                                           self.ctx, 'alice')])
 
     def test_destroy_only_the_named_pair_of_the_user(self):
         _pair().create()
         _pair(user_id='bob').create()
-        objects.KeyPair.destroy_by_name(self.ctx, 'alice', 'k1')
+        keypair_obj.KeyPair.destroy_by_name(self.ctx, 'alice', 'k1')
         self.assertEqual([('bob', 'k1', 'ssh')], self._rows())
         self.assertRaises(exception.KeypairNotFound,
-                          objects.KeyPair.destroy_by_name, self.ctx,
+                          keypair_obj.KeyPair.destroy_by_name, self.ctx,
                           'alice', 'k1')
         self.assertEqual([('bob', 'k1', 'ssh')], self._rows())

@@ -9,6 +9,7 @@ from nova.conf import host_settings
 from nova import exception
 from nova.model import hardware
 from nova import objects
+from nova.objects import aggregate as aggregate_obj
 from nova.objects import host_lease
 from nova.objects import migration as migration_obj
 from nova.scheduler import target
@@ -211,10 +212,10 @@ class TestZones(TargetTestCase):
         # c has the most room: the choice goes there unless a zone says no.
         self.capacities = {'b': _capacity(2048), 'c': _capacity(8192),
                            'd': _capacity(4096)}
-        zone1 = objects.Aggregate.create(self.ctx, 'rack1',
-                                         {'availability_zone': 'az1'})
+        zone1 = aggregate_obj.Aggregate.create(self.ctx, 'rack1',
+                                               {'availability_zone': 'az1'})
         for host in ('a', 'b', 'd'):
-            objects.Aggregate.add_host(self.ctx, zone1.id, host)
+            aggregate_obj.Aggregate.add_host(self.ctx, zone1.id, host)
 
     def test_place_new_considers_only_the_zone_asked_for(self):
         new = objects.Instance(self.ctx, display_name='n',

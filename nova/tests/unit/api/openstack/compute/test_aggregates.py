@@ -4,7 +4,7 @@ microversion, as the reference shapes them."""
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/os-aggregates'
@@ -33,14 +33,16 @@ class AggregatesTestCase(fakes.APITestCase):
                             body, **kwargs)
 
     def rows(self):
-        by_id = sa.select(models.Aggregate).order_by(models.Aggregate.id)
+        by_id = sa.select(control_models.Aggregate).order_by(
+            control_models.Aggregate.id)
         with db_api.session(read_only=True) as session:
             return (
                 [r.name for r in session.scalars(by_id)],
                 sorted((r.aggregate_id, r.host) for r in session.scalars(
-                    sa.select(models.AggregateHost))),
+                    sa.select(control_models.AggregateHost))),
                 sorted((r.aggregate_id, r.key, r.value) for r in
-                       session.scalars(sa.select(models.AggregateMetadata))))
+                       session.scalars(sa.select(
+                           control_models.AggregateMetadata))))
 
 
 class ShapeTest(AggregatesTestCase):

@@ -1,6 +1,7 @@
 """/os-availability-zone and its /detail: exactly the reference's shape."""
 
 from nova import objects
+from nova.objects import aggregate as aggregate_obj
 from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/os-availability-zone'
@@ -12,9 +13,9 @@ class AvailabilityZoneTestCase(fakes.APITestCase):
         super().setUp()
         self.conductor = self.make_service('ctl', binary='nova-conductor')
         self.make_service('host3')
-        aggregate = objects.Aggregate.create(self.ctx, 'rack1',
-                                             {'availability_zone': 'az1'})
-        objects.Aggregate.add_host(self.ctx, aggregate.id, 'host3')
+        aggregate = aggregate_obj.Aggregate.create(
+            self.ctx, 'rack1', {'availability_zone': 'az1'})
+        aggregate_obj.Aggregate.add_host(self.ctx, aggregate.id, 'host3')
 
     def zones(self, path=PATH, token=fakes.USER_TOKEN):
         response = self.request('GET', path, token=token)

@@ -4,7 +4,6 @@ test_host_evacuation.py`` runs the run itself)."""
 
 import datetime
 
-from nova import objects
 from nova.objects import base as obj_base
 from nova.objects import host_evacuation as run_obj
 from nova.tests.unit.api.openstack import fakes
@@ -26,7 +25,7 @@ class HostEvacuationsTest(fakes.APITestCase):
                             token=token)
 
     def assertNothingChanged(self):
-        self.assertEqual([], objects.HostEvacuation.get_all(self.ctx))
+        self.assertEqual([], run_obj.HostEvacuation.get_all(self.ctx))
         self.assertEqual([], self.conductor_rpc.casts)
         for instance in self.on_host1:
             fresh = self.reload(instance)
@@ -61,7 +60,7 @@ class HostEvacuationsTest(fakes.APITestCase):
     def test_the_rows_show_what_the_conductor_wrote(self):
         run_id = self.create({'host_evacuation': {'host': 'host1'}}).json[
             'host_evacuation']['id']
-        item = objects.HostEvacuation.get_by_uuid(
+        item = run_obj.HostEvacuation.get_by_uuid(
             self.ctx, run_id).instances()[0]
         item.set_attempts([
             run_obj.Attempt('host2', run_obj.FAILED, 'm1', 'no bridge'),
@@ -129,8 +128,8 @@ class HostEvacuationsTest(fakes.APITestCase):
         run_id = first.json['host_evacuation']['id']
         self.assertFault(self.create({'host_evacuation': {'host': 'host1'}}),
                          409, 'conflictingRequest', run_id)
-        self.assertEqual(1, len(objects.HostEvacuation.get_all(self.ctx)))
-        run = objects.HostEvacuation.get_by_uuid(self.ctx, run_id)
+        self.assertEqual(1, len(run_obj.HostEvacuation.get_all(self.ctx)))
+        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run_id)
         self.assertTrue(run.take('conductor1'))
         # Running: still one at a time, however old.
         run.created_at = obj_base.utcnow() - datetime.timedelta(hours=1)
@@ -142,7 +141,7 @@ class HostEvacuationsTest(fakes.APITestCase):
             {'host_evacuation': {'host': 'host1'}}).status_int)
 
     def test_a_run_no_conductor_took_blocks_the_host_a_while_only(self):
-        lost = objects.HostEvacuation.create(self.ctx, 'host1',
+        lost = run_obj.HostEvacuation.create(self.ctx, 'host1',
                                              self.on_host1)
         self.assertFault(self.create({'host_evacuation': {'host': 'host1'}}),
                          409, 'conflictingRequest', lost.uuid)

@@ -3,6 +3,7 @@ host's resources, and the actions libvirt never supports (501)."""
 
 from nova.model import hardware
 from nova import objects
+from nova.objects import aggregate as aggregate_obj
 from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/os-hosts'
@@ -15,9 +16,9 @@ class HostsTestCase(fakes.APITestCase):
         conductor = self.make_service('ctl', binary='nova-conductor')
         conductor.topic = 'conductor'
         conductor.save()
-        aggregate = objects.Aggregate.create(self.ctx, 'rack1',
-                                             {'availability_zone': 'az1'})
-        objects.Aggregate.add_host(self.ctx, aggregate.id, 'host2')
+        aggregate = aggregate_obj.Aggregate.create(
+            self.ctx, 'rack1', {'availability_zone': 'az1'})
+        aggregate_obj.Aggregate.add_host(self.ctx, aggregate.id, 'host2')
 
     def hosts(self, query=''):
         response = self.request('GET', PATH + query)

@@ -4,7 +4,7 @@ and key_name in POST /servers."""
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import objects
 from nova.tests import sample_keys
 from nova.tests.unit.api.openstack import fakes
@@ -21,8 +21,9 @@ class KeypairsTestCase(fakes.APITestCase):
     def rows(self):
         with db_api.session(read_only=True) as session:
             return [(r.user_id, r.name, r.type, r.public_key)
-                    for r in session.scalars(sa.select(
-                        models.KeyPair).order_by(models.KeyPair.id))]
+                    for r in session.scalars(
+                        sa.select(control_models.KeyPair).order_by(
+                            control_models.KeyPair.id))]
 
     def create(self, token=fakes.USER_TOKEN, version=None, **keypair):
         return self.request('POST', PATH, {'keypair': keypair},

@@ -8,6 +8,7 @@ from nova import context as nova_context
 from nova import exception
 from nova.model import vm_states
 from nova import objects
+from nova.objects import keypair as keypair_obj
 from nova.tests.fixtures import database as dbf
 from nova.tests import sample_keys
 from nova.tests.unit.api.openstack import fakes
@@ -115,7 +116,7 @@ class QuotaEnforcementTest(fakes.APITestCase):
         self.assertEqual(200, create('k1').status_int)
         self.assertEqual('Maximum number of key pairs exceeded',
                          self.assertFault(create('k2'), 403, 'forbidden'))
-        self.assertEqual(['k1'], [k.name for k in objects.KeyPair
+        self.assertEqual(['k1'], [k.name for k in keypair_obj.KeyPair
                                   .get_by_user(self.ctx, 'alice')])
         # bob (same project) has his own count.
         self.assertEqual(200, create('k1', token='bob:demo').status_int)
@@ -165,8 +166,8 @@ class RecheckTest(fakes.APITestCase):
                                           project_id='demo')
         quotas.set_limits('demo', None, {'key_pairs': 1})
         for name in ('k1', 'k2'):
-            objects.KeyPair(name=name, user_id='alice', fingerprint='f',
-                            public_key=sample_keys.RSA).create()
+            keypair_obj.KeyPair(name=name, user_id='alice', fingerprint='f',
+                                public_key=sample_keys.RSA).create()
         self.assertRaises(exception.KeypairLimitExceeded,
                           quotas.check_key_pairs, ctx, 'alice',
                           recheck=True)

@@ -4,7 +4,7 @@ microversion, who may do what, and the rows updates leave."""
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova.model import vm_states
 from nova.tests.unit.api.openstack import fakes
 
@@ -78,7 +78,7 @@ class QuotaSetsTest(fakes.APITestCase):
         updated = self.update({'ram': '5120', 'cores': 4}).json['quota_set']
         self.assertEqual((5120, 4), (updated['ram'], updated['cores']))
         self.assertEqual([('cores', 4, 'demo'), ('ram', 5120, 'demo')],
-                         rows(models.Quota))
+                         rows(control_models.Quota))
         shown = self.show(PATH + '/detail')
         self.assertEqual(5120, shown['ram']['limit'])
         # The defaults did not move.
@@ -89,7 +89,7 @@ class QuotaSetsTest(fakes.APITestCase):
         self.assertEqual(5120, self.show(PATH + '?user_id=alice')['ram'])
         self.update({'ram': 2048}, path=PATH + '?user_id=alice')
         self.assertEqual([('ram', 2048, 'demo', 'alice')],
-                         rows(models.ProjectUserQuota))
+                         rows(control_models.ProjectUserQuota))
         self.assertEqual(2048, self.show(PATH + '?user_id=alice')['ram'])
         self.assertEqual(5120, self.show(PATH)['ram'])
 
@@ -97,11 +97,11 @@ class QuotaSetsTest(fakes.APITestCase):
         self.update({'ram': 5120})
         self.update({'ram': 6000}, path=PATH + '?user_id=alice',
                     status=400)
-        self.assertEqual([], rows(models.ProjectUserQuota))
+        self.assertEqual([], rows(control_models.ProjectUserQuota))
         self.update({'ram': 6000, 'force': True},
                     path=PATH + '?user_id=alice')
         self.assertEqual([('ram', 6000, 'demo', 'alice')],
-                         rows(models.ProjectUserQuota))
+                         rows(control_models.ProjectUserQuota))
 
     def test_a_limit_below_usage_is_refused_unless_forced(self):
         self.make_instance(project_id='demo')
@@ -111,9 +111,10 @@ class QuotaSetsTest(fakes.APITestCase):
         self.assertIn('Quota limit 1 for instances must be greater than or '
                       'equal to already used and reserved 2.',
                       response.text)
-        self.assertEqual([], rows(models.Quota))
+        self.assertEqual([], rows(control_models.Quota))
         self.update({'instances': 1, 'force': 'True'})
-        self.assertEqual([('instances', 1, 'demo')], rows(models.Quota))
+        self.assertEqual([('instances', 1, 'demo')],
+                         rows(control_models.Quota))
         detail = self.show(PATH + '/detail')
         self.assertEqual({'limit': 1, 'in_use': 2, 'reserved': 0},
                          detail['instances'])
@@ -129,8 +130,8 @@ class QuotaSetsTest(fakes.APITestCase):
         self.update({'ram': 1}, path=other)
         response = self.request('DELETE', PATH)
         self.assertEqual(202, response.status_int, response.text)
-        self.assertEqual([('ram', 1, 'other')], rows(models.Quota))
-        self.assertEqual([], rows(models.ProjectUserQuota))
+        self.assertEqual([('ram', 1, 'other')], rows(control_models.Quota))
+        self.assertEqual([], rows(control_models.ProjectUserQuota))
         self.assertEqual(51200, self.show(PATH)['ram'])
 
     def test_delete_of_one_user_keeps_the_project(self):
@@ -138,8 +139,8 @@ class QuotaSetsTest(fakes.APITestCase):
         self.update({'ram': 2048}, path=PATH + '?user_id=alice')
         self.assertEqual(202, self.request(
             'DELETE', PATH + '?user_id=alice').status_int)
-        self.assertEqual([('ram', 5120, 'demo')], rows(models.Quota))
-        self.assertEqual([], rows(models.ProjectUserQuota))
+        self.assertEqual([('ram', 5120, 'demo')], rows(control_models.Quota))
+        self.assertEqual([], rows(control_models.ProjectUserQuota))
 
     def test_bodies_are_checked_by_microversion(self):
         for body, version in (({'floating_ips': 1}, '2.36'),
@@ -152,7 +153,7 @@ class QuotaSetsTest(fakes.APITestCase):
                               ({'ram': 1, 'force': 'maybe'}, None)):
             with self.subTest(body=body, version=version):
                 self.update(body, version=version, status=400)
-        self.assertEqual([], rows(models.Quota))
+        self.assertEqual([], rows(control_models.Quota))
         self.update({'floating_ips': 1}, version='2.35')
         self.assertEqual(1, self.show(version='2.35')['floating_ips'])
 
@@ -170,7 +171,7 @@ class QuotaSetsTest(fakes.APITestCase):
                                         if method == 'PUT' else None,
                                         token=fakes.USER_TOKEN)
                 self.assertFault(response, 403, 'forbidden')
-        self.assertEqual([], rows(models.Quota))
+        self.assertEqual([], rows(control_models.Quota))
 
     def test_unknown_query_is_refused_from_275(self):
         self.show(PATH + '?foo=1', version='2.74')
@@ -209,7 +210,7 @@ class QuotaClassSetsTest(fakes.APITestCase):
         self.assertEqual(200, response.status_int, response.text)
         self.assertEqual(body, response.json['quota_class_set'])
         self.assertIn(('ram', 51300, 'default'),
-                      rows(models.QuotaClass))
+                      rows(control_models.QuotaClass))
         shown = self.request('GET', PATH,
                              token=fakes.USER_TOKEN).json['quota_set']
         self.assertEqual((51300, 99), (shown['ram'], shown['floating_ips']))
@@ -231,7 +232,7 @@ class QuotaClassSetsTest(fakes.APITestCase):
                 response = self.request(
                     'PUT', CLASS_PATH, {'quota_class_set': {'ram': value}})
                 self.assertFault(response, 400, 'badRequest')
-        self.assertEqual([], rows(models.QuotaClass))
+        self.assertEqual([], rows(control_models.QuotaClass))
 
     def test_only_administrators(self):
         for method in ('GET', 'PUT'):
@@ -241,7 +242,7 @@ class QuotaClassSetsTest(fakes.APITestCase):
                     {'quota_class_set': {'ram': 1}}
                     if method == 'PUT' else None, token=fakes.USER_TOKEN)
                 self.assertFault(response, 403, 'forbidden')
-        self.assertEqual([], rows(models.QuotaClass))
+        self.assertEqual([], rows(control_models.QuotaClass))
 
 
 LIMITS_21 = {'maxImageMeta', 'maxPersonality', 'maxPersonalitySize',

@@ -5,6 +5,7 @@ from nova.compute import rebuild_request
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
+from nova.objects import keypair as keypair_obj
 from nova.tests.unit.api.openstack.compute import test_server_update
 from nova.tests.unit.api.openstack import fakes
 
@@ -76,8 +77,8 @@ class RebuildTest(fakes.APITestCase):
         self.assertFalse(self.reload(self.instance).auto_disk_config)
 
     def test_fields_of_later_microversions(self):
-        objects.KeyPair(name='k', user_id='alice', fingerprint='f',
-                        public_key='ssh-rsa AAAA').create()
+        keypair_obj.KeyPair(name='k', user_id='alice', fingerprint='f',
+                            public_key='ssh-rsa AAAA').create()
         response = self.rebuild(version='2.57', description='d',
                                 key_name='k', user_data='aGVsbG8=')
         self.assertEqual(202, response.status_int, response.text)

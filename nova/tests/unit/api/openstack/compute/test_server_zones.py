@@ -3,6 +3,7 @@ places the server only on a host of that zone, and the server shows its
 host's zone (``OS-EXT-AZ:availability_zone``)."""
 
 from nova import objects
+from nova.objects import aggregate as aggregate_obj
 from nova.tests.unit.api.openstack import fakes
 
 ZONE_KEY = 'OS-EXT-AZ:availability_zone'
@@ -14,9 +15,9 @@ class ServerZonesTest(fakes.APITestCase):
         super().setUp()
         # host1 is busier than host2: without a zone, the choice is host2.
         self.make_instance('host1', name='busy')
-        self.az1 = objects.Aggregate.create(self.ctx, 'rack1',
-                                            {'availability_zone': 'az1'})
-        objects.Aggregate.add_host(self.ctx, self.az1.id, 'host1')
+        self.az1 = aggregate_obj.Aggregate.create(self.ctx, 'rack1',
+                                                  {'availability_zone': 'az1'})
+        aggregate_obj.Aggregate.add_host(self.ctx, self.az1.id, 'host1')
 
     def create(self, token=fakes.USER_TOKEN, version=None, **changes):
         server = {'name': 'placed', 'imageRef': fakes.IMAGE.id,

@@ -1,6 +1,7 @@
 """/os-services: list, the legacy updates and the 2.53 update."""
 
 from nova import objects
+from nova.objects import aggregate as aggregate_obj
 from nova.tests.unit.api.openstack import fakes
 
 
@@ -39,9 +40,9 @@ class ServicesTest(fakes.APITestCase):
         self.assertEqual('internal', services['ctl/nova-conductor']['zone'])
 
     def test_a_compute_host_shows_its_aggregates_zone(self):
-        aggregate = objects.Aggregate.create(self.ctx, 'rack1',
-                                             {'availability_zone': 'az1'})
-        objects.Aggregate.add_host(self.ctx, aggregate.id, 'host1')
+        aggregate = aggregate_obj.Aggregate.create(
+            self.ctx, 'rack1', {'availability_zone': 'az1'})
+        aggregate_obj.Aggregate.add_host(self.ctx, aggregate.id, 'host1')
         services = self.services()
         self.assertEqual(('az1', 'nova', 'internal'), tuple(
             services[name]['zone'] for name in (
