@@ -1,7 +1,7 @@
 """Host-evacuate: evacuate every instance of a failed host, watch each to
 its end, retry once elsewhere.
 
-The API records the run (``objects.HostEvacuation``, every instance
+The API records the run (``nova.objects.host_evacuation``, every instance
 ``not-started``) and casts it to a conductor, which runs ``Runner.run``
 in a thread of its own. The runner only requests evacuations and watches
 them; each runs exactly as a single ``nova evacuate`` does

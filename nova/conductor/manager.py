@@ -9,7 +9,7 @@ evacuation ends here: migration ``failed``, instance back to no task with
 its vm_state unchanged, a fault and an action event saying why.
 
 ``run_host_evacuation`` runs a host-evacuate the API recorded
-(``objects.HostEvacuation``) in a thread of its own
+(``nova.objects.host_evacuation``) in a thread of its own
 (``host_evacuation.Runner``): every instance of the failed host, requested
 as single evacuations and watched to their end. A conductor that starts
 again marks the runs it owned and never ended ``interrupted``; one that

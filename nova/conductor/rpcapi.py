@@ -44,6 +44,6 @@ class ConductorAPI:
 
     def run_host_evacuation(self, ctxt, evacuation_uuid):
         """Cast: run the recorded host-evacuate ``evacuation_uuid``
-        (``objects.HostEvacuation``) to its end (1.2)."""
+        (``nova.objects.host_evacuation``) to its end (1.2)."""
         self.client.prepare(version='1.2').cast(
             ctxt, 'run_host_evacuation', evacuation_uuid=evacuation_uuid)

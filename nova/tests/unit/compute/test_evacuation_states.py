@@ -234,7 +234,7 @@ NOT_MIGRATIONS = {
     ('compute/attempts.py', 'self.row.status = attempt_obj.LANDED'),
     ('compute/attempts.py', 'self.row.status = attempt_obj.FAILED'),
     ('objects/attempt.py', 'self.status = status'),
-    # A host-evacuate run (objects.HostEvacuation): taken, then ended.
+    # A host-evacuate run (host_evacuation.HostEvacuation): taken, then ended.
     ('objects/host_evacuation.py', 'self.status = RUNNING'),
     ('objects/host_evacuation.py', 'self.status = status'),
 }
