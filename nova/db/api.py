@@ -95,10 +95,17 @@ def _on_sqlite_connect(dbapi_connection, connection_record):
 
 
 def _on_sqlite_begin(connection):
-    if connection.get_execution_options().get(_READ_ONLY):
-        connection.exec_driver_sql('BEGIN DEFERRED')
-    else:
-        connection.exec_driver_sql('BEGIN IMMEDIATE')
+    statement = ('BEGIN DEFERRED'
+                 if connection.get_execution_options().get(_READ_ONLY)
+                 else 'BEGIN IMMEDIATE')
+    # Straight to the driver: through exec_driver_sql, this statement of
+    # every transaction cost as much as a small query. Its errors are
+    # SQLAlchemy's as they would have been ("database is locked" is an
+    # OperationalError whoever sent it).
+    try:
+        connection.connection.driver_connection.execute(statement)
+    except sqlite3.Error as e:
+        raise sa_exc.DBAPIError.instance(statement, None, e, sqlite3.Error)
 
 
 def _postgresql_connect_args() -> dict:
@@ -209,12 +216,31 @@ def session(read_only: bool = False):
             yield db_session
 
 
+_reads = threading.local()
+
+
 @contextlib.contextmanager
 def reading():
     """One read-only transaction on a Core connection, for a statement
-    that needs no ORM objects: about half the cost of ``session``."""
+    that needs no ORM objects: about half the cost of ``session``.
+
+    Within another ``reading()`` of the same thread, the same connection
+    and transaction: a caller that makes several reads (a server's view:
+    the server, its metadata, its host's service and zone) wraps them in
+    one, and pays one BEGIN and COMMIT instead of one per read. It must
+    not wait for anything else meanwhile (an RPC call, a lock): the
+    transaction stays open until the outer one ends.
+    """
+    current = getattr(_reads, 'connection', None)
+    if current is not None:
+        yield current
+        return
     with _engines()[1].begin() as connection:
-        yield connection
+        _reads.connection = connection
+        try:
+            yield connection
+        finally:
+            _reads.connection = None
 
 
 @contextlib.contextmanager

@@ -315,6 +315,15 @@ class NovaObject:
         return [cls._from_db_object(context, r) for r in rows]
 
 
+def reads_together():
+    """A context in which this thread's reads of objects share one
+    read-only transaction (``db_api.reading``): one BEGIN and COMMIT for
+    a view built from several reads, instead of one per read. Nothing in
+    it may wait on anything else (an RPC call, a lock): the transaction
+    stays open until the context ends."""
+    return db_api.reading()
+
+
 def matches(column, expected):
     """SQL for "column is one of ``expected``" (a value or a list).
 

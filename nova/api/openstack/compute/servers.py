@@ -52,6 +52,7 @@ from nova.compute import availability_zones
 from nova.conf import CONF
 from nova import exception
 from nova import objects
+from nova.objects import base as obj_base
 
 
 # Filters of the servers list that compare a field of the server.
@@ -330,15 +331,17 @@ class ServersController:
             instances, limit)
 
     def detail(self, req):
-        instances, limit = self._filtered(req)
-        services = self._services_for_host_status(req)
-        metadata = objects.InstanceMetadata.get_for(
-            req.context, [i.uuid for i in instances])
-        return self._with_links(
-            req, 'servers/detail', {'servers': [
-                views.detail(req, i, services,
-                             metadata=metadata.get(i.uuid, {}))
-                for i in instances]}, instances, limit)
+        # The servers, their metadata, hosts and zones: one transaction.
+        with obj_base.reads_together():
+            instances, limit = self._filtered(req)
+            services = self._services_for_host_status(req)
+            metadata = objects.InstanceMetadata.get_for(
+                req.context, [i.uuid for i in instances])
+            return self._with_links(
+                req, 'servers/detail', {'servers': [
+                    views.detail(req, i, services,
+                                 metadata=metadata.get(i.uuid, {}))
+                    for i in instances]}, instances, limit)
 
     @staticmethod
     def _services_for_host_status(req, instance=None):
@@ -350,10 +353,14 @@ class ServersController:
 
     def show(self, req, server_id):
         policy.authorize(req.context, 'os_compute_api:servers:show')
-        instance = common.get_instance(self.compute_api, req.context,
-                                       server_id)
-        services = self._services_for_host_status(req, instance)
-        return {'server': views.detail(req, instance, services, show=True)}
+        # The server, its metadata, host and zone: one transaction (what
+        # the clients polling a boot ask for most).
+        with obj_base.reads_together():
+            instance = common.get_instance(self.compute_api, req.context,
+                                           server_id)
+            services = self._services_for_host_status(req, instance)
+            return {'server': views.detail(req, instance, services,
+                                           show=True)}
 
     # -- create and delete ---------------------------------------------------
 

@@ -110,6 +110,26 @@ class SQLiteSettingsTestCase(base.TestCase):
             names = session.scalars(sa.select(models.Network.name)).all()
         self.assertEqual(['kept'], names)
 
+    def test_a_reading_within_a_reading_shares_its_transaction(self):
+        seen = []
+        with db_api.reading() as outer:
+            with db_api.reading() as inner:
+                self.assertIs(outer, inner)
+            # The inner end did not end the outer transaction.
+            self.assertTrue(outer.in_transaction())
+
+            def read_elsewhere():
+                with db_api.reading() as connection:
+                    seen.append(connection)
+
+            other = threading.Thread(target=read_elsewhere)
+            other.start()
+            other.join()
+        self.assertIsNot(outer, seen[0])    # another thread: its own
+        with db_api.reading() as after:
+            self.assertTrue(after.in_transaction())
+        self.assertFalse(outer.in_transaction())
+
     def test_writes_take_the_lock_up_front_reads_do_not(self):
         # Another connection holds the write lock; a writer must wait for
         # it (and here times out), a reader must not.

@@ -11,6 +11,7 @@ from nova.model import network as network_model
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
+from nova.tests.fixtures import database as dbf
 from nova.tests.unit.api.openstack import fakes
 
 NETWORK = '9d3c2a4e-8b7f-4e21-a0c5-6f1e2d3c4b5a'
@@ -164,6 +165,42 @@ class ShowTest(fakes.APITestCase):
         server = response.json['server']
         self.assertEqual((instance.uuid, 'vm1', 'ACTIVE'),
                          (server['id'], server['name'], server['status']))
+
+    def test_one_server_is_read_in_one_transaction(self):
+        # The server, its metadata, its host's service (host_status) and
+        # zone: one BEGIN and COMMIT for the four reads.
+        instance = self.make_instance()
+        objects.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                         {'role': 'web'})
+        with dbf.recorded_transactions() as transactions:
+            with dbf.recorded_statements() as statements:
+                response = self.request(
+                    'GET', '/v2.1/servers/%s' % instance.uuid,
+                    version='2.16')
+        server = response.json['server']
+        self.assertEqual(({'role': 'web'}, 'UP'),
+                         (server['metadata'], server['host_status']))
+        self.assertEqual(1, len(transactions), transactions)
+        for table in ('instances', 'instance_metadata', 'services',
+                      'aggregate_hosts'):
+            self.assertTrue(any('FROM %s' % table in s for s in statements),
+                            table)
+
+    def test_servers_in_detail_are_read_in_one_transaction(self):
+        for name in ('web-1', 'web-2'):
+            instance = self.make_instance(name=name)
+            objects.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                             {'name': name})
+        with dbf.recorded_transactions() as transactions:
+            response = self.request('GET', '/v2.1/servers/detail'
+                                    '?all_tenants=1',
+                                    version='2.16')
+        self.assertEqual(
+            [('web-1', {'name': 'web-1'}, 'UP'),
+             ('web-2', {'name': 'web-2'}, 'UP')],
+            sorted((s['name'], s['metadata'], s['host_status'])
+                   for s in response.json['servers']))
+        self.assertEqual(1, len(transactions), transactions)
 
     def test_unknown_invalid_and_foreign_servers_are_404(self):
         other = self.make_instance(project_id='p2')
