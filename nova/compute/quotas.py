@@ -117,10 +117,14 @@ class _Scope:
     user_id: str | None
     limits: dict[str, int]
 
-    def check_instances(self, requested: dict[str, int]) -> None:
+    @property
+    def limits_instances(self) -> bool:
+        return any(self.limits[name] != UNLIMITED
+                   for name in _INSTANCE_RESOURCES)
+
+    def check_instances(self, requested: dict[str, int],
+                        used: quota_usage.InstanceUsage) -> None:
         limits = self.limits
-        used = quota_usage.InstanceUsage.count(self.project_id,
-                                               self.user_id)
         overs = sorted(name for name in _INSTANCE_RESOURCES
                        if _over(limits[name], getattr(used, name),
                                 requested[name]))
@@ -150,11 +154,23 @@ def _requested(flavor, count: int) -> dict[str, int]:
             'ram': flavor.memory_mb * count}
 
 
+def _check_scopes(context, requested: dict[str, int]) -> None:
+    scopes = _scopes(context)
+    if not any(scope.limits_instances for scope in scopes):
+        # Nothing limits them (an administrator's project, often): there
+        # is nothing to count.
+        return
+    # Both scopes' usage in one read.
+    used = quota_usage.InstanceUsage.count_with_user(context.project_id,
+                                                     context.user_id)
+    for scope, scope_used in zip(scopes, used):
+        scope.check_instances(requested, scope_used)
+
+
 def check_instances(context, flavor, count: int = 1) -> None:
     """``TooManyInstances`` unless ``count`` more instances of ``flavor``
     fit the project's and the user's instances, cores and ram."""
-    for scope in _scopes(context):
-        scope.check_instances(_requested(flavor, count))
+    _check_scopes(context, _requested(flavor, count))
 
 
 def recheck_instances(context) -> None:
@@ -163,8 +179,7 @@ def recheck_instances(context) -> None:
     together). Nothing when ``[quota] recheck_quota`` is off."""
     if not CONF.quota.recheck_quota:
         return
-    for scope in _scopes(context):
-        scope.check_instances(dict.fromkeys(_INSTANCE_RESOURCES, 0))
+    _check_scopes(context, dict.fromkeys(_INSTANCE_RESOURCES, 0))
 
 
 def check_key_pairs(context, user_id: str, recheck: bool = False) -> None:

@@ -161,6 +161,47 @@ class RecheckTest(fakes.APITestCase):
         self.assertEqual(['quota_classes', 'quotas', 'project_user_quotas'],
                          tables)
 
+    def _counts_of_instances(self, statements):
+        return [s for s in statements
+                if 'FROM instances' in s and 'count(' in s]
+
+    def test_both_scopes_are_counted_in_one_read(self):
+        # alice may have 1 of the project's 5: the project's 3 fit it,
+        # her 2 do not; bob's scope is the project's.
+        alice = nova_context.RequestContext(user_id='alice',
+                                            project_id='demo')
+        bob = nova_context.RequestContext(user_id='bob', project_id='demo')
+        quotas.set_limits('demo', None, {'instances': 5})
+        quotas.set_limits('demo', 'alice', {'instances': 2})
+        self.make_instance(user_id='bob')
+        self.make_instance(name='vm2')
+        self.make_instance(name='gone').destroy()
+        flavor = objects.Flavor.get_by_flavor_id(alice, '1')
+        with dbf.recorded_statements() as statements:
+            quotas.check_instances(alice, flavor)
+        self.assertEqual(1, len(self._counts_of_instances(statements)))
+        self.make_instance(name='vm3')
+        self.assertRaises(exception.TooManyInstances,
+                          quotas.check_instances, alice, flavor)
+        quotas.check_instances(bob, flavor, count=2)
+        self.assertRaises(exception.TooManyInstances,
+                          quotas.check_instances, bob, flavor, count=3)
+
+    def test_nothing_is_counted_when_nothing_limits_instances(self):
+        ctx = nova_context.RequestContext(user_id='alice',
+                                          project_id='demo')
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
+        self.make_instance()
+        flavor = objects.Flavor.get_by_flavor_id(ctx, '1')
+        with dbf.recorded_statements() as statements:
+            quotas.check_instances(ctx, flavor, count=1000)
+            quotas.recheck_instances(ctx)
+        self.assertEqual([], self._counts_of_instances(statements))
+        # A limit on cores alone is a limit: counted again.
+        quotas.set_limits('demo', 'alice', {'cores': 1})
+        self.assertRaises(exception.TooManyInstances,
+                          quotas.check_instances, ctx, flavor)
+
     def test_key_pairs_over_the_limit_are_found(self):
         ctx = nova_context.RequestContext(user_id='alice',
                                           project_id='demo')
