@@ -235,12 +235,17 @@ def reading():
     if current is not None:
         yield current
         return
-    with _engines()[1].begin() as connection:
-        _reads.connection = connection
-        try:
-            yield connection
-        finally:
-            _reads.connection = None
+    # The option set on the connection rather than taken from the
+    # read-only engine: an engine derived with options dispatches every
+    # event of every statement through both engines' listeners.
+    with _engines()[0].connect() as connection:
+        connection.execution_options(**{_READ_ONLY: True})
+        with connection.begin():
+            _reads.connection = connection
+            try:
+                yield connection
+            finally:
+                _reads.connection = None
 
 
 @contextlib.contextmanager
