@@ -95,14 +95,17 @@ class NovaObject:
         register(cls)
 
     def __init__(self, context=None, **values):
-        object.__setattr__(self, '_context', context)
-        object.__setattr__(self, '_changed', set())
-        object.__setattr__(self, '_originals', {})
+        self._start(context)
         for name, field in self.fields.items():
             object.__setattr__(self, name, field.default())
         self.obj_reset_changes()
         for name, value in values.items():
             setattr(self, name, value)
+
+    def _start(self, context) -> None:
+        object.__setattr__(self, '_context', context)
+        object.__setattr__(self, '_changed', set())
+        object.__setattr__(self, '_originals', {})
 
     def __setattr__(self, name, value):
         field = self.fields.get(name)
@@ -174,7 +177,11 @@ class NovaObject:
 
     @classmethod
     def _from_db_object(cls, context, db_obj):
-        obj = cls(context)
+        # Not through __init__: the row sets every field, so the defaults
+        # (a new UUID for some) would be made only to be replaced, on
+        # every object of every read.
+        obj = cls.__new__(cls)
+        obj._start(context)
         obj._update_from_db_object(db_obj)
         return obj
 

@@ -109,6 +109,12 @@ class MatchesTestCase(base.TestCase):
     def test_empty_list_matches_nothing(self):
         self.assertEqual('false', self._sql([]))
 
+    def test_one_value_is_an_equality(self):
+        self.assertEqual("instances.task_state = 'spawning'",
+                         self._sql('spawning'))
+        self.assertEqual("instances.task_state IN ('spawning', 'deleting')",
+                         self._sql(['spawning', 'deleting']))
+
 
 def _objects_with_a_table():
     for module in pkgutil.iter_modules(objects.__path__):
@@ -160,6 +166,26 @@ class CoreRowsTestCase(base.TestCase):
         self.assertEqual(flavor.extra_specs, from_row.flavor.extra_specs)
         self.assertIs(True, from_row.auto_disk_config)
         self.assertEqual(instance.launched_at, from_row.launched_at)
+
+    def test_a_loaded_object_tracks_changes_from_the_row(self):
+        self.use_database()
+        ctx = context.get_admin_context()
+        instance = objects.Instance(
+            ctx, display_name='vm1', host='h1',
+            system_metadata={'image_base': 'x'}).create()
+        loaded = objects.Instance.get_by_uuid(ctx, instance.uuid)
+        self.assertIs(ctx, loaded.context)
+        self.assertEqual(set(), loaded.obj_what_changed())
+        self.assertEqual(instance.uuid, loaded.uuid)
+        loaded.system_metadata['image_base'] = 'y'      # in place
+        loaded.host = 'h2'
+        self.assertEqual({'system_metadata', 'host'},
+                         loaded.obj_what_changed())
+        loaded.save()
+        self.assertEqual(
+            ({'image_base': 'y'}, 'h2'),
+            (objects.Instance.get_by_uuid(ctx, instance.uuid).system_metadata,
+             objects.Instance.get_by_uuid(ctx, instance.uuid).host))
 
 
 class TestLogPrefix(base.TestCase):
