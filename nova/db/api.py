@@ -258,13 +258,6 @@ def writing():
         yield connection
 
 
-def dialect_name(executor) -> str:
-    """The dialect's name of a ``session`` or a ``writing`` connection."""
-    if isinstance(executor, sa.engine.Connection):
-        return executor.dialect.name
-    return executor.get_bind().dialect.name
-
-
 def _forget_after_fork():
     # A child must never use the parent's pooled connections.
     engines = _engines_now

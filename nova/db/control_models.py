@@ -11,13 +11,10 @@ uses none of them, neither defines nor configures their mappers (about
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from nova.db.models import _str
 from nova.db.models import Base
 from nova.db.models import Timestamp
 from nova.db.models import TimestampMixin
-
-
-def _str(length=255):
-    return sa.String(length)
 
 
 class HostClaimLease(Base):

@@ -283,12 +283,11 @@ class NetworkAgent:
 
         A full look reads every port's status as columns and what the
         driver has plugged in one call, and builds objects only for the
-        ports out of date: on a host with hundreds of ports, building
-        them all (and asking the driver once per instance) every poll
-        interval was over a third of the embedded default's CPU while it
-        booted 1,000 servers. A port whose status changed between the two reads
-        is left to the next look: its plug state was read after the
-        status it had, not after the one it has."""
+        ports out of date: building them all and asking the driver once
+        per instance (each answer a scan of everything plugged) made each
+        look quadratic in the host's ports. A port whose status changed
+        between the two reads is left to the next look: its plug state
+        was read after the status it had, not after the one it has."""
         states = self.network_api.get_port_states_by_host(self._context,
                                                           self.host)
         plugged = self.driver.plugged_vifs_by_instance()

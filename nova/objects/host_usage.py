@@ -79,13 +79,13 @@ def _share(row) -> Share | None:
     return Share(host, node or '', vcpus or 0, memory_mb or 0, disk_gb or 0)
 
 
-def share_of(session, uuid: str, lock: bool = False) -> Share | None:
+def share_of(connection, uuid: str, lock: bool = False) -> Share | None:
     """The share instance ``uuid``'s row takes now (None: no host, deleted
     or no row). ``lock``: hold the row until the transaction ends."""
     query = sa.select(*_SHARE_COLUMNS).where(models.Instance.uuid == uuid)
     if lock:
         query = query.with_for_update()
-    return _share(session.execute(query).first())
+    return _share(connection.execute(query).first())
 
 
 def share_of_values(values: dict) -> Share | None:
@@ -100,9 +100,9 @@ def share_of_row(row: models.Instance) -> Share | None:
                         for column in _SHARE_COLUMNS))
 
 
-def move(session, before: Share | None, after: Share | None) -> None:
+def move(connection, before: Share | None, after: Share | None) -> None:
     """Take ``before`` off its host and add ``after`` to its host, in
-    ``session``'s transaction."""
+    ``connection``'s transaction (``db_api.writing``)."""
     deltas: dict[tuple[str, str], list[int]] = {}
     for share, sign in ((before, -1), (after, 1)):
         if share is None:
@@ -116,16 +116,16 @@ def move(session, before: Share | None, after: Share | None) -> None:
     for key in sorted(deltas):
         delta = deltas[key]
         if any(delta):
-            _add(session, key, dict(zip(_COUNTERS, delta)))
+            _add(connection, key, dict(zip(_COUNTERS, delta)))
 
 
-def _write(session, key: tuple[str, str], values: dict,
+def _write(connection, key: tuple[str, str], values: dict,
            increment: bool) -> None:
     """INSERT the counter row of ``key`` with ``values``, or, when it
     exists, add ``values`` to it (``increment``) or replace it with them:
     one statement either way, however many processes write at once."""
     table = models.HostUsage.__table__
-    dialect = db_api.dialect_name(session)
+    dialect = connection.dialect.name
     # Imported here, not at the top: the engine has loaded the dialect in
     # use already, while importing the other (PostgreSQL's: 20 modules,
     # about 2 MiB) would cost every process on SQLite, nova-compute among
@@ -133,18 +133,18 @@ def _write(session, key: tuple[str, str], values: dict,
     insert = importlib.import_module(_INSERT_MODULES[dialect]).insert(table)
     host, node = key
     insert = insert.values(host=host, node=node, **values)
-    session.execute(insert.on_conflict_do_update(
+    connection.execute(insert.on_conflict_do_update(
         index_elements=['host', 'node'],
         set_={name: (table.c[name] + insert.excluded[name] if increment
                      else insert.excluded[name]) for name in values}))
 
 
-def _add(session, key: tuple[str, str], delta: dict) -> None:
-    _write(session, key, delta, increment=True)
+def _add(connection, key: tuple[str, str], delta: dict) -> None:
+    _write(connection, key, delta, increment=True)
 
 
-def _set(session, key: tuple[str, str], values: dict) -> None:
-    _write(session, key, values, increment=False)
+def _set(connection, key: tuple[str, str], values: dict) -> None:
+    _write(connection, key, values, increment=False)
 
 
 def totals(host: str, node: str | None = None,
@@ -206,16 +206,17 @@ def audit(host: str) -> list[Correction]:
     def total(column):
         return sa.func.coalesce(sa.func.sum(column), 0)
     corrections = []
-    with db_api.session() as session:
+    with db_api.writing() as connection:
         # The counter rows first, locked: a claim that commits while the
         # instances are summed waits to change its counter until this
         # transaction ends, so it is counted exactly once.
         kept = {row.node: {name: getattr(row, name) for name in _COUNTERS}
-                for row in session.scalars(sa.select(usage).where(
-                    usage.host == host).with_for_update())}
+                for row in connection.execute(sa.select(
+                    usage.__table__).where(
+                        usage.host == host).with_for_update())}
         actual = {
             row[0]: dict(zip(_COUNTERS, (int(v) for v in row[1:])))
-            for row in session.execute(
+            for row in connection.execute(
                 sa.select(node, sa.func.count(), total(instance.flavor_vcpus),
                           total(instance.flavor_memory_mb),
                           total(instance.flavor_disk_gb))
@@ -226,7 +227,7 @@ def audit(host: str) -> list[Correction]:
         for name in sorted(set(kept) | set(actual)):
             was, now = kept.get(name, zero), actual.get(name, zero)
             if was != now:
-                _set(session, (host, name), now)
+                _set(connection, (host, name), now)
                 corrections.append(Correction(host, name, was, now))
     for c in corrections:
         LOG.warning('Usage of host %(host)s node %(node)r had drifted from '

@@ -17,6 +17,8 @@ each driver runs them (``nova/tests/unit/virt/test_fake.py``,
 ``nova/tests/unit/virt/libvirt/test_contract.py``).
 """
 
+from collections.abc import Iterable
+from collections.abc import Mapping
 import contextlib
 import importlib
 import os
@@ -629,10 +631,16 @@ class ComputeDriver:
         ``instance_uuid`` when given, else of every instance (what
         ``plugged_vifs_by_instance`` says; a driver that can answer for
         one instance more cheaply does)."""
-        plugged = self.plugged_vifs_by_instance()
-        if instance_uuid is not None:
-            return plugged.get(instance_uuid, set())
-        return set().union(*plugged.values())
+        return ports_plugged(self.plugged_vifs_by_instance(), instance_uuid)
+
+
+def ports_plugged(plugged: Mapping[str, Iterable[str]],
+                  instance_uuid: str | None = None) -> set[str]:
+    """The port ids of ``plugged`` ({instance uuid: port ids}): of
+    ``instance_uuid`` when given, else of every instance."""
+    if instance_uuid is not None:
+        return set(plugged.get(instance_uuid, ()))
+    return set().union(*plugged.values())
 
 
 def load_compute_driver(virtapi, settings, compute_driver):

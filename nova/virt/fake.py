@@ -388,10 +388,7 @@ class FakeDriver(driver.ComputeDriver):
 
     def plugged_vif_ids(self, instance_uuid=None):
         with self._lock:
-            if instance_uuid is not None:
-                return set(self._vifs.get(instance_uuid, {}))
-            return {port_id for vifs in self._vifs.values()
-                    for port_id in vifs}
+            return driver.ports_plugged(self._vifs, instance_uuid)
 
     def unplug_vifs(self, instance, network_info):
         with self._lock:

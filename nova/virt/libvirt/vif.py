@@ -26,6 +26,7 @@ from oslo_log import log as logging
 
 from nova import command
 from nova import exception
+from nova.virt import driver as driver_base
 from nova.virt.libvirt import config
 
 LOG = logging.getLogger(__name__)
@@ -53,10 +54,8 @@ class VIFDriver(abc.ABC):
     def plugged_vif_ids(self, instance_uuid=None) -> set[str]:
         """Port ids plugged on this host now (of one instance, if given).
         """
-        plugged = self.plugged_vifs_by_instance()
-        if instance_uuid is not None:
-            return plugged.get(instance_uuid, set())
-        return set().union(*plugged.values())
+        return driver_base.ports_plugged(self.plugged_vifs_by_instance(),
+                                         instance_uuid)
 
     def get_config(self, instance, vif) -> config.Interface:
         return config.Interface(net_type='ethernet',
@@ -122,9 +121,7 @@ class NoopVIFDriver(VIFDriver):
 
     def plugged_vif_ids(self, instance_uuid=None):
         with self._lock:
-            if instance_uuid is not None:
-                return set(self._plugged.get(instance_uuid, ()))
-            return set().union(*self._plugged.values())
+            return driver_base.ports_plugged(self._plugged, instance_uuid)
 
 
 def device_exists(name: str) -> bool:
