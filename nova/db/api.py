@@ -22,6 +22,7 @@ busy timeout; taking the write lock up front makes it wait instead.
 """
 
 import contextlib
+import contextvars
 import os
 import sqlite3
 import threading
@@ -94,18 +95,33 @@ def _on_sqlite_connect(dbapi_connection, connection_record):
         cursor.close()
 
 
-def _on_sqlite_begin(connection):
-    statement = ('BEGIN DEFERRED'
-                 if connection.get_execution_options().get(_READ_ONLY)
-                 else 'BEGIN IMMEDIATE')
-    # Straight to the driver: through exec_driver_sql, this statement of
-    # every transaction cost as much as a small query. Its errors are
-    # SQLAlchemy's as they would have been ("database is locked" is an
-    # OperationalError whoever sent it).
+# Whether the transaction this thread is beginning only reads: set by
+# reading() and session(read_only=True) around their BEGIN, read by
+# _sqlite_begin, which sees the DBAPI connection only.
+_beginning_read_only = contextvars.ContextVar('nova_beginning_read_only',
+                                              default=False)
+
+
+@contextlib.contextmanager
+def _beginning(read_only: bool):
+    token = _beginning_read_only.set(read_only)
     try:
-        connection.connection.driver_connection.execute(statement)
-    except sqlite3.Error as e:
-        raise sa_exc.DBAPIError.instance(statement, None, e, sqlite3.Error)
+        yield
+    finally:
+        _beginning_read_only.reset(token)
+
+
+def _sqlite_begin(dbapi_connection) -> None:
+    # NOTE: the dialect's own BEGIN (a no-op for pysqlite, whose own
+    # transaction handling is off: _on_sqlite_connect), replaced on this
+    # engine's dialect rather than done in a "begin" event: an engine
+    # with a connection event joins every connection's dispatch to the
+    # engine's, and each statement then walks both (a third of the cost
+    # of a one-row read). SQLAlchemy wraps what this raises as for any
+    # statement ("database is locked" is an OperationalError).
+    dbapi_connection.driver_connection.execute(
+        'BEGIN DEFERRED' if _beginning_read_only.get()
+        else 'BEGIN IMMEDIATE')
 
 
 def _postgresql_connect_args() -> dict:
@@ -150,7 +166,7 @@ def create_engine(url: str) -> sa.engine.Engine:
                 safe_url(url), e))
     if is_sqlite:
         event.listen(engine, 'connect', _on_sqlite_connect)
-        event.listen(engine, 'begin', _on_sqlite_begin)
+        engine.dialect.do_begin = _sqlite_begin  # type: ignore[method-assign]
     return engine
 
 
@@ -213,6 +229,10 @@ def session(read_only: bool = False):
     engine = _engines()[1 if read_only else 0]
     with orm.Session(engine, expire_on_commit=False) as db_session:
         with db_session.begin():
+            # BEGIN now, not at the first statement: its kind is chosen
+            # here (_sqlite_begin).
+            with _beginning(read_only):
+                db_session.connection()
             yield db_session
 
 
@@ -240,7 +260,9 @@ def reading():
     # event of every statement through both engines' listeners.
     with _engines()[0].connect() as connection:
         connection.execution_options(**{_READ_ONLY: True})
-        with connection.begin():
+        with _beginning(True):
+            transaction = connection.begin()
+        with transaction:
             _reads.connection = connection
             try:
                 yield connection
