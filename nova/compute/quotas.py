@@ -25,6 +25,7 @@ import dataclasses
 
 from nova.conf import CONF
 from nova import exception
+from nova.objects import base as obj_base
 from nova.objects import quota as quota_obj
 from nova.objects import quota_usage
 
@@ -155,14 +156,17 @@ def _requested(flavor, count: int) -> dict[str, int]:
 
 
 def _check_scopes(context, requested: dict[str, int]) -> None:
-    scopes = _scopes(context)
-    if not any(scope.limits_instances for scope in scopes):
-        # Nothing limits them (an administrator's project, often): there
-        # is nothing to count.
-        return
-    # Both scopes' usage in one read.
-    used = quota_usage.InstanceUsage.count_with_user(context.project_id,
-                                                     context.user_id)
+    # The limits of each level and the usage: one transaction, one
+    # snapshot.
+    with obj_base.reads_together():
+        scopes = _scopes(context)
+        if not any(scope.limits_instances for scope in scopes):
+            # Nothing limits them (an administrator's project, often):
+            # there is nothing to count.
+            return
+        # Both scopes' usage in one read.
+        used = quota_usage.InstanceUsage.count_with_user(
+            context.project_id, context.user_id)
     for scope, scope_used in zip(scopes, used):
         scope.check_instances(requested, scope_used)
 

@@ -149,16 +149,17 @@ class Aggregate:
                 _Row.id == aggregate_id))
 
 
+# Built once: every server view and every choice of a host read it.
+_HOST_ZONES = sa.select(_Host.host, _Metadata.value).join(
+    _Metadata, _Metadata.aggregate_id == _Host.aggregate_id).where(
+        _Metadata.key == ZONE_KEY)
+
+
 def host_zones(context) -> dict[str, list[str]]:
     """Each host in an aggregate with a zone: the zones, sorted."""
-    query = sa.select(_Host.host,
-                      _Metadata.value).join(
-        _Metadata, _Metadata.aggregate_id
-        == _Host.aggregate_id).where(
-            _Metadata.key == ZONE_KEY)
     zones: dict[str, set[str]] = {}
     with db_api.reading() as connection:
-        for host, zone in connection.execute(query):
+        for host, zone in connection.execute(_HOST_ZONES):
             zones.setdefault(host, set()).add(zone)
     return {host: sorted(found) for host, found in zones.items()}
 

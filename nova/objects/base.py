@@ -233,18 +233,27 @@ class NovaObject:
         """
         changed = self.obj_what_changed() - {'id'}
         values = self._db_values(changed)
-        values.update(extra or {})
         if 'updated_at' in self.fields:
             values['updated_at'] = utcnow()
         table = self.model.__table__
         # The row as written comes back with the UPDATE (RETURNING, which
         # SQLite has since 3.35 and PostgreSQL always had): no second
-        # statement to read it.
-        update = sa.update(table).where(
-            table.c.id == self.id, *where).values(**values).returning(table)
+        # statement to read it. The values go as parameters: building
+        # them into the statement cost more than running it.
+        for name in extra or ():
+            values.pop(name, None)      # SQL of its own wins
+        if where or extra:
+            update = sa.update(table).where(
+                table.c.id == sa.bindparam(_ROW_ID), *where)
+            if extra:
+                update = update.values(**extra)
+            update = update.returning(table)
+        else:
+            update = _update_by_id(table)
+        values[_ROW_ID] = self.id
         try:
             with db_api.writing() as connection:
-                row = connection.execute(update).first()
+                row = connection.execute(update, values).first()
                 if row is None:
                     return False
                 self._update_from_db_object(row)
@@ -262,9 +271,10 @@ class NovaObject:
         if 'updated_at' in self.fields:
             self.updated_at = utcnow()
         changed = self.obj_what_changed() - {'id'}
-        model = self.model
-        result = session.execute(sa.update(model.__table__).where(
-            model.id == self.id).values(**self._db_values(changed)))
+        values = self._db_values(changed)
+        values[_ROW_ID] = self.id
+        result = session.execute(_update_by_id(self.model.__table__,
+                                               returning=False), values)
         if result.rowcount != 1:
             return False
         self.obj_reset_changes()
@@ -278,8 +288,9 @@ class NovaObject:
         whose commit failed must not trust ``id`` (``_forget_id``).
         """
         values = self._db_values(n for n in self.fields if n != 'id')
-        result = session.execute(sa.insert(self.model.__table__).values(
-            **values))
+        # The table's INSERT with the values as parameters: built into
+        # the statement, they cost more than the INSERT itself.
+        result = session.execute(self.model.__table__.insert(), values)
         object.__setattr__(self, 'id', result.inserted_primary_key[0])
         self.obj_reset_changes()
         return values
@@ -311,6 +322,16 @@ class NovaObject:
         return None if row is None else cls._from_db_object(context, row)
 
     @classmethod
+    def _db_read_one(cls, context, query, params: dict):
+        """The one object ``query`` finds with ``params``, or None:
+        ``query`` is built once, with bind parameters, for a read that
+        runs on every request (building a statement cost more than
+        running it)."""
+        with db_api.reading() as connection:
+            row = connection.execute(query, params).first()
+        return None if row is None else cls._from_db_object(context, row)
+
+    @classmethod
     def _db_get_all(cls, context, *where, order_by=None) -> list:
         query = cls._db_select(*where)
         if order_by is not None:
@@ -320,6 +341,24 @@ class NovaObject:
         with db_api.reading() as connection:
             rows = connection.execute(query).all()
         return [cls._from_db_object(context, r) for r in rows]
+
+
+# The bind parameter of a row's id in the UPDATEs below (not a column
+# name: those are the SET clause's).
+_ROW_ID = 'row_id'
+# {(table, returning): UPDATE ... WHERE id = :row_id}, built once per
+# table; the SET clause is made of the parameters given at execution.
+_UPDATES_BY_ID: dict[tuple[sa.Table, bool], sa.Update] = {}
+
+
+def _update_by_id(table: sa.Table, returning: bool = True) -> sa.Update:
+    update = _UPDATES_BY_ID.get((table, returning))
+    if update is None:
+        update = sa.update(table).where(table.c.id == sa.bindparam(_ROW_ID))
+        if returning:
+            update = update.returning(table)
+        _UPDATES_BY_ID[table, returning] = update
+    return update
 
 
 def reads_together():
@@ -348,6 +387,39 @@ def matches(column, expected):
     if non_null:
         clauses.append(column.in_(non_null))
     return sa.or_(*clauses) if clauses else sa.false()
+
+
+def match_shape(expected) -> tuple[bool, int]:
+    """What ``matches`` builds for ``expected``: (NULL among them, how
+    many other values: 0, 1, or 2 for more), the key of a statement built
+    once per shape (``bound_match``)."""
+    values = as_list(expected)
+    non_null = sum(1 for v in values if v is not None)
+    return len(values) != non_null, min(non_null, 2)
+
+
+def bound_match(column, name: str, shape: tuple[bool, int]):
+    """``matches`` of ``column`` for values of ``shape``, given at
+    execution as the parameter ``name`` (``bind_match``)."""
+    has_null, non_null = shape
+    clauses = []
+    if has_null:
+        clauses.append(column.is_(None))
+    if non_null == 1 and not has_null:
+        return column == sa.bindparam(name)
+    if non_null:
+        clauses.append(column.in_(sa.bindparam(name, expanding=True)))
+    return sa.or_(*clauses) if clauses else sa.false()
+
+
+def bind_match(name: str, expected, params: dict) -> None:
+    """Put the values of ``expected`` in ``params`` for the clause
+    ``bound_match`` built for its shape."""
+    non_null = [v for v in as_list(expected) if v is not None]
+    if len(non_null) == 1 and None not in as_list(expected):
+        params[name] = non_null[0]
+    elif non_null:
+        params[name] = non_null
 
 
 def as_list(expected) -> list:

@@ -79,13 +79,18 @@ def _share(row) -> Share | None:
     return Share(host, node or '', vcpus or 0, memory_mb or 0, disk_gb or 0)
 
 
+# Built once, as the reads below (each runs at every claim and choice):
+# the share of one instance, plain and locked.
+_SHARE_OF = sa.select(*_SHARE_COLUMNS).where(
+    models.Instance.uuid == sa.bindparam('uuid'))
+_SHARE_OF_LOCKED = _SHARE_OF.with_for_update()
+
+
 def share_of(connection, uuid: str, lock: bool = False) -> Share | None:
     """The share instance ``uuid``'s row takes now (None: no host, deleted
     or no row). ``lock``: hold the row until the transaction ends."""
-    query = sa.select(*_SHARE_COLUMNS).where(models.Instance.uuid == uuid)
-    if lock:
-        query = query.with_for_update()
-    return _share(connection.execute(query).first())
+    return _share(connection.execute(
+        _SHARE_OF_LOCKED if lock else _SHARE_OF, {'uuid': uuid}).first())
 
 
 def share_of_values(values: dict) -> Share | None:
@@ -161,20 +166,26 @@ def totals_by_host(hosts, exclude_uuid: str | None = None
     return _totals(list(hosts), None, exclude_uuid)
 
 
+_TOTALS = sa.select(
+    models.HostUsage.host,
+    sa.func.coalesce(sa.func.sum(models.HostUsage.vcpus), 0),
+    sa.func.coalesce(sa.func.sum(models.HostUsage.memory_mb), 0),
+    sa.func.coalesce(sa.func.sum(models.HostUsage.disk_gb), 0),
+).where(models.HostUsage.host.in_(
+    sa.bindparam('hosts', expanding=True))).group_by(models.HostUsage.host)
+_NODE_TOTALS = _TOTALS.where(models.HostUsage.node == sa.bindparam('node'))
+
+
 def _totals(hosts: list[str], node: str | None,
             exclude_uuid: str | None) -> dict[str, tuple[int, int, int]]:
-    table = models.HostUsage
-    query = sa.select(
-        table.host,
-        sa.func.coalesce(sa.func.sum(table.vcpus), 0),
-        sa.func.coalesce(sa.func.sum(table.memory_mb), 0),
-        sa.func.coalesce(sa.func.sum(table.disk_gb), 0),
-    ).where(table.host.in_(hosts)).group_by(table.host)
-    if node is not None:
-        query = query.where(table.node == node)
+    if node is None:
+        query, params = _TOTALS, {'hosts': hosts}
+    else:
+        query, params = _NODE_TOTALS, {'hosts': hosts, 'node': node}
     found = {host: [0, 0, 0] for host in hosts}
     with db_api.reading() as connection:
-        for host, vcpus, memory_mb, disk_gb in connection.execute(query):
+        for host, vcpus, memory_mb, disk_gb in connection.execute(
+                query, params):
             found[host] = [int(vcpus), int(memory_mb), int(disk_gb)]
         excluded = (share_of(connection, exclude_uuid)
                     if exclude_uuid is not None else None)

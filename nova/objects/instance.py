@@ -38,6 +38,26 @@ class _MigrationLost(Exception):
 # finds the compiled form by the statement itself, instead of building
 # and hashing a new one at each of the most frequent read of all.
 _BY_UUID: dict[str, sa.Select] = {}
+# The column each of save()'s expectations checks.
+_EXPECTED_COLUMNS = {'expected_task_state': models.Instance.task_state,
+                     'expected_vm_state': models.Instance.vm_state,
+                     'expected_host': models.Instance.host,
+                     'expected_attempt': models.Instance.attempt_id}
+# {the expectations' names and shapes: save()'s UPDATE}, each built once;
+# its SET clause is made of the parameters given at execution.
+_SAVES: dict[tuple, sa.Update] = {}
+
+
+def _save_statement(shapes: tuple) -> sa.Update:
+    update = _SAVES.get(shapes)
+    if update is None:
+        table = models.Instance
+        update = sa.update(table.__table__).where(
+            table.uuid == sa.bindparam('row_uuid'), *[
+                base.bound_match(_EXPECTED_COLUMNS[name], name, shape)
+                for name, shape in shapes]).returning(table.__table__)
+        _SAVES[shapes] = update
+    return update
 
 
 class Instance(base.NovaObject):
@@ -311,20 +331,19 @@ class Instance(base.NovaObject):
         values = self._db_values(changed)
         values['updated_at'] = base.utcnow()
         table = models.Instance
-        update = sa.update(table.__table__).where(table.uuid == self.uuid)
-        if expected_task_state is not base.UNSET:
-            update = update.where(
-                base.matches(table.task_state, expected_task_state))
-        if expected_vm_state is not base.UNSET:
-            update = update.where(
-                base.matches(table.vm_state, expected_vm_state))
-        if expected_host is not base.UNSET:
-            update = update.where(base.matches(table.host, expected_host))
-        if expected_attempt is not base.UNSET:
-            update = update.where(
-                base.matches(table.attempt_id, expected_attempt))
-        # The row as written comes back with the UPDATE (RETURNING).
-        update = update.values(**values).returning(table.__table__)
+        expected = tuple((name, value) for name, value in (
+            ('expected_task_state', expected_task_state),
+            ('expected_vm_state', expected_vm_state),
+            ('expected_host', expected_host),
+            ('expected_attempt', expected_attempt))
+            if value is not base.UNSET)
+        update = _save_statement(tuple(
+            (name, base.match_shape(value)) for name, value in expected))
+        # The values as parameters: built into the statement, they cost
+        # more than the UPDATE itself.
+        params = dict(values, row_uuid=self.uuid)
+        for name, value in expected:
+            base.bind_match(name, value, params)
         migrations = ([] if and_migration is None
                       else list(and_migration)
                       if isinstance(and_migration, list)
@@ -337,7 +356,7 @@ class Instance(base.NovaObject):
                     # give back is the one this UPDATE replaces.
                     before = host_usage.share_of(connection, self.uuid,
                                                  lock=True)
-                db_obj = connection.execute(update).first()
+                db_obj = connection.execute(update, params).first()
                 if db_obj is not None:
                     for migration, expected in migrations:
                         self._save_migration(connection, migration, expected)

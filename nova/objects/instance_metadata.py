@@ -22,6 +22,11 @@ from nova import exception
 from nova.objects import base
 
 _TABLE = models.InstanceMetadata
+# Built once (every server view runs it): {uuids} expanded at execution.
+_FOR_INSTANCES = sa.select(_TABLE.instance_uuid, _TABLE.key,
+                           _TABLE.value).where(
+    _TABLE.instance_uuid.in_(sa.bindparam('uuids', expanding=True))
+).order_by(_TABLE.id)
 
 
 class InstanceMetadata:
@@ -41,11 +46,9 @@ class InstanceMetadata:
         result: dict[str, dict[str, str]] = {}
         if not uuids:
             return result
-        query = sa.select(_TABLE.instance_uuid, _TABLE.key,
-                          _TABLE.value).where(
-            _TABLE.instance_uuid.in_(uuids)).order_by(_TABLE.id)
         with db_api.reading() as connection:
-            for uuid, key, value in connection.execute(query):
+            for uuid, key, value in connection.execute(
+                    _FOR_INSTANCES, {'uuids': uuids}):
                 result.setdefault(uuid, {})[key] = value
         return result
 

@@ -24,6 +24,9 @@ from nova.db import control_models
 from nova.objects import base
 
 DEFAULT_CLASS = 'default'
+# {(table, owner columns): its SELECT of limits}: each is built once (a
+# create reads all three levels, twice).
+_LIMITS_OF: dict[tuple[type, tuple[str, ...]], sa.Select] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,10 +56,15 @@ class QuotaLimits:
     def get(self) -> dict[str, int]:
         """{resource: hard_limit} of the resources this owner has a row
         for."""
+        names = tuple(name for name, _ in self.owner)
+        query = _LIMITS_OF.get((self.model, names))
+        if query is None:
+            query = _LIMITS_OF[self.model, names] = sa.select(
+                self.model.resource, self.model.hard_limit).where(*[
+                    getattr(self.model, name) == sa.bindparam(name)
+                    for name in names])
         with db_api.reading() as connection:
-            rows = connection.execute(
-                sa.select(self.model.resource, self.model.hard_limit)
-                .where(*self._where())).all()
+            rows = connection.execute(query, dict(self.owner)).all()
         return {resource: limit for resource, limit in rows}
 
     def set(self, limits: dict[str, int]) -> None:

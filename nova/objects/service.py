@@ -9,12 +9,18 @@ system a host is dead before evacuating it).
 import datetime
 
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 
 from nova.db import models
 from nova import exception
 from nova.model import binaries
 from nova.objects import base
 from nova.objects import fields
+
+# Built once: a server's view reads its host's service (host_status).
+_BY_HOST_AND_BINARY = sa.select(models.Service.__table__).where(
+    models.Service.host == sa.bindparam('host'),
+    models.Service.binary == sa.bindparam('binary'))
 
 COMPUTE_BINARY = binaries.COMPUTE
 
@@ -120,8 +126,8 @@ class Service(base.NovaObject):
 
     @classmethod
     def get_by_host_and_binary(cls, context, host, binary) -> 'Service':
-        obj = cls._db_get_one(context, models.Service.host == host,
-                              models.Service.binary == binary)
+        obj = cls._db_read_one(context, _BY_HOST_AND_BINARY,
+                               {'host': host, 'binary': binary})
         if obj is None:
             raise exception.ServiceNotFound(
                 service_id='%s on host %s' % (binary, host))

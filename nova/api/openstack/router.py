@@ -23,6 +23,7 @@ traversal.
 """
 
 import dataclasses
+import functools
 from typing import Callable
 
 from nova.api.openstack import api_version
@@ -70,7 +71,7 @@ class Route:
     def body_schema(self, version: api_version.APIVersion) -> dict | None:
         return self.body(version) if callable(self.body) else self.body
 
-    @property
+    @functools.cached_property
     def segments(self) -> tuple[str, ...]:
         return tuple(s for s in self.template.split('/') if s)
 
@@ -102,6 +103,11 @@ class Route:
 class Router:
     def __init__(self, routes):
         self._routes = sorted(routes, key=Route.specificity)
+        # By number of segments, in the same order: a path is tried only
+        # against the templates of its length (every request is routed).
+        self._by_length: dict[int, list[Route]] = {}
+        for route in self._routes:
+            self._by_length.setdefault(len(route.segments), []).append(route)
 
     @property
     def routes(self) -> list[Route]:
@@ -116,7 +122,7 @@ class Router:
         """
         segments = split_path(path)
         allowed = []
-        for route in self._routes:
+        for route in self._by_length.get(len(segments), ()):
             params = route.bind(segments)
             if params is None or not route.serves(version):
                 continue

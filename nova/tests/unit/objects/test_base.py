@@ -116,6 +116,37 @@ class MatchesTestCase(base.TestCase):
                          self._sql(['spawning', 'deleting']))
 
 
+class BoundMatchTestCase(base.TestCase):
+    """``bound_match`` (built once per shape, values given at execution)
+    finds the rows ``matches`` finds, for every shape."""
+
+    def test_same_rows_as_matches_for_every_shape(self):
+        self.use_database()
+        ctx = context.get_admin_context()
+        by_state = {}
+        for state in (None, 'a', 'b', 'c'):
+            by_state[state] = objects.Instance(
+                ctx, display_name='vm', task_state=state).create().uuid
+        column = models.Instance.task_state
+        table = models.Instance
+        for expected in (None, 'a', ['a'], ['a', 'b'], [None, 'a'],
+                         [None, 'a', 'b'], [], [None]):
+            with self.subTest(expected=expected):
+                params = {}
+                obj_base.bind_match('state', expected, params)
+                with db_api.reading() as connection:
+                    bound = set(connection.scalars(sa.select(
+                        table.uuid).where(obj_base.bound_match(
+                            column, 'state',
+                            obj_base.match_shape(expected))), params))
+                    literal = set(connection.scalars(sa.select(
+                        table.uuid).where(obj_base.matches(
+                            column, expected))))
+                wanted = {by_state[s] for s in obj_base.as_list(expected)}
+                self.assertEqual(wanted, literal)
+                self.assertEqual(literal, bound)
+
+
 def _objects_with_a_table():
     for module in pkgutil.iter_modules(objects.__path__):
         importlib.import_module('nova.objects.' + module.name)
