@@ -106,10 +106,9 @@ class InstanceAction(base.NovaObject):
     @classmethod
     def get_by_request_id(cls, context, instance_uuid, request_id) -> \
             'InstanceAction | None':
-        table = models.InstanceAction
-        actions = cls._db_get_all(
-            context, table.instance_uuid == instance_uuid,
-            table.request_id == request_id, order_by=[table.id.desc()])
+        actions = cls._db_get_by(context, order_by=('-id',),
+                                 instance_uuid=instance_uuid,
+                                 request_id=request_id)
         return actions[0] if actions else None
 
     @classmethod

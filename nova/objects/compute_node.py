@@ -115,10 +115,9 @@ class ComputeNode(base.NovaObject):
     @classmethod
     def get_by_hosts(cls, context, hosts) -> list['ComputeNode']:
         """The nodes each of ``hosts`` recorded, by host and node name."""
-        table = models.ComputeNode
-        return cls._db_get_all(
-            context, table.host.in_(list(hosts)),
-            order_by=[table.host, table.hypervisor_hostname])
+        return cls._db_get_by(context,
+                              order_by=('host', 'hypervisor_hostname'),
+                              host=list(hosts))
 
     @classmethod
     def get_all(cls, context) -> list['ComputeNode']:

@@ -140,17 +140,14 @@ class Migration(base.NovaObject):
                        migration_type=None) -> list['Migration']:
         """Migrations matching every filter given, oldest first; a filter
         may be a value or a list of them."""
-        table = models.Migration
-        where = []
-        for column, value in ((table.source_compute, source_compute),
-                              (table.dest_compute, dest_compute),
-                              (table.instance_uuid, instance_uuid),
-                              (table.migration_type, migration_type),
-                              (table.status, status)):
-            if value is not None:
-                where.append(base.matches(column, value))
-        return cls._db_get_all(context, *where,
-                               order_by=[table.created_at, table.id])
+        filters = {name: value for name, value in (
+            ('source_compute', source_compute),
+            ('dest_compute', dest_compute),
+            ('instance_uuid', instance_uuid),
+            ('migration_type', migration_type),
+            ('status', status)) if value is not None}
+        return cls._db_get_by(context, order_by=('created_at', 'id'),
+                              **filters)
 
     @classmethod
     def newest_evacuations(cls, context, source_compute, status=None,

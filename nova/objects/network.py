@@ -78,14 +78,14 @@ class Network(base.NovaObject):
 
     @classmethod
     def get_by_uuid(cls, context, uuid) -> 'Network':
-        obj = cls._db_get_one(context, models.Network.uuid == uuid)
+        obj = cls._db_find_by(context, uuid=uuid)
         if obj is None:
             raise exception.NetworkNotFound(network_id=uuid)
         return obj
 
     @classmethod
     def get_all(cls, context) -> list['Network']:
-        return cls._db_get_all(context)
+        return cls._db_get_by(context)
 
 
 class Port(base.NovaObject):
@@ -144,10 +144,9 @@ class Port(base.NovaObject):
         return self
 
     def _ip_address_taken(self) -> bool:
-        return self._db_get_one(
-            self._context,
-            models.Port.network_uuid == self.network_uuid,
-            models.Port.ip_address == self.ip_address) is not None
+        return self._db_find_by(
+            self._context, network_uuid=self.network_uuid,
+            ip_address=self.ip_address) is not None
 
     def save(self, expected_status=base.UNSET,
              expected_binding_host=base.UNSET) -> None:
@@ -188,20 +187,18 @@ class Port(base.NovaObject):
 
     @classmethod
     def get_by_uuid(cls, context, uuid) -> 'Port':
-        obj = cls._db_get_one(context, models.Port.uuid == uuid)
+        obj = cls._db_find_by(context, uuid=uuid)
         if obj is None:
             raise exception.PortNotFound(port_id=uuid)
         return obj
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid) -> list['Port']:
-        return cls._db_get_all(context,
-                               models.Port.instance_uuid == instance_uuid)
+        return cls._db_get_by(context, instance_uuid=instance_uuid)
 
     @classmethod
     def get_by_network_uuid(cls, context, network_uuid) -> list['Port']:
-        return cls._db_get_all(context,
-                               models.Port.network_uuid == network_uuid)
+        return cls._db_get_by(context, network_uuid=network_uuid)
 
     @classmethod
     def get_all(cls, context) -> list['Port']:

@@ -135,9 +135,5 @@ class Service(base.NovaObject):
 
     @classmethod
     def get_all(cls, context, binary=None) -> list['Service']:
-        where = []
-        if binary is not None:
-            where.append(models.Service.binary == binary)
-        return cls._db_get_all(
-            context, *where,
-            order_by=[models.Service.host, models.Service.id])
+        filters = {} if binary is None else {'binary': binary}
+        return cls._db_get_by(context, order_by=('host', 'id'), **filters)

@@ -147,6 +147,59 @@ class BoundMatchTestCase(base.TestCase):
                 self.assertEqual(literal, bound)
 
 
+class GetByTestCase(base.TestCase):
+    """``_db_get_by``: equality reads built once per shape."""
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.get_admin_context()
+        self.instances = [objects.Instance(
+            self.ctx, display_name='vm%d' % n).create().uuid
+            for n in range(2)]
+        self.made = [objects.Migration(
+            self.ctx, instance_uuid=self.instances[n % 2],
+            source_compute='a',
+            dest_compute=dest, migration_type='evacuation',
+            status=status).create()
+            for n, (dest, status) in enumerate((
+                ('b', 'accepted'), (None, 'done'), ('c', 'failed'),
+                ('b', 'done')))]
+
+    def ids(self, found):
+        return [m.id for m in found]
+
+    def test_filters_shapes_and_order(self):
+        get = objects.Migration._db_get_by
+        m = self.ids(self.made)
+        self.assertEqual(m, self.ids(get(self.ctx)))
+        self.assertEqual([m[1], m[3]],
+                         self.ids(get(self.ctx, status='done')))
+        self.assertEqual([m[3], m[1]], self.ids(
+            get(self.ctx, order_by=('-id',), status='done')))
+        self.assertEqual([m[0], m[2], m[3]], self.ids(
+            get(self.ctx, dest_compute=['b', 'c'])))
+        self.assertEqual([m[1]], self.ids(get(self.ctx, dest_compute=None)))
+        self.assertEqual([m[0], m[1], m[3]], self.ids(
+            get(self.ctx, dest_compute=[None, 'b'])))
+        self.assertEqual([m[3]], self.ids(
+            get(self.ctx, dest_compute='b',
+                instance_uuid=self.instances[1])))
+        self.assertEqual([], get(self.ctx, status=[]))
+        self.assertIsNone(objects.Migration._db_find_by(
+            self.ctx, status='nothing'))
+
+    def test_one_statement_per_shape(self):
+        get = objects.Migration._db_get_by
+        get(self.ctx, status='done', dest_compute='b')
+        before = len(obj_base._SELECTS)
+        found = get(self.ctx, dest_compute='c', status='failed')
+        self.assertEqual([self.made[2].id], self.ids(found))
+        self.assertEqual(before, len(obj_base._SELECTS))
+        get(self.ctx, dest_compute=['b', 'c'], status='failed')
+        self.assertEqual(before + 1, len(obj_base._SELECTS))
+
+
 def _objects_with_a_table():
     for module in pkgutil.iter_modules(objects.__path__):
         importlib.import_module('nova.objects.' + module.name)
