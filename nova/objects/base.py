@@ -186,14 +186,32 @@ class NovaObject:
         return obj
 
     def _update_from_db_object(self, db_obj) -> None:
-        for name, field in self.fields.items():
-            value = getattr(db_obj, name)
-            if value is not None:
-                value = field.from_db(value)
-            elif not field.nullable:
-                value = field.default()
-            object.__setattr__(self, name, field.coerce(name, value))
+        for name in self.fields:
+            object.__setattr__(self, name,
+                               self._from_db_value(name, getattr(db_obj,
+                                                                 name)))
         self.obj_reset_changes()
+
+    @classmethod
+    def _from_db_value(cls, name: str, value):
+        """Field ``name``'s value from its column's ``value``."""
+        field = cls.fields[name]
+        if value is not None:
+            value = field.from_db(value)
+        elif not field.nullable:
+            value = field.default()
+        return field.coerce(name, value)
+
+    @classmethod
+    def _db_columns_as(cls, kind, rows):
+        """``kind`` (a NamedTuple whose fields are some of this object's)
+        of each row of those columns, converted as the object's fields
+        are: for reads of many rows that need a few columns, not objects
+        (a target choice reads every host of the region)."""
+        names = kind._fields
+        return [kind(*(cls._from_db_value(name, value)
+                       for name, value in zip(names, row)))
+                for row in rows]
 
     def _db_values(self, names=None) -> dict:
         names = self.fields if names is None else names

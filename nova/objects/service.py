@@ -7,10 +7,12 @@ system a host is dead before evacuating it).
 """
 
 import datetime
+import typing
 
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from nova.db import api as db_api
 from nova.db import models
 from nova import exception
 from nova.model import binaries
@@ -23,6 +25,33 @@ _BY_HOST_AND_BINARY = sa.select(models.Service.__table__).where(
     models.Service.binary == sa.bindparam('binary'))
 
 COMPUTE_BINARY = binaries.COMPUTE
+
+
+def _is_up(forced_down: bool, last_seen_up, service_down_time: int) -> bool:
+    if forced_down or last_seen_up is None:
+        return False
+    elapsed = base.utcnow() - last_seen_up
+    return elapsed <= datetime.timedelta(seconds=service_down_time)
+
+
+class ServiceState(typing.NamedTuple):
+    """What a choice of target reads of each compute service: columns,
+    not a ``Service`` (a choice reads every host of the region; building
+    the objects made its cost grow with the region)."""
+    host: str
+    disabled: bool
+    forced_down: bool
+    last_seen_up: datetime.datetime | None
+    storage_identity: str | None
+
+    def is_up(self, service_down_time: int) -> bool:
+        return _is_up(self.forced_down, self.last_seen_up, service_down_time)
+
+
+_STATES = sa.select(*[models.Service.__table__.c[name]
+                      for name in ServiceState._fields]).where(
+    models.Service.binary == sa.bindparam('binary')).order_by(
+        models.Service.host, models.Service.id)
 
 
 def recorded_storage(context, host: str) -> tuple[str | None, bool]:
@@ -112,10 +141,14 @@ class Service(base.NovaObject):
             extra={'report_count': models.Service.report_count + 1}))
 
     def is_up(self, service_down_time: int) -> bool:
-        if self.forced_down or self.last_seen_up is None:
-            return False
-        elapsed = base.utcnow() - self.last_seen_up
-        return elapsed <= datetime.timedelta(seconds=service_down_time)
+        return _is_up(self.forced_down, self.last_seen_up, service_down_time)
+
+    @classmethod
+    def states(cls, context, binary: str) -> list[ServiceState]:
+        """The ``ServiceState`` of every service of ``binary``, by host."""
+        with db_api.reading() as connection:
+            return cls._db_columns_as(ServiceState, connection.execute(
+                _STATES, {'binary': binary}))
 
     @classmethod
     def get_by_id(cls, context, service_id) -> 'Service':

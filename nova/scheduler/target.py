@@ -104,8 +104,9 @@ def database_capacities(context, hosts
                         ) -> dict[str, hardware.HostResources | None]:
     """``database_capacity`` of each of ``hosts``, in one read."""
     nodes: dict[str, list[hardware.HostResources]] = {h: [] for h in hosts}
-    for node in objects.ComputeNode.get_by_hosts(context, list(hosts)):
-        nodes[node.host].append(node.to_host_resources())
+    for host, capacity in objects.ComputeNode.capacities_by_hosts(
+            context, hosts):
+        nodes[host].append(capacity)
     return {host: usage_mod.combined(found) for host, found in nodes.items()}
 
 
@@ -169,9 +170,8 @@ def group_rule(context, instance, group) -> 'group_policy.GroupRule | None':
         ignored_host=instance.host)
 
 
-def compute_services(context) -> list:
-    return objects.Service.get_all(context,
-                                   binary=service_obj.COMPUTE_BINARY)
+def compute_services(context) -> list[service_obj.ServiceState]:
+    return objects.Service.states(context, service_obj.COMPUTE_BINARY)
 
 
 def get_compute_service(context, host: str):

@@ -68,6 +68,21 @@ class ComputeNodeTestCase(base.TestCase):
              for n in objects.ComputeNode.get_by_host(self.ctx, 'h1')])
         self.assertEqual([], objects.ComputeNode.get_by_host(self.ctx, 'h3'))
 
+    def test_capacities_of_hosts_as_read_from_the_objects(self):
+        for host, node, hv_type in (('h2', 'n1', 'QEMU'), ('h1', 'n2', ''),
+                                    ('h1', 'n1', 'QEMU'), ('h3', 'n1', 'x')):
+            objects.ComputeNode.create_or_update(
+                self.ctx, host, _resources(node, used=(1, 2, 3),
+                                           hypervisor_type=hv_type))
+        self.assertEqual(
+            [(n.host, n.to_host_resources())
+             for n in objects.ComputeNode.get_all(self.ctx)
+             if n.host in ('h1', 'h2')],
+            objects.ComputeNode.capacities_by_hosts(self.ctx,
+                                                    ['h2', 'h1', 'h9']))
+        self.assertEqual(
+            [], objects.ComputeNode.capacities_by_hosts(self.ctx, []))
+
     def test_empty_hypervisor_type_is_stored_as_null(self):
         node = objects.ComputeNode.create_or_update(
             self.ctx, 'h1', _resources(hypervisor_type=''))

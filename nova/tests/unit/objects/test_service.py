@@ -106,3 +106,26 @@ class ServiceTestCase(base.TestCase):
         service = objects.Service(self.ctx, host='h1', binary='b')
         service.id = 12345
         self.assertRaises(exception.ServiceNotFound, service.heartbeat)
+
+    def test_states_are_the_columns_a_choice_reads(self):
+        old = obj_base.utcnow() - datetime.timedelta(seconds=2 * DOWN_TIME)
+        self._create('h2', storage_identity='shared-1')
+        self._create('h1', last_seen_up=old, disabled=True)
+        self._create('h3', forced_down=True).heartbeat()
+        self._create('h4').heartbeat()
+        self._create('api1', binary='nova-api')
+        states = objects.Service.states(self.ctx, 'nova-compute')
+        services = objects.Service.get_all(self.ctx, binary='nova-compute')
+        self.assertEqual(['h1', 'h2', 'h3', 'h4'], [s.host for s in states])
+        for state, service in zip(states, services):
+            self.assertEqual(
+                [getattr(service, name) for name in state._fields],
+                list(state))
+            self.assertEqual(service.is_up(DOWN_TIME),
+                             state.is_up(DOWN_TIME))
+        self.assertEqual([False, False, False, True],
+                         [s.is_up(DOWN_TIME) for s in states])
+        self.assertTrue(states[0].is_up(3 * DOWN_TIME))
+        self.assertEqual((True, 'shared-1'),
+                         (states[0].disabled, states[1].storage_identity))
+        self.assertEqual(datetime.timezone.utc, states[0].last_seen_up.tzinfo)
