@@ -13,8 +13,8 @@ A row is keyed by ``(host, hypervisor_hostname)``; writing the same key
 again updates it in place.
 """
 
+import collections
 import datetime
-import typing
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -30,16 +30,10 @@ _RESOURCE_FIELDS = ('hypervisor_type', 'vcpus', 'memory_mb', 'local_gb',
                     'vcpus_used', 'memory_mb_used', 'local_gb_used')
 
 
-class _Capacity(typing.NamedTuple):
-    host: str
-    hypervisor_hostname: str
-    vcpus: int
-    memory_mb: int
-    local_gb: int
-    vcpus_used: int
-    memory_mb_used: int
-    local_gb_used: int
-    hypervisor_type: str | None
+# The columns of a node's capacity (``capacities_by_hosts``): the key and
+# what a HostResources value sets, as the ComputeNode fields of the names.
+_Capacity = collections.namedtuple(
+    '_Capacity', ('host', 'hypervisor_hostname') + _RESOURCE_FIELDS)
 
 
 _CAPACITIES = sa.select(*[models.ComputeNode.__table__.c[name]
