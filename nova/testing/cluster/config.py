@@ -403,10 +403,15 @@ def _common(spec, layout, ports, host, log_name, state_path):
         'use_stderr': False,
     }
     if spec.phase_marks and not spec.debug:
-        # oslo.log's own list, plus the one logger raised to debug.
-        common['default_log_levels'] = ','.join(
-            oslo_log.get_default_log_levels() + ['nova.phases=DEBUG'])
+        common['default_log_levels'] = phase_marks_log_levels()
     return common
+
+
+def phase_marks_log_levels() -> str:
+    """``default_log_levels`` that log the phase marks without debug:
+    oslo.log's own list, plus the one logger raised to debug."""
+    return ','.join(oslo_log.get_default_log_levels()
+                    + ['nova.phases=DEBUG'])
 
 
 def controller_conf(spec: ClusterSpec, layout: Layout, ports: Ports) -> str:
