@@ -38,6 +38,7 @@ from nova.model import task_states
 from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
+from nova.objects import flavor_catalog
 from nova.objects import host_evacuation as run_obj
 from nova.objects import keypair as keypair_obj
 from nova.objects import migration as migration_obj
@@ -226,7 +227,7 @@ class API:
                  else self._group_of_caller(context, group_uuid))
         if availability_zone is not None:
             availability_zones.check_requested(context, availability_zone)
-        flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
+        flavor = flavor_catalog.get_by_flavor_id(context, flavor_id)
         quotas.check_instances(context, flavor)
         if metadata:
             quotas.check_metadata_items(context, metadata)

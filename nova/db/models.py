@@ -271,49 +271,6 @@ class ComputeNode(TimestampMixin, Base):
     local_gb_used: orm.Mapped[int] = orm.mapped_column(default=0)
 
 
-class Flavor(TimestampMixin, Base):
-    __tablename__ = 'flavors'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    flavorid: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
-    name: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
-    memory_mb: orm.Mapped[int]
-    vcpus: orm.Mapped[int]
-    root_gb: orm.Mapped[int]
-    ephemeral_gb: orm.Mapped[int] = orm.mapped_column(default=0)
-    swap: orm.Mapped[int] = orm.mapped_column(default=0)
-    # A private flavor is seen by administrators and the projects in
-    # flavor_projects only (0014).
-    is_public: orm.Mapped[bool] = orm.mapped_column(
-        default=True, server_default=sa.true())
-    rxtx_factor: orm.Mapped[float] = orm.mapped_column(
-        sa.Float, default=1.0, server_default='1.0')
-    description: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
-
-
-class FlavorProject(TimestampMixin, Base):
-    """A project granted access to a private flavor (os-flavor-access)."""
-    __tablename__ = 'flavor_projects'
-    __table_args__ = (sa.UniqueConstraint('flavor_id', 'project_id'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    flavor_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('flavors.id'))
-    project_id: orm.Mapped[str] = orm.mapped_column(_str())
-
-
-class FlavorExtraSpec(TimestampMixin, Base):
-    """One key/value spec of a flavor (os-extra_specs)."""
-    __tablename__ = 'flavor_extra_specs'
-    __table_args__ = (sa.UniqueConstraint('flavor_id', 'key'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    flavor_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('flavors.id'))
-    key: orm.Mapped[str] = orm.mapped_column(_str())
-    value: orm.Mapped[str] = orm.mapped_column(_str())
-
-
 class InstanceGroup(TimestampMixin, Base):
     """A server group (os-server-groups, 0017)."""
     __tablename__ = 'instance_groups'

@@ -29,7 +29,15 @@ ON_DEMAND = ('urllib.request', 'statistics')
 YAML = ('yaml',)
 # The control plane's tables and their mappers (about 1 MiB).
 CONTROL_MODELS = ('nova.db.control_models',)
-WATCHED = KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML + CONTROL_MODELS
+# The objects that read and write only those tables: the flavors'
+# queries (nova-compute gets an instance's flavor with the instance).
+CONTROL_OBJECTS = ('nova.objects.flavor_catalog',)
+WATCHED = (KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML + CONTROL_MODELS
+           + CONTROL_OBJECTS)
+# Tables nova-compute never reads nor writes, by name: here, not read
+# from nova.db.control_models, so that one defined in nova.db.models
+# again (which nova-compute imports) is seen.
+CONTROL_TABLES = ('flavors', 'flavor_projects', 'flavor_extra_specs')
 NOT_THE_API = ('nova.cmd.compute', 'nova.cmd.conductor',
                'nova.cmd.hamonitor', 'nova.cmd.manage')
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -40,6 +48,13 @@ import json, sys
 watched = %r
 print(json.dumps(sorted(w for w in watched if any(
     m == w or m.startswith(w + '.') for m in sys.modules))))
+'''
+# The tables mapped once ``code`` has run.
+TABLES_PROBE = '''
+import json
+%s
+from nova.db import models
+print(json.dumps(sorted(models.Base.metadata.tables)))
 '''
 # nova-compute's main up to serving (nova.cmd.compute.main), stopped then.
 COMPUTE_START = '''
@@ -64,17 +79,28 @@ connection = sqlite:///%(tmp)s/nova.sqlite
 '''
 
 
-def probe(code):
-    """The names of ``WATCHED`` loaded once ``code`` has run."""
+def _run(script):
+    """What ``script`` printed last, as JSON, from a fresh interpreter."""
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(
         [TOP] + [p for p in [env.get('PYTHONPATH')] if p])
     result = subprocess.run(
-        [sys.executable, '-W', 'ignore', '-c', PROBE % (code, WATCHED)],
+        [sys.executable, '-W', 'ignore', '-c', script],
         capture_output=True, text=True, env=env, timeout=120)
     if result.returncode:
         raise AssertionError(result.stderr)
     return json.loads(result.stdout.splitlines()[-1])
+
+
+def probe(code):
+    """The names of ``WATCHED`` loaded once ``code`` has run."""
+    return _run(PROBE % (code, WATCHED))
+
+
+def mapped_tables(code):
+    """The tables in ``nova.db.models.Base.metadata`` once ``code`` has
+    run."""
+    return _run(TABLES_PROBE % code)
 
 
 class ServicesAtStartTest(base.TestCase):
@@ -93,6 +119,14 @@ class ServicesAtStartTest(base.TestCase):
     def test_nova_compute_starts_without_them(self):
         self.assertEqual(
             [], probe(COMPUTE_START % self._compute_conf()))
+
+    def test_nova_compute_maps_none_of_the_control_planes_tables(self):
+        tables = mapped_tables(COMPUTE_START % self._compute_conf())
+        self.assertEqual([], [t for t in CONTROL_TABLES if t in tables])
+        # The names are of tables that exist (the check above would pass
+        # for a name that never did).
+        every = mapped_tables('import nova.db.control_models')
+        self.assertLessEqual(set(CONTROL_TABLES), set(every))
 
     def test_no_service_but_the_api_imports_keystoneauth(self):
         # nova-manage loads the PostgreSQL dialect (alembic's migrations
@@ -139,3 +173,7 @@ class ServicesAtStartTest(base.TestCase):
     def test_the_probe_sees_the_control_plane_tables(self):
         self.assertEqual(list(CONTROL_MODELS),
                          probe('from nova.compute import aggregates'))
+
+    def test_the_probe_sees_the_control_planes_objects(self):
+        self.assertEqual(sorted(CONTROL_MODELS + CONTROL_OBJECTS),
+                         probe('from nova.objects import flavor_access'))

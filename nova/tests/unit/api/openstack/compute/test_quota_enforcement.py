@@ -8,6 +8,7 @@ from nova import context as nova_context
 from nova import exception
 from nova.model import vm_states
 from nova import objects
+from nova.objects import flavor_catalog
 from nova.objects import keypair as keypair_obj
 from nova.tests.fixtures import database as dbf
 from nova.tests import sample_keys
@@ -153,7 +154,7 @@ class RecheckTest(fakes.APITestCase):
         with dbf.recorded_statements() as statements:
             self.assertRaises(exception.TooManyInstances,
                               quotas.check_instances, ctx,
-                              objects.Flavor.get_by_flavor_id(ctx, '1'))
+                              flavor_catalog.get_by_flavor_id(ctx, '1'))
         tables = [table for s in statements
                   for table in ('quota_classes', 'project_user_quotas',
                                 'quotas')
@@ -176,7 +177,7 @@ class RecheckTest(fakes.APITestCase):
         self.make_instance(user_id='bob')
         self.make_instance(name='vm2')
         self.make_instance(name='gone').destroy()
-        flavor = objects.Flavor.get_by_flavor_id(alice, '1')
+        flavor = flavor_catalog.get_by_flavor_id(alice, '1')
         with dbf.recorded_statements() as statements:
             quotas.check_instances(alice, flavor)
         self.assertEqual(1, len(self._counts_of_instances(statements)))
@@ -192,7 +193,7 @@ class RecheckTest(fakes.APITestCase):
                                           project_id='demo')
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         self.make_instance()
-        flavor = objects.Flavor.get_by_flavor_id(ctx, '1')
+        flavor = flavor_catalog.get_by_flavor_id(ctx, '1')
         with dbf.recorded_statements() as statements:
             quotas.check_instances(ctx, flavor, count=1000)
             quotas.recheck_instances(ctx)

@@ -5,6 +5,7 @@ from nova.compute import rebuild_request
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
+from nova.objects import flavor_catalog
 from nova.objects import keypair as keypair_obj
 from nova.tests.unit.api.openstack.compute import test_server_update
 from nova.tests.unit.api.openstack import fakes
@@ -138,7 +139,7 @@ class RebuildTest(fakes.APITestCase):
         self._assert_untouched()
 
     def test_preserve_ephemeral_with_an_ephemeral_disk_is_refused(self):
-        flavor = objects.Flavor.create(self.ctx, '2', 'eph', 512, 1, 1,
+        flavor = flavor_catalog.create(self.ctx, '2', 'eph', 512, 1, 1,
                                        ephemeral_gb=1)
         self.instance.flavor = flavor
         self.instance.save()
