@@ -40,6 +40,7 @@ from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import flavor_catalog
 from nova.objects import host_evacuation as run_obj
+from nova.objects import instance_metadata as metadata_obj
 from nova.objects import keypair as keypair_obj
 from nova.objects import migration as migration_obj
 from nova import phases
@@ -283,8 +284,8 @@ class API:
                 instance.destroy()
         try:
             if metadata:
-                objects.InstanceMetadata.replace(context, instance.uuid,
-                                                 metadata)
+                metadata_obj.InstanceMetadata.replace(context, instance.uuid,
+                                                      metadata)
             network_info = network_api.bind_with_instance(context, instance,
                                                           host)
             self.compute_rpcapi.build_and_run_instance(
@@ -417,8 +418,8 @@ class API:
         transition = self._take(context, instance, 'rebuild')
         try:
             if metadata is not None:
-                objects.InstanceMetadata.replace(context, instance.uuid,
-                                                 metadata)
+                metadata_obj.InstanceMetadata.replace(context, instance.uuid,
+                                                      metadata)
             self.compute_rpcapi.rebuild_instance(
                 context, instance, request=rebuild_request.RebuildRequest(
                     recreate=False, image_ref=image_meta.id),
@@ -504,17 +505,17 @@ class API:
         server's whole metadata afterwards."""
         self._check_metadata_change(context, instance)
         quotas.check_metadata_items(context, metadata if replace else {
-            **objects.InstanceMetadata.get(context, instance.uuid),
+            **metadata_obj.InstanceMetadata.get(context, instance.uuid),
             **metadata})
         if replace:
-            return objects.InstanceMetadata.replace(context, instance.uuid,
+            return metadata_obj.InstanceMetadata.replace(
+                context, instance.uuid, metadata)
+        return metadata_obj.InstanceMetadata.update(context, instance.uuid,
                                                     metadata)
-        return objects.InstanceMetadata.update(context, instance.uuid,
-                                               metadata)
 
     def delete_metadata_item(self, context, instance, key: str) -> None:
         self._check_metadata_change(context, instance)
-        objects.InstanceMetadata.delete_key(context, instance.uuid, key)
+        metadata_obj.InstanceMetadata.delete_key(context, instance.uuid, key)
 
     def lock(self, context, instance, reason=None) -> None:
         instance_lock.lock(context, instance, reason)

@@ -1,8 +1,9 @@
-"""The tables only the control plane uses: flavors (with their access
-grants and extra specs: an instance carries a copy of its flavor, so
-nova-compute never reads them), aggregates, key pairs, quotas, the
-scheduler's host claim leases, host evacuations and nova-hamonitor's
-leases, alerts and recoveries.
+"""The tables only the control plane uses: servers' metadata (the API
+and nova-hamonitor read it), flavors (with their access grants and extra
+specs: an instance carries a copy of its flavor, so nova-compute never
+reads them), aggregates, key pairs, quotas, the scheduler's host claim
+leases, host evacuations and nova-hamonitor's leases, alerts and
+recoveries.
 
 Apart from ``nova.db.models`` (whose ``Base`` they share: one schema,
 one ``Base.metadata`` once both are imported) so that nova-compute, which
@@ -17,6 +18,22 @@ from nova.db.models import _str
 from nova.db.models import Base
 from nova.db.models import Timestamp
 from nova.db.models import TimestampMixin
+
+
+class InstanceMetadata(TimestampMixin, Base):
+    """One key/value pair of a server's metadata (0018)."""
+    __tablename__ = 'instance_metadata'
+    __table_args__ = (
+        sa.UniqueConstraint('instance_uuid', 'key'),
+        # Finding the servers that carry a key (and value).
+        sa.Index('ix_instance_metadata_key_value', 'key', 'value'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        sa.String(36), sa.ForeignKey('instances.uuid'))
+    key: orm.Mapped[str] = orm.mapped_column(_str())
+    value: orm.Mapped[str] = orm.mapped_column(_str())
 
 
 class Flavor(TimestampMixin, Base):

@@ -104,22 +104,6 @@ class Instance(TimestampMixin, Base):
         default=False, server_default=sa.false())
 
 
-class InstanceMetadata(TimestampMixin, Base):
-    """One key/value pair of a server's metadata (0018)."""
-    __tablename__ = 'instance_metadata'
-    __table_args__ = (
-        sa.UniqueConstraint('instance_uuid', 'key'),
-        # Finding the servers that carry a key (and value).
-        sa.Index('ix_instance_metadata_key_value', 'key', 'value'),
-    )
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    instance_uuid: orm.Mapped[str] = orm.mapped_column(
-        sa.String(36), sa.ForeignKey('instances.uuid'))
-    key: orm.Mapped[str] = orm.mapped_column(_str())
-    value: orm.Mapped[str] = orm.mapped_column(_str())
-
-
 class InstanceAttempt(TimestampMixin, Base):
     """One attempt that may make a guest run or change an instance's
     disks: claimed with the token, ``landed`` with its result."""

@@ -41,6 +41,7 @@ from nova import exception
 from nova.model import binaries
 from nova.model import vm_states
 from nova import objects
+from nova.objects import instance_metadata as metadata_obj
 
 # Statuses during which the reference shows "progress".
 _PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE',
@@ -176,7 +177,7 @@ def _zones(req) -> availability_zones.ZoneMap:
 def _metadata_of(context, instance, metadata):
     if metadata is not None:
         return metadata
-    return objects.InstanceMetadata.get(context, instance.uuid)
+    return metadata_obj.InstanceMetadata.get(context, instance.uuid)
 
 
 def _common(req, instance, metadata) -> dict:

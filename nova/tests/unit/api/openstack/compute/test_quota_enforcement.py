@@ -9,6 +9,7 @@ from nova import exception
 from nova.model import vm_states
 from nova import objects
 from nova.objects import flavor_catalog
+from nova.objects import instance_metadata as metadata_obj
 from nova.objects import keypair as keypair_obj
 from nova.tests.fixtures import database as dbf
 from nova.tests import sample_keys
@@ -254,13 +255,14 @@ class MetadataQuotaTest(fakes.APITestCase):
 
     def test_merged_metadata_counts_what_the_server_has(self):
         instance = self.make_instance()
-        objects.InstanceMetadata.replace(self.ctx, instance.uuid, {'a': '1'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                              {'a': '1'})
         path = '/v2.1/servers/%s/metadata' % instance.uuid
         # a stays: a, b and c would be three.
         self.assertFault(self.request(
             'POST', path, {'metadata': {'b': '2', 'c': '3'}},
             token=fakes.USER_TOKEN), 403, 'forbidden')
-        self.assertEqual({'a': '1'}, objects.InstanceMetadata.get(
+        self.assertEqual({'a': '1'}, metadata_obj.InstanceMetadata.get(
             self.ctx, instance.uuid))
         # Replacing counts only the new set; one key more merges to three.
         response = self.request('PUT', path,
@@ -270,5 +272,6 @@ class MetadataQuotaTest(fakes.APITestCase):
         self.assertFault(self.request(
             'PUT', path + '/d', {'meta': {'d': '4'}},
             token=fakes.USER_TOKEN), 403, 'forbidden')
-        self.assertEqual({'b': '2', 'c': '3'}, objects.InstanceMetadata.get(
-            self.ctx, instance.uuid))
+        self.assertEqual({'b': '2', 'c': '3'},
+                         metadata_obj.InstanceMetadata.get(self.ctx,
+                                                           instance.uuid))
