@@ -40,6 +40,7 @@ from nova.network import api as network_api_mod
 from nova import objects
 from nova.objects import flavor_catalog
 from nova.objects import host_evacuation as run_obj
+from nova.objects import instance_group as group_obj
 from nova.objects import instance_metadata as metadata_obj
 from nova.objects import keypair as keypair_obj
 from nova.objects import migration as migration_obj
@@ -304,7 +305,7 @@ class API:
     def _group_of_caller(context, group_uuid):
         """The server group a create names, if the caller's project owns
         it (administrators: any); ``InstanceGroupNotFound`` otherwise."""
-        group = objects.InstanceGroup.get_by_uuid(context, group_uuid)
+        group = group_obj.InstanceGroup.get_by_uuid(context, group_uuid)
         if group.project_id != context.project_id and not context.is_admin:
             raise exception.InstanceGroupNotFound(group_uuid=group_uuid)
         return group
@@ -319,7 +320,7 @@ class API:
         instance.host = instance.node = None
         instance.vm_state = vm_states.ERROR
         instance.task_state = None
-        objects.InstanceGroup.add_member(context, group.uuid, instance.uuid)
+        group_obj.InstanceGroup.add_member(context, group.uuid, instance.uuid)
         instance.create(and_action=objects.InstanceAction.starting(
             context, instance.uuid, 'create'))
         objects.InstanceFault.create(context, instance.uuid, exc)

@@ -1,9 +1,10 @@
 """The tables only the control plane uses: servers' metadata (the API
-and nova-hamonitor read it), flavors (with their access grants and extra
-specs: an instance carries a copy of its flavor, so nova-compute never
-reads them), aggregates, key pairs, quotas, the scheduler's host claim
-leases, host evacuations and nova-hamonitor's leases, alerts and
-recoveries.
+and nova-hamonitor read it), server groups (their members' table stays
+in ``nova.db.models``: a deleted server leaves its group), flavors (with
+their access grants and extra specs: an instance carries a copy of its
+flavor, so nova-compute never reads them), aggregates, key pairs,
+quotas, the scheduler's host claim leases, host evacuations and
+nova-hamonitor's leases, alerts and recoveries.
 
 Apart from ``nova.db.models`` (whose ``Base`` they share: one schema,
 one ``Base.metadata`` once both are imported) so that nova-compute, which
@@ -34,6 +35,21 @@ class InstanceMetadata(TimestampMixin, Base):
         sa.String(36), sa.ForeignKey('instances.uuid'))
     key: orm.Mapped[str] = orm.mapped_column(_str())
     value: orm.Mapped[str] = orm.mapped_column(_str())
+
+
+class InstanceGroup(TimestampMixin, Base):
+    """A server group (os-server-groups, 0017)."""
+    __tablename__ = 'instance_groups'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    name: orm.Mapped[str] = orm.mapped_column(_str())
+    project_id: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
+    user_id: orm.Mapped[str] = orm.mapped_column(_str())
+    # affinity, anti-affinity, soft-affinity or soft-anti-affinity.
+    policy: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    # anti-affinity's one rule; NULL: one member per host.
+    max_server_per_host: orm.Mapped[int | None]
 
 
 class Flavor(TimestampMixin, Base):

@@ -255,23 +255,14 @@ class ComputeNode(TimestampMixin, Base):
     local_gb_used: orm.Mapped[int] = orm.mapped_column(default=0)
 
 
-class InstanceGroup(TimestampMixin, Base):
-    """A server group (os-server-groups, 0017)."""
-    __tablename__ = 'instance_groups'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
-    name: orm.Mapped[str] = orm.mapped_column(_str())
-    project_id: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
-    user_id: orm.Mapped[str] = orm.mapped_column(_str())
-    # affinity, anti-affinity, soft-affinity or soft-anti-affinity.
-    policy: orm.Mapped[str] = orm.mapped_column(sa.String(32))
-    # anti-affinity's one rule; NULL: one member per host.
-    max_server_per_host: orm.Mapped[int | None]
-
-
 class InstanceGroupMember(Base):
-    """The group a server is in (at most one)."""
+    """The group a server is in (at most one).
+
+    Here, while its group is the control plane's
+    (``nova.db.control_models.InstanceGroup``): nova-compute takes a
+    deleted server out of its group (``Instance.leave_group``) and reads
+    no group.
+    """
     __tablename__ = 'instance_group_members'
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)

