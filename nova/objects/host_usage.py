@@ -60,11 +60,11 @@ class Share:
         return self.host, self.node
 
 
+_INSTANCES = models.Instance.__table__.c
 # The columns of an instance row that decide its share.
-_SHARE_COLUMNS = (models.Instance.host, models.Instance.node,
-                  models.Instance.deleted, models.Instance.flavor_vcpus,
-                  models.Instance.flavor_memory_mb,
-                  models.Instance.flavor_disk_gb)
+_SHARE_COLUMNS = (_INSTANCES.host, _INSTANCES.node, _INSTANCES.deleted,
+                  _INSTANCES.flavor_vcpus, _INSTANCES.flavor_memory_mb,
+                  _INSTANCES.flavor_disk_gb)
 
 # Writing any of these fields can change an instance's share.
 SHARE_FIELDS = frozenset({'host', 'node', 'deleted', 'flavor'})
@@ -82,7 +82,7 @@ def _share(row) -> Share | None:
 def share_of(connection, uuid: str, lock: bool = False) -> Share | None:
     """The share instance ``uuid``'s row takes now (None: no host, deleted
     or no row). ``lock``: hold the row until the transaction ends."""
-    query = sa.select(*_SHARE_COLUMNS).where(models.Instance.uuid == uuid)
+    query = sa.select(*_SHARE_COLUMNS).where(_INSTANCES.uuid == uuid)
     if lock:
         query = query.with_for_update()
     return _share(connection.execute(query).first())
@@ -163,7 +163,7 @@ def totals_by_host(hosts, exclude_uuid: str | None = None
 
 def _totals(hosts: list[str], node: str | None,
             exclude_uuid: str | None) -> dict[str, tuple[int, int, int]]:
-    table = models.HostUsage
+    table = models.HostUsage.__table__.c
     query = sa.select(
         table.host,
         sa.func.coalesce(sa.func.sum(table.vcpus), 0),
@@ -200,7 +200,7 @@ def audit(host: str) -> list[Correction]:
     """Recompute ``host``'s counters from its live instances and correct
     those that drifted (each correction logged as a warning)."""
     usage = models.HostUsage
-    instance = models.Instance
+    instance = _INSTANCES
     node = sa.func.coalesce(instance.node, '')
 
     def total(column):

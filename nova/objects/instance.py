@@ -352,11 +352,12 @@ class Instance(base.NovaObject):
                                         host_usage.share_of_row(db_obj))
                     self._update_from_db_object(db_obj)
                     return
+                columns = table.__table__.c
                 actual = connection.execute(
-                    sa.select(table.task_state, table.vm_state,
-                              table.host, table.attempt_id,
-                              table.deleted).where(
-                        table.uuid == self.uuid)).first()
+                    sa.select(columns.task_state, columns.vm_state,
+                              columns.host, columns.attempt_id,
+                              columns.deleted).where(
+                        columns.uuid == self.uuid)).first()
         except _MigrationLost as lost:
             # The transaction rolled back: no row changed. The migrations
             # written before the one that lost hold values that never
