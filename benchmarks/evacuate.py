@@ -71,6 +71,7 @@ from nova.db import migration as db_migration  # noqa: E402
 from nova.network import api as network_api  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.objects import base as obj_base  # noqa: E402
+from nova.objects import flavor_catalog  # noqa: E402
 from nova.objects import migration as migration_obj  # noqa: E402
 from nova import rpc  # noqa: E402
 from nova.scheduler import target as target_mod  # noqa: E402
@@ -115,7 +116,7 @@ class Cloud:
                              4 * FLAVOR_MEMORY_MB * (instances + 1))
         self.images = fixtures.make_image_store(tmp)
         self.image = fixtures.add_disk_image(self.images, tmp, size_mb=1)
-        self.flavor = objects.Flavor.create(
+        self.flavor = flavor_catalog.create(
             self.ctx, '1', 'bench', FLAVOR_MEMORY_MB, 1, 1)
         network_api.API().create_network(self.ctx, 'public', BRIDGE, CIDR)
         self.chooser = target_mod.TargetChooser()

@@ -41,7 +41,7 @@ from nova.image import store as image_store
 from nova.model import binaries
 from nova.network import api as network_api_mod
 from nova.network import events as network_events
-from nova import objects
+from nova.objects import flavor_catalog
 from nova import rpc
 from nova.scheduler import target as target_mod
 from nova import service
@@ -94,12 +94,12 @@ def write_node_file(connection_uri, cpus=4, memory_mb=8192):
 
 def ensure_default_flavor(ctxt):
     try:
-        return objects.Flavor.get_by_flavor_id(ctxt,
+        return flavor_catalog.get_by_flavor_id(ctxt,
                                                DEFAULT_FLAVOR['flavorid'])
     except exception.FlavorNotFound:
         pass
     try:
-        return objects.Flavor.create(ctxt, **DEFAULT_FLAVOR)
+        return flavor_catalog.create(ctxt, **DEFAULT_FLAVOR)
     except exception.FlavorExists:
         # Same name under another id (an operator's), or a race: keep it.
         return None

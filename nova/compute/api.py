@@ -38,7 +38,10 @@ from nova.model import task_states
 from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
+from nova.objects import flavor_catalog
 from nova.objects import host_evacuation as run_obj
+from nova.objects import instance_group as group_obj
+from nova.objects import instance_metadata as metadata_obj
 from nova.objects import keypair as keypair_obj
 from nova.objects import migration as migration_obj
 from nova import phases
@@ -226,7 +229,7 @@ class API:
                  else self._group_of_caller(context, group_uuid))
         if availability_zone is not None:
             availability_zones.check_requested(context, availability_zone)
-        flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
+        flavor = flavor_catalog.get_by_flavor_id(context, flavor_id)
         quotas.check_instances(context, flavor)
         if metadata:
             quotas.check_metadata_items(context, metadata)
@@ -282,8 +285,8 @@ class API:
                 instance.destroy()
         try:
             if metadata:
-                objects.InstanceMetadata.replace(context, instance.uuid,
-                                                 metadata)
+                metadata_obj.InstanceMetadata.replace(context, instance.uuid,
+                                                      metadata)
             network_info = network_api.bind_with_instance(context, instance,
                                                           host)
             self.compute_rpcapi.build_and_run_instance(
@@ -302,7 +305,7 @@ class API:
     def _group_of_caller(context, group_uuid):
         """The server group a create names, if the caller's project owns
         it (administrators: any); ``InstanceGroupNotFound`` otherwise."""
-        group = objects.InstanceGroup.get_by_uuid(context, group_uuid)
+        group = group_obj.InstanceGroup.get_by_uuid(context, group_uuid)
         if group.project_id != context.project_id and not context.is_admin:
             raise exception.InstanceGroupNotFound(group_uuid=group_uuid)
         return group
@@ -317,7 +320,7 @@ class API:
         instance.host = instance.node = None
         instance.vm_state = vm_states.ERROR
         instance.task_state = None
-        objects.InstanceGroup.add_member(context, group.uuid, instance.uuid)
+        group_obj.InstanceGroup.add_member(context, group.uuid, instance.uuid)
         instance.create(and_action=objects.InstanceAction.starting(
             context, instance.uuid, 'create'))
         objects.InstanceFault.create(context, instance.uuid, exc)
@@ -416,8 +419,8 @@ class API:
         transition = self._take(context, instance, 'rebuild')
         try:
             if metadata is not None:
-                objects.InstanceMetadata.replace(context, instance.uuid,
-                                                 metadata)
+                metadata_obj.InstanceMetadata.replace(context, instance.uuid,
+                                                      metadata)
             self.compute_rpcapi.rebuild_instance(
                 context, instance, request=rebuild_request.RebuildRequest(
                     recreate=False, image_ref=image_meta.id),
@@ -503,17 +506,17 @@ class API:
         server's whole metadata afterwards."""
         self._check_metadata_change(context, instance)
         quotas.check_metadata_items(context, metadata if replace else {
-            **objects.InstanceMetadata.get(context, instance.uuid),
+            **metadata_obj.InstanceMetadata.get(context, instance.uuid),
             **metadata})
         if replace:
-            return objects.InstanceMetadata.replace(context, instance.uuid,
+            return metadata_obj.InstanceMetadata.replace(
+                context, instance.uuid, metadata)
+        return metadata_obj.InstanceMetadata.update(context, instance.uuid,
                                                     metadata)
-        return objects.InstanceMetadata.update(context, instance.uuid,
-                                               metadata)
 
     def delete_metadata_item(self, context, instance, key: str) -> None:
         self._check_metadata_change(context, instance)
-        objects.InstanceMetadata.delete_key(context, instance.uuid, key)
+        metadata_obj.InstanceMetadata.delete_key(context, instance.uuid, key)
 
     def lock(self, context, instance, reason=None) -> None:
         instance_lock.lock(context, instance, reason)

@@ -104,22 +104,6 @@ class Instance(TimestampMixin, Base):
         default=False, server_default=sa.false())
 
 
-class InstanceMetadata(TimestampMixin, Base):
-    """One key/value pair of a server's metadata (0018)."""
-    __tablename__ = 'instance_metadata'
-    __table_args__ = (
-        sa.UniqueConstraint('instance_uuid', 'key'),
-        # Finding the servers that carry a key (and value).
-        sa.Index('ix_instance_metadata_key_value', 'key', 'value'),
-    )
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    instance_uuid: orm.Mapped[str] = orm.mapped_column(
-        sa.String(36), sa.ForeignKey('instances.uuid'))
-    key: orm.Mapped[str] = orm.mapped_column(_str())
-    value: orm.Mapped[str] = orm.mapped_column(_str())
-
-
 class InstanceAttempt(TimestampMixin, Base):
     """One attempt that may make a guest run or change an instance's
     disks: claimed with the token, ``landed`` with its result."""
@@ -271,66 +255,14 @@ class ComputeNode(TimestampMixin, Base):
     local_gb_used: orm.Mapped[int] = orm.mapped_column(default=0)
 
 
-class Flavor(TimestampMixin, Base):
-    __tablename__ = 'flavors'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    flavorid: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
-    name: orm.Mapped[str] = orm.mapped_column(_str(), unique=True)
-    memory_mb: orm.Mapped[int]
-    vcpus: orm.Mapped[int]
-    root_gb: orm.Mapped[int]
-    ephemeral_gb: orm.Mapped[int] = orm.mapped_column(default=0)
-    swap: orm.Mapped[int] = orm.mapped_column(default=0)
-    # A private flavor is seen by administrators and the projects in
-    # flavor_projects only (0014).
-    is_public: orm.Mapped[bool] = orm.mapped_column(
-        default=True, server_default=sa.true())
-    rxtx_factor: orm.Mapped[float] = orm.mapped_column(
-        sa.Float, default=1.0, server_default='1.0')
-    description: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
-
-
-class FlavorProject(TimestampMixin, Base):
-    """A project granted access to a private flavor (os-flavor-access)."""
-    __tablename__ = 'flavor_projects'
-    __table_args__ = (sa.UniqueConstraint('flavor_id', 'project_id'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    flavor_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('flavors.id'))
-    project_id: orm.Mapped[str] = orm.mapped_column(_str())
-
-
-class FlavorExtraSpec(TimestampMixin, Base):
-    """One key/value spec of a flavor (os-extra_specs)."""
-    __tablename__ = 'flavor_extra_specs'
-    __table_args__ = (sa.UniqueConstraint('flavor_id', 'key'),)
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    flavor_id: orm.Mapped[int] = orm.mapped_column(
-        sa.ForeignKey('flavors.id'))
-    key: orm.Mapped[str] = orm.mapped_column(_str())
-    value: orm.Mapped[str] = orm.mapped_column(_str())
-
-
-class InstanceGroup(TimestampMixin, Base):
-    """A server group (os-server-groups, 0017)."""
-    __tablename__ = 'instance_groups'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
-    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
-    name: orm.Mapped[str] = orm.mapped_column(_str())
-    project_id: orm.Mapped[str] = orm.mapped_column(_str(), index=True)
-    user_id: orm.Mapped[str] = orm.mapped_column(_str())
-    # affinity, anti-affinity, soft-affinity or soft-anti-affinity.
-    policy: orm.Mapped[str] = orm.mapped_column(sa.String(32))
-    # anti-affinity's one rule; NULL: one member per host.
-    max_server_per_host: orm.Mapped[int | None]
-
-
 class InstanceGroupMember(Base):
-    """The group a server is in (at most one)."""
+    """The group a server is in (at most one).
+
+    Here, while its group is the control plane's
+    (``nova.db.control_models.InstanceGroup``): nova-compute takes a
+    deleted server out of its group (``Instance.leave_group``) and reads
+    no group.
+    """
     __tablename__ = 'instance_group_members'
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)

@@ -7,8 +7,10 @@ internals.rst`` ("Persistence").
 Those of the control plane's tables (``nova.db.control_models``) are
 imported by module where they are used (``from nova.objects import
 aggregate``, ``keypair``, ``host_evacuation``, ``ha_alert``,
-``ha_recovery``, like ``quota`` and ``host_lease``): nova-compute, which
-imports this package, uses none of them.
+``ha_recovery``, ``instance_group``, ``instance_metadata``, like
+``quota`` and ``host_lease``; the flavors' queries are
+``flavor_catalog``):
+nova-compute, which imports this package, uses none of them.
 """
 
 from nova.objects.action import InstanceAction  # noqa: F401
@@ -19,8 +21,6 @@ from nova.objects.fault import InstanceFault  # noqa: F401
 from nova.objects.flavor import Flavor  # noqa: F401
 from nova.objects.ha_instance_failure import HaInstanceFailure  # noqa: F401
 from nova.objects.instance import Instance  # noqa: F401
-from nova.objects.instance_group import InstanceGroup  # noqa: F401
-from nova.objects.instance_metadata import InstanceMetadata  # noqa: F401,E501
 from nova.objects.migration import Migration  # noqa: F401
 from nova.objects.network import Network  # noqa: F401
 from nova.objects.network import Port  # noqa: F401

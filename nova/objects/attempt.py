@@ -147,9 +147,9 @@ class InstanceAttempt(base.NovaObject):
 # Built once: SQLAlchemy then finds its compiled form by the statement
 # itself instead of building and hashing a new one at every check (half
 # the cost of a check, which runs before every side effect).
-_TOKEN_QUERY = sa.select(models.Instance.attempt_id,
-                         models.Instance.deleted).where(
-    models.Instance.uuid == sa.bindparam('instance_uuid'))
+_INSTANCES = models.Instance.__table__.c
+_TOKEN_QUERY = sa.select(_INSTANCES.attempt_id, _INSTANCES.deleted).where(
+    _INSTANCES.uuid == sa.bindparam('instance_uuid'))
 
 
 def current_token(context, instance_uuid: str) -> tuple[str | None, bool]:

@@ -329,6 +329,13 @@ class NovaObject:
         every model), and a row costs about a third of an ORM object to
         load: the reads below run on every request and every step of
         every operation.
+
+        The columns are the table's, never the mapped class's: a mapped
+        class or attribute among a SELECT's columns makes SQLAlchemy
+        configure every mapper, which nova-compute, whose statements are
+        all Core, otherwise never does (``doc/source/contributor/
+        internals.rst``, "Persistence"). ``where`` may name mapped
+        attributes: those configure nothing.
         """
         return sa.select(cls.model.__table__).where(*where)
 

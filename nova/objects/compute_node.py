@@ -114,20 +114,18 @@ class ComputeNode(base.NovaObject):
 
     @classmethod
     def _upsert(cls, context, host, nodename, values) -> 'ComputeNode':
-        table = models.ComputeNode
-        key = (table.host == host, table.hypervisor_hostname == nodename)
+        table = models.ComputeNode.__table__
+        key = (table.c.host == host, table.c.hypervisor_hostname == nodename)
         now = base.utcnow()
-        with db_api.session() as session:
-            updated = session.execute(
-                sa.update(table).where(*key).values(
-                    updated_at=now, **values).execution_options(
-                        synchronize_session=False))
+        with db_api.writing() as connection:
+            updated = connection.execute(sa.update(table).where(*key).values(
+                updated_at=now, **values))
             if updated.rowcount == 0:
-                session.execute(sa.insert(table).values(
+                connection.execute(sa.insert(table).values(
                     host=host, hypervisor_hostname=nodename,
                     created_at=now, updated_at=now, **values))
-            db_obj = session.scalars(sa.select(table).where(*key)).one()
-        return cls._from_db_object(context, db_obj)
+            row = connection.execute(sa.select(table).where(*key)).one()
+        return cls._from_db_object(context, row)
 
     @classmethod
     def get_by_host(cls, context, host: str) -> list['ComputeNode']:
@@ -155,9 +153,9 @@ class ComputeNode(base.NovaObject):
 
     def destroy(self) -> None:
         """Delete the row (a node its host no longer serves). Idempotent."""
-        table = models.ComputeNode
-        with db_api.session() as session:
-            session.execute(sa.delete(table).where(table.id == self.id))
+        table = models.ComputeNode.__table__
+        with db_api.writing() as connection:
+            connection.execute(sa.delete(table).where(table.c.id == self.id))
 
     def to_host_resources(self) -> hardware.HostResources:
         return _resources(self)

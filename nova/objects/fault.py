@@ -18,9 +18,6 @@ code it was raised.
 import datetime
 import traceback
 
-import sqlalchemy as sa
-
-from nova.db import api as db_api
 from nova.db import models
 from nova import exception
 from nova.objects import base
@@ -102,12 +99,9 @@ class InstanceFault(base.NovaObject):
                              instance_uuid) -> list['InstanceFault']:
         """Every fault of the instance, newest first."""
         table = models.InstanceFault
-        query = sa.select(table).where(
-            table.instance_uuid == instance_uuid).order_by(
-                table.created_at.desc(), table.id.desc())
-        with db_api.session(read_only=True) as session:
-            rows = session.scalars(query).all()
-        return [cls._from_db_object(context, r) for r in rows]
+        return cls._db_get_all(
+            context, table.instance_uuid == instance_uuid,
+            order_by=[table.created_at.desc(), table.id.desc()])
 
     @classmethod
     def get_latest_for_instance(cls, context,

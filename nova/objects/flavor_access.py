@@ -15,16 +15,18 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import base
-from nova.objects import flavor as flavor_obj
+from nova.objects import flavor_catalog
+
+_Flavor = control_models.Flavor
+_Project = control_models.FlavorProject
 
 
 def _private_row_id(session, flavorid) -> int:
-    row = session.execute(sa.select(
-        models.Flavor.id, models.Flavor.is_public).where(
-            models.Flavor.flavorid == str(flavorid))).first()
+    row = session.execute(sa.select(_Flavor.id, _Flavor.is_public).where(
+        _Flavor.flavorid == str(flavorid))).first()
     if row is None:
         raise exception.FlavorNotFound(flavor_id=flavorid)
     if row.is_public:
@@ -36,10 +38,8 @@ def get_projects(context, flavorid) -> list[str]:
     """The projects granted the private flavor, in the order granted."""
     with db_api.reading() as connection:
         row_id = _private_row_id(connection, flavorid)
-        return list(connection.scalars(sa.select(
-            models.FlavorProject.project_id).where(
-                models.FlavorProject.flavor_id == row_id).order_by(
-                    models.FlavorProject.id)))
+        return list(connection.scalars(sa.select(_Project.project_id).where(
+            _Project.flavor_id == row_id).order_by(_Project.id)))
 
 
 def add(context, flavorid, project_id: str) -> None:
@@ -49,7 +49,7 @@ def add(context, flavorid, project_id: str) -> None:
     try:
         with db_api.session() as session:
             row_id = _private_row_id(session, flavorid)
-            session.execute(sa.insert(models.FlavorProject).values(
+            session.execute(sa.insert(_Project).values(
                 flavor_id=row_id, project_id=project_id, created_at=now,
                 updated_at=now))
     except sa_exc.IntegrityError:
@@ -58,9 +58,8 @@ def add(context, flavorid, project_id: str) -> None:
 
 
 def remove(context, flavorid, project_id: str) -> None:
-    deleted = flavor_obj.delete_rows_of(
-        flavorid, models.FlavorProject,
-        models.FlavorProject.project_id == project_id)
+    deleted = flavor_catalog.delete_rows_of(
+        flavorid, _Project, _Project.project_id == project_id)
     if deleted != 1:
         raise exception.FlavorAccessNotFound(flavor_id=flavorid,
                                              project_id=project_id)

@@ -60,11 +60,11 @@ class Share:
         return self.host, self.node
 
 
+_INSTANCES = models.Instance.__table__.c
 # The columns of an instance row that decide its share.
-_SHARE_COLUMNS = (models.Instance.host, models.Instance.node,
-                  models.Instance.deleted, models.Instance.flavor_vcpus,
-                  models.Instance.flavor_memory_mb,
-                  models.Instance.flavor_disk_gb)
+_SHARE_COLUMNS = (_INSTANCES.host, _INSTANCES.node, _INSTANCES.deleted,
+                  _INSTANCES.flavor_vcpus, _INSTANCES.flavor_memory_mb,
+                  _INSTANCES.flavor_disk_gb)
 
 # Writing any of these fields can change an instance's share.
 SHARE_FIELDS = frozenset({'host', 'node', 'deleted', 'flavor'})
@@ -82,7 +82,7 @@ def _share(row) -> Share | None:
 # Built once, as the reads below (each runs at every claim and choice):
 # the share of one instance, plain and locked.
 _SHARE_OF = sa.select(*_SHARE_COLUMNS).where(
-    models.Instance.uuid == sa.bindparam('uuid'))
+    _INSTANCES.uuid == sa.bindparam('uuid'))
 _SHARE_OF_LOCKED = _SHARE_OF.with_for_update()
 
 
@@ -166,14 +166,15 @@ def totals_by_host(hosts, exclude_uuid: str | None = None
     return _totals(list(hosts), None, exclude_uuid)
 
 
+_USAGE = models.HostUsage.__table__.c
 _TOTALS = sa.select(
-    models.HostUsage.host,
-    sa.func.coalesce(sa.func.sum(models.HostUsage.vcpus), 0),
-    sa.func.coalesce(sa.func.sum(models.HostUsage.memory_mb), 0),
-    sa.func.coalesce(sa.func.sum(models.HostUsage.disk_gb), 0),
-).where(models.HostUsage.host.in_(
-    sa.bindparam('hosts', expanding=True))).group_by(models.HostUsage.host)
-_NODE_TOTALS = _TOTALS.where(models.HostUsage.node == sa.bindparam('node'))
+    _USAGE.host,
+    sa.func.coalesce(sa.func.sum(_USAGE.vcpus), 0),
+    sa.func.coalesce(sa.func.sum(_USAGE.memory_mb), 0),
+    sa.func.coalesce(sa.func.sum(_USAGE.disk_gb), 0),
+).where(_USAGE.host.in_(
+    sa.bindparam('hosts', expanding=True))).group_by(_USAGE.host)
+_NODE_TOTALS = _TOTALS.where(_USAGE.node == sa.bindparam('node'))
 
 
 def _totals(hosts: list[str], node: str | None,
@@ -211,7 +212,7 @@ def audit(host: str) -> list[Correction]:
     """Recompute ``host``'s counters from its live instances and correct
     those that drifted (each correction logged as a warning)."""
     usage = models.HostUsage
-    instance = models.Instance
+    instance = _INSTANCES
     node = sa.func.coalesce(instance.node, '')
 
     def total(column):

@@ -25,9 +25,9 @@ from nova.objects import base
 from nova.objects import fields
 from nova.objects import flavor as flavor_obj
 from nova.objects import host_usage
-from nova.objects import instance_group
 
 _READ_DELETED = ('no', 'yes', 'only')
+_MEMBERS = models.InstanceGroupMember.__table__
 
 
 class _MigrationLost(Exception):
@@ -371,11 +371,12 @@ class Instance(base.NovaObject):
                                         host_usage.share_of_row(db_obj))
                     self._update_from_db_object(db_obj)
                     return
+                columns = table.__table__.c
                 actual = connection.execute(
-                    sa.select(table.task_state, table.vm_state,
-                              table.host, table.attempt_id,
-                              table.deleted).where(
-                        table.uuid == self.uuid)).first()
+                    sa.select(columns.task_state, columns.vm_state,
+                              columns.host, columns.attempt_id,
+                              columns.deleted).where(
+                        columns.uuid == self.uuid)).first()
         except _MigrationLost as lost:
             # The transaction rolled back: no row changed. The migrations
             # written before the one that lost hold values that never
@@ -456,4 +457,16 @@ class Instance(base.NovaObject):
         self.save()
         # A deleted server is in no group: the group's members and its
         # policy's counts stop naming it.
-        instance_group.InstanceGroup.remove_member(self._context, self.uuid)
+        self.leave_group(self._context, self.uuid)
+
+    @staticmethod
+    def leave_group(context, instance_uuid: str) -> None:
+        """Take the server out of its server group, if it is in one.
+
+        The member row only: the groups themselves are the control
+        plane's (``nova.objects.instance_group``), which nova-compute,
+        deleting servers, does not load.
+        """
+        with db_api.writing() as connection:
+            connection.execute(sa.delete(_MEMBERS).where(
+                _MEMBERS.c.instance_uuid == instance_uuid))

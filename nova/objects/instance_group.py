@@ -7,6 +7,12 @@ database at choice time (``member_hosts``): the host of each live member
 plus the target of its evacuation still in flight, so a choice made while
 another member is on its way somewhere already sees it there.
 
+Groups are the control plane's (the API, the scheduler): the
+``nova.objects`` package does not import this module, and a server
+leaves its group with the instance (``Instance.leave_group``, which
+``Instance.destroy`` calls), so nova-compute, deleting servers, loads
+neither the module nor the groups' table.
+
 Example::
 
     group = InstanceGroup(name='web', project_id=p, user_id=u,
@@ -23,6 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova.db import api as db_api
+from nova.db import control_models
 from nova.db import models
 from nova import exception
 from nova.objects import base
@@ -34,7 +41,7 @@ SOFT_AFFINITY = 'soft-affinity'
 SOFT_ANTI_AFFINITY = 'soft-anti-affinity'
 POLICIES = (AFFINITY, ANTI_AFFINITY, SOFT_AFFINITY, SOFT_ANTI_AFFINITY)
 
-_Group = models.InstanceGroup
+_Group = control_models.InstanceGroup
 _Member = models.InstanceGroupMember
 
 
@@ -156,13 +163,6 @@ class InstanceGroup:
             raise exception.Conflict(
                 reason='server %s could not join server group %s: %s'
                        % (instance_uuid, group_uuid, e.orig))
-
-    @staticmethod
-    def remove_member(context, instance_uuid: str) -> None:
-        """Take the server out of its group (if it is in one)."""
-        with db_api.session() as session:
-            session.execute(sa.delete(_Member).where(
-                _Member.instance_uuid == instance_uuid))
 
     @staticmethod
     def member_hosts(context, group_uuid: str,

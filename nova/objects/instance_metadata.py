@@ -3,7 +3,10 @@
 The pairs live in their own table (``instance_metadata``), not in a JSON
 column, so that a client can ask which servers carry a key (Masakari's
 ``HA_Enabled``) without reading every instance. Keys are 1-255 and values
-0-255 characters; the API checks that before anything here runs.
+0-255 characters; the API checks that before anything here runs. Only
+the API and nova-hamonitor read and write them: the table is the control
+plane's (``nova.db.control_models``), and ``nova.objects`` does not
+import this module.
 
 Example::
 
@@ -17,11 +20,11 @@ Example::
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova import exception
 from nova.objects import base
 
-_TABLE = models.InstanceMetadata
+_TABLE = control_models.InstanceMetadata
 # Built once (every server view runs it): {uuids} expanded at execution.
 _FOR_INSTANCES = sa.select(_TABLE.instance_uuid, _TABLE.key,
                            _TABLE.value).where(

@@ -77,8 +77,9 @@ class Migration(base.NovaObject):
 
     def _check_instance_exists(self) -> None:
         with db_api.reading() as connection:
-            found = connection.scalar(sa.select(models.Instance.id).where(
-                models.Instance.uuid == self.instance_uuid))
+            instances = models.Instance.__table__.c
+            found = connection.scalar(sa.select(instances.id).where(
+                instances.uuid == self.instance_uuid))
         if found is None:
             raise exception.InstanceNotFound(instance_id=self.instance_uuid)
 
@@ -163,7 +164,7 @@ class Migration(base.NovaObject):
         the order of ``get_by_filters`` (``created_at``, then ``id``),
         picked in SQL.
         """
-        table = models.Migration
+        table = models.Migration.__table__.c
         where = [table.source_compute == source_compute,
                  table.migration_type == EVACUATION]
         if instance_uuid is not None:

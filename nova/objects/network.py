@@ -181,9 +181,9 @@ class Port(base.NovaObject):
             raise exception.PortNotFound(port_id=self.uuid)
 
     def destroy(self) -> None:
-        with db_api.session() as session:
-            session.execute(sa.delete(models.Port).where(
-                models.Port.id == self.id))
+        table = models.Port.__table__
+        with db_api.writing() as connection:
+            connection.execute(sa.delete(table).where(table.c.id == self.id))
 
     @classmethod
     def get_by_uuid(cls, context, uuid) -> 'Port':
@@ -236,17 +236,17 @@ class Port(base.NovaObject):
         read as columns: what a network agent's full look needs to find
         the few ports whose status is out of date, without building an
         object for each of the hundreds that are not."""
-        query = sa.select(models.Port.uuid, models.Port.instance_uuid,
-                          models.Port.status).where(
-            models.Port.binding_host == host)
+        ports = models.Port.__table__.c
+        query = sa.select(ports.uuid, ports.instance_uuid, ports.status).where(
+            ports.binding_host == host)
         with db_api.reading() as connection:
             return [PortState(*row) for row in connection.execute(query)]
 
     @classmethod
     def get_ip_addresses(cls, context, network_uuid) -> set[str]:
         """The fixed IP addresses the ports of a network hold now."""
-        query = sa.select(models.Port.ip_address).where(
-            models.Port.network_uuid == network_uuid,
-            models.Port.ip_address.is_not(None))
+        ports = models.Port.__table__.c
+        query = sa.select(ports.ip_address).where(
+            ports.network_uuid == network_uuid, ports.ip_address.is_not(None))
         with db_api.reading() as connection:
             return set(connection.scalars(query).all())

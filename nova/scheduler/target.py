@@ -49,7 +49,7 @@ once in one process count each other's claims not yet written
 (``in_flight.py``) when they rank hosts, so they spread rather than all
 take the host that was roomiest when each read the database.
 
-Server groups: an instance in a group (``objects.InstanceGroup``) is
+Server groups: an instance in a group (``instance_group.InstanceGroup``) is
 placed only where the group's policy allows (``group_policy.py``): a hard
 policy leaves hosts out (``GroupPolicyUnsatisfied`` when it leaves none
 with room), a soft one ranks them first. Where the other members are is
@@ -74,6 +74,7 @@ from nova import exception
 from nova.model import hardware
 from nova import objects
 from nova.objects import host_lease
+from nova.objects import instance_group as group_obj
 from nova.objects import service as service_obj
 from nova.scheduler import group_policy
 from nova.scheduler import in_flight
@@ -165,7 +166,7 @@ def group_rule(context, instance, group) -> 'group_policy.GroupRule | None':
     if group is None:
         return None
     return group_policy.GroupRule.of(
-        group, objects.InstanceGroup.member_hosts(
+        group, group_obj.InstanceGroup.member_hosts(
             context, group.uuid, exclude_instance=instance.uuid),
         ignored_host=instance.host)
 
@@ -415,14 +416,13 @@ class TargetChooser:
                 return
             # NOTE: the member row first: the group's lease is held, and
             # a member without an instance row counts nowhere.
-            objects.InstanceGroup.add_member(context, group.uuid,
-                                             instance.uuid)
+            group_obj.InstanceGroup.add_member(context, group.uuid,
+                                               instance.uuid)
             try:
                 instance.create(and_action=action)
             except Exception:
                 with excutils.save_and_reraise_exception():
-                    objects.InstanceGroup.remove_member(context,
-                                                        instance.uuid)
+                    objects.Instance.leave_group(context, instance.uuid)
 
         with self._group_claims(context, group):
             host = self._claim(context, instance, write, left_out=others,
@@ -444,8 +444,8 @@ class TargetChooser:
             migration.dest_node = host
             migration.save()
 
-        group = objects.InstanceGroup.get_by_instance_uuid(context,
-                                                           instance.uuid)
+        group = group_obj.InstanceGroup.get_by_instance_uuid(context,
+                                                             instance.uuid)
         with self._group_claims(context, group):
             if host is None:
                 host = self._claim(context, instance, write,

@@ -35,16 +35,16 @@ def prepare(flavor, network, image):
     from nova import exception
     from nova.image import store as image_store
     from nova.network import api as network_api
-    from nova import objects
+    from nova.objects import flavor_catalog
 
     migration.db_sync()
     ctxt = nova_context.get_admin_context()
     flavorid, name, memory_mb = flavor.split(':')
     try:
-        objects.Flavor.get_by_flavor_id(ctxt, flavorid)
+        flavor_catalog.get_by_flavor_id(ctxt, flavorid)
     except exception.FlavorNotFound:
         # root_gb 0: the disk keeps the image's size (1 MiB).
-        objects.Flavor.create(ctxt, flavorid=flavorid, name=name,
+        flavor_catalog.create(ctxt, flavorid=flavorid, name=name,
                               memory_mb=int(memory_mb), vcpus=1, root_gb=0)
     net_name, bridge, cidr = (network.split(':') + [None])[:3]
     net = network_api.API().ensure_network(ctxt, net_name, bridge, cidr)

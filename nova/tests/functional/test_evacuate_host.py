@@ -5,6 +5,7 @@ hosts."""
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova import objects
 from nova.objects import host_evacuation as run_obj
+from nova.objects import instance_group as group_obj
 from nova.objects import migration as migration_obj
 from nova.tests.files import sha256_tree
 from nova.tests.functional import evacuate_harness as harness
@@ -112,12 +113,12 @@ class TestHostEvacuateServerGroup(harness.EvacuateTestCase):
     def test_anti_affinity_members_evacuated_at_once(self):
         self.flags(host_evacuate_workers=3, group='conductor')
         members = [self.boot('a') for _ in range(3)]
-        group = objects.InstanceGroup(
+        group = group_obj.InstanceGroup(
             name='spread', project_id=members[0].project_id,
             user_id=members[0].user_id, policy='anti-affinity').create()
         for member in members:
-            objects.InstanceGroup.add_member(self.ctx, group.uuid,
-                                             member.uuid)
+            group_obj.InstanceGroup.add_member(self.ctx, group.uuid,
+                                               member.uuid)
         a = self.kill('a')
         files = {m.uuid: sha256_tree(a.instance_dir(m)) for m in members}
 
@@ -147,5 +148,5 @@ class TestHostEvacuateServerGroup(harness.EvacuateTestCase):
         for name in ('b', 'c'):
             self.assertNoTrace(self.hosts[name], left)
         self.assertEqual({'a': 1, 'b': 1, 'c': 1},
-                         objects.InstanceGroup.member_hosts(self.ctx,
-                                                            group.uuid))
+                         group_obj.InstanceGroup.member_hosts(self.ctx,
+                                                              group.uuid))

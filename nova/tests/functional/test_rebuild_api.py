@@ -15,7 +15,7 @@ import webob
 
 from nova.api.openstack import auth
 from nova.api import wsgi as api_wsgi
-from nova import objects
+from nova.objects import instance_metadata as metadata_obj
 from nova.tests.fixtures import libvirt_host as fixtures
 from nova.tests.functional import evacuate_harness as harness
 
@@ -53,8 +53,8 @@ class TestRebuildOverRest(harness.EvacuateTestCase):
     def test_rebuild_boots_the_new_image_and_records_what_it_was_given(self):
         instance = self.boot('a')
         a = self.hosts['a']
-        objects.InstanceMetadata.replace(self.ctx, instance.uuid,
-                                         {'old': 'gone'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                              {'old': 'gone'})
         response = self.act(instance, {'rebuild': {
             'imageRef': self.alt.id, 'name': 'rebuilt',
             'metadata': {'HA_Enabled': 'True'},
@@ -70,8 +70,8 @@ class TestRebuildOverRest(harness.EvacuateTestCase):
         self.assertTrue(a.running(instance))
         self.assertTrue(os.path.isdir(a.instance_dir(instance)))
         self.assertEqual({'HA_Enabled': 'True'},
-                         objects.InstanceMetadata.get(self.ctx,
-                                                      instance.uuid))
+                         metadata_obj.InstanceMetadata.get(self.ctx,
+                                                           instance.uuid))
         server = self.request('GET', '/servers/%s' % instance.uuid).json[
             'server']
         self.assertEqual(('ACTIVE', self.alt.id, {'HA_Enabled': 'True'}),

@@ -25,6 +25,7 @@ from nova.image import store as image_store
 from nova.model import power_state
 from nova.model import vm_states
 from nova import objects
+from nova.objects import flavor_catalog
 from nova.objects import network as network_obj
 from nova import rpc
 from nova import service
@@ -79,7 +80,7 @@ class AllInOneTestCase(base.TestCase):
 class TestAllInOne(AllInOneTestCase):
 
     def test_embedded_default_is_ready(self):
-        flavor = objects.Flavor.get_by_flavor_id(self.ctxt, '1')
+        flavor = flavor_catalog.get_by_flavor_id(self.ctxt, '1')
         self.assertEqual(('m1.tiny', 64, 1, 1),
                          (flavor.name, flavor.memory_mb, flavor.vcpus,
                           flavor.root_gb))

@@ -33,7 +33,7 @@ from nova.api.openstack.router import Route
 from nova.api.openstack import validation
 from nova.api.openstack import wsgi
 from nova import exception
-from nova import objects
+from nova.objects import flavor_catalog
 
 RULE = 'os_compute_api:os-flavors'
 MANAGE_RULE = 'os_compute_api:os-flavor-manage:%s'
@@ -99,7 +99,7 @@ def lookup(req, flavor_id: str):
     """The flavor a path names, if the caller may see it (else 404)."""
     if not FLAVOR_ID_RE.match(flavor_id):
         raise exception.FlavorNotFound(flavor_id='(invalid)')
-    return objects.Flavor.get_by_flavor_id(req.context, flavor_id)
+    return flavor_catalog.get_by_flavor_id(req.context, flavor_id)
 
 
 class FlavorsController:
@@ -122,7 +122,7 @@ class FlavorsController:
         policy.authorize(req.context, RULE)
         min_ram = _int_filter(req, 'minRam')
         min_disk = _int_filter(req, 'minDisk')
-        flavors = objects.Flavor.get_all(req.context,
+        flavors = flavor_catalog.get_all(req.context,
                                          is_public=_is_public_filter(req))
         if min_ram is not None:
             flavors = [f for f in flavors if f.memory_mb >= min_ram]
@@ -156,7 +156,7 @@ class FlavorsController:
         # The policy first: a refused caller learns nothing of the body.
         policy.authorize(req.context, MANAGE_RULE % 'create')
         body = req.validated_body()['flavor']
-        flavor = objects.Flavor.create(
+        flavor = flavor_catalog.create(
             req.context, _flavor_id(body), body['name'],
             memory_mb=_size(body, 'ram', 1),
             vcpus=_size(body, 'vcpus', 1),
@@ -173,12 +173,12 @@ class FlavorsController:
         policy.authorize(req.context, MANAGE_RULE % 'update')
         body = req.validated_body()['flavor']
         lookup(req, flavor_id)
-        flavor = objects.Flavor.update_description(
+        flavor = flavor_catalog.update_description(
             req.context, flavor_id, body['description'])
         return views.shown(req, flavor)
 
     def delete(self, req, flavor_id):
         policy.authorize(req.context, MANAGE_RULE % 'delete')
         lookup(req, flavor_id)
-        objects.Flavor.destroy_by_flavor_id(req.context, flavor_id)
+        flavor_catalog.destroy_by_flavor_id(req.context, flavor_id)
         return wsgi.Result(None, status=202)

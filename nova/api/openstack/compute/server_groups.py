@@ -23,7 +23,6 @@ from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import wsgi
 from nova import exception
-from nova import objects
 from nova.objects import instance_group as group_obj
 
 RULE = 'os_compute_api:os-server-groups:%s'
@@ -75,7 +74,7 @@ class ServerGroupsController:
         reference checks against the group's project)."""
         common.require_uuid(group_id, exception.InstanceGroupNotFound(
             group_uuid=group_id))
-        group = objects.InstanceGroup.get_by_uuid(req.context, group_id)
+        group = group_obj.InstanceGroup.get_by_uuid(req.context, group_id)
         policy.authorize(req.context, RULE % rule,
                          target_project_id=group.project_id)
         return group
@@ -90,7 +89,7 @@ class ServerGroupsController:
         if 'all_projects' in req.GET and policy.check(
                 context, RULE % 'index:all_projects'):
             project_id = None
-        groups = objects.InstanceGroup.get_all(context, project_id)
+        groups = group_obj.InstanceGroup.get_all(context, project_id)
         offset = _non_negative(req, 'offset', 0)
         # As the reference: no limit, or 0, is the largest page.
         limit = min(_non_negative(req, 'limit', 0) or self.max_limit,
@@ -103,7 +102,7 @@ class ServerGroupsController:
         policy.authorize(context, RULE % 'create')
         body = req.validated_body()['server_group']
         group_policy, most = _policy_and_rules(req, body)
-        group = objects.InstanceGroup(
+        group = group_obj.InstanceGroup(
             name=body['name'], project_id=context.project_id,
             user_id=context.user_id, policy=group_policy,
             max_server_per_host=most).create()

@@ -16,7 +16,7 @@ from nova.api.openstack import policy
 from nova.api.openstack.router import Route
 from nova.api.openstack import wsgi
 from nova import exception
-from nova import objects
+from nova.objects import instance_metadata as metadata_obj
 
 _BASE = '/servers/{server_id}/metadata'
 _ITEM = _BASE + '/{key}'
@@ -46,12 +46,13 @@ class ServerMetadataController:
 
     def index(self, req, server_id):
         instance = self._instance(req, server_id, 'index')
-        return {'metadata': objects.InstanceMetadata.get(req.context,
-                                                         instance.uuid)}
+        return {'metadata': metadata_obj.InstanceMetadata.get(req.context,
+                                                              instance.uuid)}
 
     def show(self, req, server_id, key):
         instance = self._instance(req, server_id, 'show')
-        metadata = objects.InstanceMetadata.get(req.context, instance.uuid)
+        metadata = metadata_obj.InstanceMetadata.get(req.context,
+                                                     instance.uuid)
         if key not in metadata:
             raise exception.MetadataItemNotFound(key=key,
                                                  instance_uuid=instance.uuid)

@@ -53,6 +53,7 @@ from nova.conf import CONF
 from nova import exception
 from nova import objects
 from nova.objects import base as obj_base
+from nova.objects import instance_metadata as metadata_obj
 
 
 # Filters of the servers list that compare a field of the server.
@@ -335,7 +336,7 @@ class ServersController:
         with obj_base.reads_together():
             instances, limit = self._filtered(req)
             services = self._services_for_host_status(req)
-            metadata = objects.InstanceMetadata.get_for(
+            metadata = metadata_obj.InstanceMetadata.get_for(
                 req.context, [i.uuid for i in instances])
             return self._with_links(
                 req, 'servers/detail', {'servers': [

@@ -9,6 +9,7 @@ from nova.image import qemu_img
 from nova.image import store as image_store
 from nova.network import agent as network_agent
 from nova import objects
+from nova.objects import flavor_catalog
 from nova import rpc
 from nova.tests import base
 
@@ -61,11 +62,11 @@ class TestEmbeddedDefault(base.TestCase):
             for name in ('compute1', 'compute2')]
         for _ in range(2):
             all_cmd.prepare_embedded_default(CONF, settings)
-        flavor = objects.Flavor.get_by_flavor_id(self.ctxt, '1')
+        flavor = flavor_catalog.get_by_flavor_id(self.ctxt, '1')
         self.assertEqual(('m1.tiny', 64, 1, 1),
                          (flavor.name, flavor.memory_mb, flavor.vcpus,
                           flavor.root_gb))
-        self.assertEqual(1, len(objects.Flavor.get_all(self.ctxt)))
+        self.assertEqual(1, len(flavor_catalog.get_all(self.ctxt)))
         [network] = objects.Network.get_all(self.ctxt)
         self.assertEqual(('public', 'br-public'),
                          (network.name, network.bridge))

@@ -3,6 +3,7 @@
 from nova import context
 from nova import exception
 from nova import objects
+from nova.objects import flavor_catalog
 from nova.tests import base
 
 
@@ -14,26 +15,26 @@ class FlavorTestCase(base.TestCase):
         self.ctx = context.get_admin_context()
 
     def test_create_and_get(self):
-        created = objects.Flavor.create(self.ctx, 1, 'm1.tiny', 64, 1, 1,
+        created = flavor_catalog.create(self.ctx, 1, 'm1.tiny', 64, 1, 1,
                                         ephemeral_gb=2, swap=16)
         self.assertEqual('1', created.flavorid)
         self.assertEqual(created,
-                         objects.Flavor.get_by_flavor_id(self.ctx, '1'))
+                         flavor_catalog.get_by_flavor_id(self.ctx, '1'))
 
     def test_get_all_smallest_first(self):
-        objects.Flavor.create(self.ctx, 'b', 'big', 2048, 2, 10)
-        objects.Flavor.create(self.ctx, 's', 'small', 64, 1, 1)
+        flavor_catalog.create(self.ctx, 'b', 'big', 2048, 2, 10)
+        flavor_catalog.create(self.ctx, 's', 'small', 64, 1, 1)
         self.assertEqual(['small', 'big'],
-                         [f.name for f in objects.Flavor.get_all(self.ctx)])
+                         [f.name for f in flavor_catalog.get_all(self.ctx)])
 
     def test_duplicates_and_missing(self):
-        objects.Flavor.create(self.ctx, '1', 'm1', 64, 1, 1)
-        self.assertRaises(exception.FlavorExists, objects.Flavor.create,
+        flavor_catalog.create(self.ctx, '1', 'm1', 64, 1, 1)
+        self.assertRaises(exception.FlavorExists, flavor_catalog.create,
                           self.ctx, '1', 'other', 64, 1, 1)
-        self.assertRaises(exception.FlavorExists, objects.Flavor.create,
+        self.assertRaises(exception.FlavorExists, flavor_catalog.create,
                           self.ctx, '2', 'm1', 64, 1, 1)
         self.assertRaises(exception.FlavorNotFound,
-                          objects.Flavor.get_by_flavor_id, self.ctx, '3')
+                          flavor_catalog.get_by_flavor_id, self.ctx, '3')
 
     def test_dict_round_trip_ignores_unknown_keys(self):
         flavor = objects.Flavor('1', 'm1', 64, 1, 1)

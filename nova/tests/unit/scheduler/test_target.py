@@ -11,6 +11,7 @@ from nova.model import hardware
 from nova import objects
 from nova.objects import aggregate as aggregate_obj
 from nova.objects import host_lease
+from nova.objects import instance_group as group_obj
 from nova.objects import migration as migration_obj
 from nova.scheduler import target
 from nova.scheduler import usage
@@ -409,12 +410,12 @@ class TestClaimsInOneProcess(TargetTestCase):
             dbf.make_service(self.ctx, host)
         self.capacities = {'b': _capacity(8192), 'c': _capacity(4096)}
         pairs = self._evacuations(6)
-        group = objects.InstanceGroup(name='g', project_id='p',
-                                      user_id='u',
-                                      policy='affinity').create()
+        group = group_obj.InstanceGroup(name='g', project_id='p',
+                                        user_id='u',
+                                        policy='affinity').create()
         for instance, _migration in pairs:
-            objects.InstanceGroup.add_member(self.ctx, group.uuid,
-                                             instance.uuid)
+            group_obj.InstanceGroup.add_member(self.ctx, group.uuid,
+                                               instance.uuid)
         # A lease wait of 0: any claim of this process that found the
         # group's (or b's) lease taken by another of its claims would
         # fail at once with HostClaimBusy; they must wait for each other
@@ -440,8 +441,8 @@ class TestClaimsInOneProcess(TargetTestCase):
                 t.join(60)
         self.assertEqual(['b'] * 6, [outcome[n] for n in range(6)])
         self.assertEqual({'a': 6, 'b': 6},
-                         objects.InstanceGroup.member_hosts(self.ctx,
-                                                            group.uuid))
+                         group_obj.InstanceGroup.member_hosts(self.ctx,
+                                                              group.uuid))
 
 
 class TestNeed(base.TestCase):
@@ -580,12 +581,12 @@ class TestServerGroups(TargetTestCase):
                            'd': _capacity(2048)}
 
     def group(self, policy='anti-affinity', most=None, members=()):
-        group = objects.InstanceGroup(
+        group = group_obj.InstanceGroup(
             name='g', project_id='p', user_id='u', policy=policy,
             max_server_per_host=most).create()
         for instance in (self.instance, *members):
-            objects.InstanceGroup.add_member(self.ctx, group.uuid,
-                                             instance.uuid)
+            group_obj.InstanceGroup.add_member(self.ctx, group.uuid,
+                                               instance.uuid)
         return group
 
     def _migration(self, instance=None):
@@ -631,7 +632,7 @@ class TestServerGroups(TargetTestCase):
                                                       flavor=self.flavor)])
         self.assertEqual('b', self.chooser.choose(
             self.ctx, self.instance,
-            group=objects.InstanceGroup.get_by_instance_uuid(
+            group=group_obj.InstanceGroup.get_by_instance_uuid(
                 self.ctx, self.instance.uuid)))
 
     def test_a_deleted_member_counts_nowhere(self):
@@ -656,7 +657,7 @@ class TestServerGroups(TargetTestCase):
             dbf.make_instance(self.ctx, 'd', flavor=self.flavor)])
         self.assertEqual('d', self.chooser.choose(
             self.ctx, self.instance,
-            group=objects.InstanceGroup.get_by_instance_uuid(
+            group=group_obj.InstanceGroup.get_by_instance_uuid(
                 self.ctx, self.instance.uuid)))
         self.capacities['d'] = _capacity(512)
         with self.assertRaises(exception.GroupPolicyUnsatisfied) as caught:
@@ -672,8 +673,8 @@ class TestServerGroups(TargetTestCase):
             self.ctx, self.instance, self._migration()))
         # Every host has a member now (d: the one on its way): the one
         # with the most room takes the next.
-        objects.InstanceGroup.add_member(
-            self.ctx, objects.InstanceGroup.get_by_instance_uuid(
+        group_obj.InstanceGroup.add_member(
+            self.ctx, group_obj.InstanceGroup.get_by_instance_uuid(
                 self.ctx, self.instance.uuid).uuid,
             dbf.make_instance(self.ctx, 'a', flavor=self.flavor).uuid)
         other = objects.Instance.get_all(self.ctx, host='a')[-1]
@@ -701,18 +702,18 @@ class TestServerGroups(TargetTestCase):
                                                      group=group))
         self.assertEqual(
             [self.instance.uuid, new.uuid],
-            objects.InstanceGroup.get_by_uuid(self.ctx, group.uuid).members)
+            group_obj.InstanceGroup.get_by_uuid(self.ctx, group.uuid).members)
         full = objects.Instance(self.ctx, display_name='full',
                                 flavor=self.flavor)
         for host in ('c', 'd'):
-            objects.InstanceGroup.add_member(
+            group_obj.InstanceGroup.add_member(
                 self.ctx, group.uuid,
                 dbf.make_instance(self.ctx, host, flavor=self.flavor).uuid)
         with self.assertRaises(exception.GroupPolicyUnsatisfied):
             self.chooser.place_new(self.ctx, full, group=group)
         self.assertRaises(exception.InstanceNotFound,
                           objects.Instance.get_by_uuid, self.ctx, full.uuid)
-        self.assertIsNone(objects.InstanceGroup.get_by_instance_uuid(
+        self.assertIsNone(group_obj.InstanceGroup.get_by_instance_uuid(
             self.ctx, full.uuid))
 
     def test_the_choice_is_made_under_the_groups_lease(self):
@@ -741,12 +742,12 @@ class TestGroupMembersEvacuatedAtOnce(TargetTestCase):
             dbf.make_service(self.ctx, host)
         self.capacities = {'b': _capacity(8192), 'c': _capacity(4096)}
         other = dbf.make_instance(self.ctx, 'a', flavor=self.flavor)
-        group = objects.InstanceGroup(name='g', project_id='p',
-                                      user_id='u',
-                                      policy='anti-affinity').create()
+        group = group_obj.InstanceGroup(name='g', project_id='p',
+                                        user_id='u',
+                                        policy='anti-affinity').create()
         for instance in (self.instance, other):
-            objects.InstanceGroup.add_member(self.ctx, group.uuid,
-                                             instance.uuid)
+            group_obj.InstanceGroup.add_member(self.ctx, group.uuid,
+                                               instance.uuid)
         started = threading.Barrier(2, timeout=10)
         outcome = {}
 
@@ -769,5 +770,5 @@ class TestGroupMembersEvacuatedAtOnce(TargetTestCase):
         self.assertEqual(['b', 'c'], sorted(outcome.values()))
         # Both still on a, one on its way to b, the other to c.
         self.assertEqual({'a': 2, 'b': 1, 'c': 1},
-                         objects.InstanceGroup.member_hosts(self.ctx,
-                                                            group.uuid))
+                         group_obj.InstanceGroup.member_hosts(self.ctx,
+                                                              group.uuid))

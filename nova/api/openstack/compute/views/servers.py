@@ -41,6 +41,8 @@ from nova import exception
 from nova.model import binaries
 from nova.model import vm_states
 from nova import objects
+from nova.objects import instance_group as group_obj
+from nova.objects import instance_metadata as metadata_obj
 
 # Statuses during which the reference shows "progress".
 _PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE',
@@ -176,7 +178,7 @@ def _zones(req) -> availability_zones.ZoneMap:
 def _metadata_of(context, instance, metadata):
     if metadata is not None:
         return metadata
-    return objects.InstanceMetadata.get(context, instance.uuid)
+    return metadata_obj.InstanceMetadata.get(context, instance.uuid)
 
 
 def _common(req, instance, metadata) -> dict:
@@ -214,8 +216,8 @@ def _since_2_9(req, instance, view, show) -> None:
     if req.is_version('2.63'):
         view['trusted_image_certificates'] = None
     if req.is_version('2.71') and show:
-        group = objects.InstanceGroup.get_by_instance_uuid(req.context,
-                                                           instance.uuid)
+        group = group_obj.InstanceGroup.get_by_instance_uuid(req.context,
+                                                             instance.uuid)
         view['server_groups'] = [] if group is None else [group.uuid]
     if req.is_version('2.73'):
         view['locked_reason'] = instance.locked_reason

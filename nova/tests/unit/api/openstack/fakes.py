@@ -20,6 +20,7 @@ from nova.image import meta as image_meta
 from nova.model import vm_states
 from nova import objects
 from nova.objects import base as obj_base
+from nova.objects import flavor_catalog
 from nova.tests import base
 
 COMPUTE = 'nova-compute'
@@ -84,7 +85,7 @@ class APITestCase(base.TestCase):
         self.images = FakeImageStore([IMAGE, KERNEL])
         self.compute_api = compute_api_mod.API(
             self.compute_rpc, self.conductor_rpc, image_api=self.images)
-        self.flavor = objects.Flavor.create(self.ctx, '1', 'm1.tiny', 512, 1,
+        self.flavor = flavor_catalog.create(self.ctx, '1', 'm1.tiny', 512, 1,
                                             1)
         self.host1 = self.make_service('host1')
         self.host2 = self.make_service('host2')

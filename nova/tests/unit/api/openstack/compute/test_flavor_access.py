@@ -3,24 +3,25 @@
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
-from nova import objects
+from nova.db import control_models
+from nova.objects import flavor_catalog
 from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/flavors/%s/os-flavor-access'
+_Project = control_models.FlavorProject
 
 
 def grants():
     with db_api.session(read_only=True) as session:
         return [(r.flavor_id, r.project_id) for r in session.scalars(
-            sa.select(models.FlavorProject).order_by(models.FlavorProject.id))]
+            sa.select(_Project).order_by(_Project.id))]
 
 
 class FlavorAccessTest(fakes.APITestCase):
 
     def setUp(self):
         super().setUp()
-        objects.Flavor.create(self.ctx, 'p', 'private', 512, 1, 1,
+        flavor_catalog.create(self.ctx, 'p', 'private', 512, 1, 1,
                               is_public=False)
 
     def act(self, name, tenant, flavor_id='p', token=fakes.ADMIN_TOKEN):

@@ -1,7 +1,7 @@
 """/flavors/{id}/os-extra_specs: list, set, show, update, unset; the
 checks of known namespaces from 2.86."""
 
-from nova import objects
+from nova.objects import flavor_catalog
 from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/flavors/1/os-extra_specs'
@@ -9,7 +9,7 @@ SPECS = {'hw:numa_nodes': '1', 'hw:cpu_policy': 'shared'}
 
 
 def stored(ctx):
-    return objects.Flavor.get_by_flavor_id(ctx, '1').extra_specs
+    return flavor_catalog.get_by_flavor_id(ctx, '1').extra_specs
 
 
 class ExtraSpecsTest(fakes.APITestCase):
@@ -79,7 +79,7 @@ class ExtraSpecsTest(fakes.APITestCase):
                 # Below 2.86 they are stored as given.
                 self.assertEqual(200, self.set_specs(
                     specs, version='2.85').status_int)
-        objects.Flavor.create(self.ctx, '2', 'm1.two', 512, 1, 1)
+        flavor_catalog.create(self.ctx, '2', 'm1.two', 512, 1, 1)
         good = {'hw:cpu_policy': 'dedicated', 'hw:numa_nodes': '2',
                 'hw:cpu_thread_policy': 'isolate', 'foo:bar': 'baz',
                 'no_namespace': 'x', 'resources1:VCPU': '2',
@@ -87,17 +87,17 @@ class ExtraSpecsTest(fakes.APITestCase):
         response = self.request('POST', '/v2.1/flavors/2/os-extra_specs',
                                 {'extra_specs': good}, version='2.86')
         self.assertEqual(200, response.status_int, response.text)
-        self.assertEqual(good, objects.Flavor.get_by_flavor_id(
+        self.assertEqual(good, flavor_catalog.get_by_flavor_id(
             self.ctx, '2').extra_specs)
         self.assertFault(self.request(
             'PUT', '/v2.1/flavors/2/os-extra_specs/hw:cpu_policy',
             {'hw:cpu_policy': 'fast'}, version='2.86'), 400, 'badRequest')
-        self.assertEqual('dedicated', objects.Flavor.get_by_flavor_id(
+        self.assertEqual('dedicated', flavor_catalog.get_by_flavor_id(
             self.ctx, '2').extra_specs['hw:cpu_policy'])
 
     def test_a_server_keeps_the_specs_it_was_built_with(self):
         self.set_specs(SPECS)
-        self.flavor = objects.Flavor.get_by_flavor_id(self.ctx, '1')
+        self.flavor = flavor_catalog.get_by_flavor_id(self.ctx, '1')
         instance = self.make_instance()
         self.request('DELETE', PATH + '/hw:numa_nodes')
         server = self.request('GET', '/v2.1/servers/%s' % instance.uuid,

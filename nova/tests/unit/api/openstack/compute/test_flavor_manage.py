@@ -5,8 +5,8 @@ import sqlalchemy as sa
 
 from nova.api.openstack import common
 from nova.db import api as db_api
-from nova.db import models
-from nova import objects
+from nova.db import control_models
+from nova.objects import flavor_catalog
 from nova.tests.unit.api.openstack import fakes
 
 BASIC = {'id', 'name', 'links'}
@@ -14,12 +14,13 @@ DETAIL = BASIC | {'ram', 'vcpus', 'disk', 'OS-FLV-EXT-DATA:ephemeral',
                   'swap', 'rxtx_factor', 'os-flavor-access:is_public',
                   'OS-FLV-DISABLED:disabled'}
 OTHER_TOKEN = 'bob:other'
+_Flavor = control_models.Flavor
 
 
 def flavor_rows():
     with db_api.session(read_only=True) as session:
         return [(r.flavorid, r.name, r.is_public) for r in session.scalars(
-            sa.select(models.Flavor).order_by(models.Flavor.id))]
+            sa.select(_Flavor).order_by(_Flavor.id))]
 
 
 class FlavorManageTestCase(fakes.APITestCase):
@@ -54,7 +55,7 @@ class CreateTest(FlavorManageTestCase):
                 flavor = self.create(name=name, **extra).json['flavor']
                 self.assertTrue(common.uuid_like(flavor['id']))
                 self.assertEqual(
-                    name, objects.Flavor.get_by_flavor_id(
+                    name, flavor_catalog.get_by_flavor_id(
                         self.ctx, flavor['id']).name)
 
     def test_defaults(self):
@@ -111,10 +112,10 @@ class UpdateTest(FlavorManageTestCase):
         self.assertEqual(200, response.status_int, response.text)
         self.assertEqual(DETAIL | {'description'},
                          set(response.json['flavor']))
-        self.assertEqual('tiny', objects.Flavor.get_by_flavor_id(
+        self.assertEqual('tiny', flavor_catalog.get_by_flavor_id(
             self.ctx, '1').description)
         self.update({'flavor': {'description': None}})
-        self.assertIsNone(objects.Flavor.get_by_flavor_id(
+        self.assertIsNone(flavor_catalog.get_by_flavor_id(
             self.ctx, '1').description)
 
     def test_refused_updates_change_nothing(self):
@@ -128,7 +129,7 @@ class UpdateTest(FlavorManageTestCase):
         self.assertFault(self.request(
             'PUT', '/v2.1/flavors/99', {'flavor': {'description': 'x'}},
             version='2.55'), 404, 'itemNotFound')
-        self.assertIsNone(objects.Flavor.get_by_flavor_id(
+        self.assertIsNone(flavor_catalog.get_by_flavor_id(
             self.ctx, '1').description)
 
 
@@ -156,7 +157,7 @@ class DeleteTest(FlavorManageTestCase):
         self.request('DELETE', '/v2.1/flavors/p')
         # The same id again starts with nothing.
         self.create(id='p', **{'os-flavor-access:is_public': False})
-        self.assertEqual({}, objects.Flavor.get_by_flavor_id(
+        self.assertEqual({}, flavor_catalog.get_by_flavor_id(
             self.ctx, 'p').extra_specs)
         self.assertEqual([], self.request(
             'GET', '/v2.1/flavors/p/os-flavor-access').json['flavor_access'])

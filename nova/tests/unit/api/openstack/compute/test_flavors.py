@@ -2,7 +2,7 @@
 
 from nova.api.openstack import auth
 from nova.api import wsgi as api_wsgi
-from nova import objects
+from nova.objects import flavor_catalog
 from nova.tests.unit.api.openstack import fakes
 
 
@@ -10,7 +10,7 @@ class FlavorsTest(fakes.APITestCase):
 
     def setUp(self):
         super().setUp()
-        objects.Flavor.create(self.ctx, '2', 'm1.small', 2048, 1, 20,
+        flavor_catalog.create(self.ctx, '2', 'm1.small', 2048, 1, 20,
                               swap=512)
 
     def test_index_and_detail(self):
@@ -27,7 +27,7 @@ class FlavorsTest(fakes.APITestCase):
                           small['swap']))
 
     def test_limit_and_marker(self):
-        objects.Flavor.create(self.ctx, '3', 'm1.medium', 4096, 2, 40)
+        flavor_catalog.create(self.ctx, '3', 'm1.medium', 4096, 2, 40)
         for path in ('flavors', 'flavors/detail'):
             with self.subTest(path=path):
                 first = self.request(

@@ -8,6 +8,8 @@ from nova import context as nova_context
 from nova import exception
 from nova.model import vm_states
 from nova import objects
+from nova.objects import flavor_catalog
+from nova.objects import instance_metadata as metadata_obj
 from nova.objects import keypair as keypair_obj
 from nova.tests.fixtures import database as dbf
 from nova.tests import sample_keys
@@ -153,7 +155,7 @@ class RecheckTest(fakes.APITestCase):
         with dbf.recorded_statements() as statements:
             self.assertRaises(exception.TooManyInstances,
                               quotas.check_instances, ctx,
-                              objects.Flavor.get_by_flavor_id(ctx, '1'))
+                              flavor_catalog.get_by_flavor_id(ctx, '1'))
         tables = [table for s in statements
                   for table in ('quota_classes', 'project_user_quotas',
                                 'quotas')
@@ -176,7 +178,7 @@ class RecheckTest(fakes.APITestCase):
         self.make_instance(user_id='bob')
         self.make_instance(name='vm2')
         self.make_instance(name='gone').destroy()
-        flavor = objects.Flavor.get_by_flavor_id(alice, '1')
+        flavor = flavor_catalog.get_by_flavor_id(alice, '1')
         with dbf.recorded_statements() as statements:
             quotas.check_instances(alice, flavor)
         self.assertEqual(1, len(self._counts_of_instances(statements)))
@@ -192,7 +194,7 @@ class RecheckTest(fakes.APITestCase):
                                           project_id='demo')
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         self.make_instance()
-        flavor = objects.Flavor.get_by_flavor_id(ctx, '1')
+        flavor = flavor_catalog.get_by_flavor_id(ctx, '1')
         with dbf.recorded_statements() as statements:
             quotas.check_instances(ctx, flavor, count=1000)
             quotas.recheck_instances(ctx)
@@ -253,13 +255,14 @@ class MetadataQuotaTest(fakes.APITestCase):
 
     def test_merged_metadata_counts_what_the_server_has(self):
         instance = self.make_instance()
-        objects.InstanceMetadata.replace(self.ctx, instance.uuid, {'a': '1'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                              {'a': '1'})
         path = '/v2.1/servers/%s/metadata' % instance.uuid
         # a stays: a, b and c would be three.
         self.assertFault(self.request(
             'POST', path, {'metadata': {'b': '2', 'c': '3'}},
             token=fakes.USER_TOKEN), 403, 'forbidden')
-        self.assertEqual({'a': '1'}, objects.InstanceMetadata.get(
+        self.assertEqual({'a': '1'}, metadata_obj.InstanceMetadata.get(
             self.ctx, instance.uuid))
         # Replacing counts only the new set; one key more merges to three.
         response = self.request('PUT', path,
@@ -269,5 +272,6 @@ class MetadataQuotaTest(fakes.APITestCase):
         self.assertFault(self.request(
             'PUT', path + '/d', {'meta': {'d': '4'}},
             token=fakes.USER_TOKEN), 403, 'forbidden')
-        self.assertEqual({'b': '2', 'c': '3'}, objects.InstanceMetadata.get(
-            self.ctx, instance.uuid))
+        self.assertEqual({'b': '2', 'c': '3'},
+                         metadata_obj.InstanceMetadata.get(self.ctx,
+                                                           instance.uuid))

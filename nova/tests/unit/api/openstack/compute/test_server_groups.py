@@ -5,9 +5,11 @@ show."""
 import sqlalchemy as sa
 
 from nova.db import api as db_api
+from nova.db import control_models
 from nova.db import models
 from nova.model import vm_states
 from nova import objects
+from nova.objects import instance_group as group_obj
 from nova.tests.unit.api.openstack import fakes
 
 PATH = '/v2.1/os-server-groups'
@@ -24,8 +26,8 @@ class ServerGroupsTestCase(fakes.APITestCase):
         with db_api.session(read_only=True) as session:
             return [(r.name, r.project_id, r.policy, r.max_server_per_host)
                     for r in session.scalars(sa.select(
-                        models.InstanceGroup).order_by(
-                            models.InstanceGroup.id))]
+                        control_models.InstanceGroup).order_by(
+                            control_models.InstanceGroup.id))]
 
     def members(self):
         with db_api.session(read_only=True) as session:
@@ -192,8 +194,8 @@ class ListShowDeleteTest(ServerGroupsTestCase):
 
     def test_delete_removes_the_group_and_its_memberships(self):
         instance = self.make_instance()
-        objects.InstanceGroup.add_member(self.ctx, self.mine[0]['id'],
-                                         instance.uuid)
+        group_obj.InstanceGroup.add_member(self.ctx, self.mine[0]['id'],
+                                           instance.uuid)
         response = self.request('DELETE', PATH + '/' + self.mine[0]['id'],
                                 token=fakes.USER_TOKEN)
         self.assertEqual(204, response.status_int, response.text)

@@ -3,15 +3,15 @@
 import sqlalchemy as sa
 
 from nova.db import api as db_api
-from nova.db import models
+from nova.db import control_models
 from nova.model import vm_states
-from nova import objects
+from nova.objects import instance_metadata as metadata_obj
 from nova.tests.unit.api.openstack import fakes
 
 
 def _rows(uuid) -> dict:
     """The server's metadata as stored, one row per key."""
-    table = models.InstanceMetadata
+    table = control_models.InstanceMetadata
     with db_api.session(read_only=True) as session:
         rows = session.execute(sa.select(table.key, table.value).where(
             table.instance_uuid == uuid)).all()
@@ -23,8 +23,8 @@ class MetadataTest(fakes.APITestCase):
     def setUp(self):
         super().setUp()
         self.instance = self.make_instance()
-        objects.InstanceMetadata.replace(self.ctx, self.instance.uuid,
-                                         {'a': '1', 'b': '2'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, self.instance.uuid,
+                                              {'a': '1', 'b': '2'})
         self.path = '/v2.1/servers/%s/metadata' % self.instance.uuid
 
     def call(self, method, suffix='', body=None, **kwargs):
@@ -106,8 +106,8 @@ class MetadataTest(fakes.APITestCase):
 
     def test_shown_in_server_views_and_queryable(self):
         other = self.make_instance(name='vm2')
-        objects.InstanceMetadata.replace(self.ctx, other.uuid,
-                                         {'HA_Enabled': 'True'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, other.uuid,
+                                              {'HA_Enabled': 'True'})
         shown = self.request('GET', '/v2.1/servers/%s' % self.instance.uuid,
                              token=fakes.USER_TOKEN).json['server']
         self.assertEqual({'a': '1', 'b': '2'}, shown['metadata'])
@@ -116,8 +116,9 @@ class MetadataTest(fakes.APITestCase):
             token=fakes.USER_TOKEN).json['servers']}
         self.assertEqual({self.instance.uuid: {'a': '1', 'b': '2'},
                           other.uuid: {'HA_Enabled': 'True'}}, listed)
-        self.assertEqual([other.uuid], objects.InstanceMetadata.instances_with(
-            self.ctx, 'HA_Enabled', 'True'))
+        self.assertEqual([other.uuid],
+                         metadata_obj.InstanceMetadata.instances_with(
+                             self.ctx, 'HA_Enabled', 'True'))
 
 
 class CreateWithMetadataTest(fakes.APITestCase):

@@ -4,7 +4,8 @@ metadata hold, and the keys answered by microversion."""
 from nova.compute import rebuild_request
 from nova.model import task_states
 from nova.model import vm_states
-from nova import objects
+from nova.objects import flavor_catalog
+from nova.objects import instance_metadata as metadata_obj
 from nova.objects import keypair as keypair_obj
 from nova.tests.unit.api.openstack.compute import test_server_update
 from nova.tests.unit.api.openstack import fakes
@@ -19,8 +20,8 @@ class RebuildTest(fakes.APITestCase):
         super().setUp()
         self.images.images[ALT.id] = ALT
         self.instance = self.make_instance(name='before')
-        objects.InstanceMetadata.replace(self.ctx, self.instance.uuid,
-                                         {'old': '1'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, self.instance.uuid,
+                                              {'old': '1'})
 
     def rebuild(self, version=None, token=fakes.USER_TOKEN, **argument):
         argument.setdefault('imageRef', ALT.id)
@@ -43,7 +44,7 @@ class RebuildTest(fakes.APITestCase):
         # The instance records the new image when the rebuild lands.
         self.assertEqual(fakes.IMAGE.id, row.image_ref)
         self.assertEqual({'rebuild': 'server'},
-                         objects.InstanceMetadata.get(self.ctx, row.uuid))
+                         metadata_obj.InstanceMetadata.get(self.ctx, row.uuid))
         name, _args, kwargs = self.compute_rpc.casts[-1]
         self.assertEqual('rebuild_instance', name)
         self.assertEqual(rebuild_request.RebuildRequest(
@@ -138,7 +139,7 @@ class RebuildTest(fakes.APITestCase):
         self._assert_untouched()
 
     def test_preserve_ephemeral_with_an_ephemeral_disk_is_refused(self):
-        flavor = objects.Flavor.create(self.ctx, '2', 'eph', 512, 1, 1,
+        flavor = flavor_catalog.create(self.ctx, '2', 'eph', 512, 1, 1,
                                        ephemeral_gb=1)
         self.instance.flavor = flavor
         self.instance.save()
@@ -164,5 +165,5 @@ class RebuildTest(fakes.APITestCase):
                          (row.display_name, row.vm_state, row.task_state,
                           row.image_ref))
         self.assertEqual({'old': '1'},
-                         objects.InstanceMetadata.get(self.ctx, row.uuid))
+                         metadata_obj.InstanceMetadata.get(self.ctx, row.uuid))
         self.assertEqual([], self.compute_rpc.casts)

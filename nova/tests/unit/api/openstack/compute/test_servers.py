@@ -11,6 +11,7 @@ from nova.model import network as network_model
 from nova.model import task_states
 from nova.model import vm_states
 from nova import objects
+from nova.objects import instance_metadata as metadata_obj
 from nova.tests.fixtures import database as dbf
 from nova.tests.unit.api.openstack import fakes
 
@@ -170,8 +171,8 @@ class ShowTest(fakes.APITestCase):
         # The server, its metadata, its host's service (host_status) and
         # zone: one BEGIN and COMMIT for the four reads.
         instance = self.make_instance()
-        objects.InstanceMetadata.replace(self.ctx, instance.uuid,
-                                         {'role': 'web'})
+        metadata_obj.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                              {'role': 'web'})
         with dbf.recorded_transactions() as transactions:
             with dbf.recorded_statements() as statements:
                 response = self.request(
@@ -189,8 +190,8 @@ class ShowTest(fakes.APITestCase):
     def test_servers_in_detail_are_read_in_one_transaction(self):
         for name in ('web-1', 'web-2'):
             instance = self.make_instance(name=name)
-            objects.InstanceMetadata.replace(self.ctx, instance.uuid,
-                                             {'name': name})
+            metadata_obj.InstanceMetadata.replace(self.ctx, instance.uuid,
+                                                  {'name': name})
         with dbf.recorded_transactions() as transactions:
             response = self.request('GET', '/v2.1/servers/detail'
                                     '?all_tenants=1',
