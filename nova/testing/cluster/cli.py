@@ -203,12 +203,18 @@ class Supervisor:
 
     def serve(self):
         path = self.layout.control_socket
-        if os.path.exists(path):
-            os.unlink(path)
+        # Bound and listening under another name, then renamed into place:
+        # whoever waits for the path (procs.wait_for_path) must find it
+        # accepting, never bound but not listening yet (refused).
+        staging = path + '.new'
+        for stale in (path, staging):
+            if os.path.exists(stale):
+                os.unlink(stale)
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(path)
-        os.chmod(path, 0o600)
+        server.bind(staging)
+        os.chmod(staging, 0o600)
         server.listen(8)
+        os.rename(staging, path)
         server.settimeout(0.5)
         down_requests = []
         try:
