@@ -44,6 +44,9 @@ def _non_negative(req, name: str, default: int) -> int:
     return value
 
 
+_MOST_SERVERS_PER_HOST = 2 ** 31 - 1
+
+
 def _policy_and_rules(req, body: dict) -> tuple[str, int | None]:
     if not req.is_version('2.64'):
         return body['policies'][0], None
@@ -52,6 +55,12 @@ def _policy_and_rules(req, body: dict) -> tuple[str, int | None]:
         raise exception.ValidationError(
             detail='Only anti-affinity policy supports rules.')
     most = rules.get('max_server_per_host')
+    if most is not None and int(most) > _MOST_SERVERS_PER_HOST:
+        # A string of digits passes the schema whatever its length; the
+        # column holds a 32-bit integer, as Nova's.
+        raise exception.ValidationError(
+            detail='max_server_per_host must be at most %d.'
+                   % _MOST_SERVERS_PER_HOST)
     return body['policy'], None if most is None else int(most)
 
 

@@ -118,6 +118,10 @@ class CreateTest(ServerGroupsTestCase):
             ('2.64', {'name': 'g', 'policy': 'anti-affinity',
                       'rules': {'max_server_per_host': 'two'}}),
             ('2.64', {'name': 'g', 'policy': 'anti-affinity',
+                      'rules': {'max_server_per_host': '9' * 20}}),
+            ('2.64', {'name': 'g', 'policy': 'anti-affinity',
+                      'rules': {'max_server_per_host': 2 ** 31}}),
+            ('2.64', {'name': 'g', 'policy': 'anti-affinity',
                       'rules': {'other': 1}}),
         ]
         for version, group in bodies:
