@@ -22,6 +22,8 @@ class _Instance:
 
 INSTANCE = _Instance(uuidutils.generate_uuid())
 OTHER_UUID = uuidutils.generate_uuid()
+# <linux/if.h>
+IFF_UP = 0x1
 
 
 def _vif(bridge, port_id=None):
@@ -130,3 +132,42 @@ class TestLinuxBridge(base.TestCase):
         self.assertFalse(libvirt_vif.device_exists(vif.devname))
         self.assertNotIn(vif.id, self.driver.plugged_vif_ids())
         self.driver.unplug(INSTANCE, vif)
+
+    def test_a_plugged_tap_is_up_and_names_its_port(self):
+        bridge = self.make_bridge()
+        vif = _vif(bridge)
+        self.addCleanup(self.driver.unplug, INSTANCE, vif)
+        self.driver.plug(INSTANCE, vif)
+        sysfs = os.path.join(libvirt_vif.SYS_CLASS_NET, vif.devname)
+        with open(os.path.join(sysfs, 'flags')) as f:
+            self.assertTrue(int(f.read(), 16) & IFF_UP)
+        with open(os.path.join(sysfs, 'ifalias')) as f:
+            self.assertEqual('nova:%s:%s' % (INSTANCE.uuid, vif.id),
+                             f.read().strip())
+        # A tap, as libvirt's <interface type='ethernet'> expects.
+        self.assertTrue(os.path.exists(os.path.join(sysfs, 'tun_flags')))
+
+    def test_a_tap_it_made_is_removed_when_the_plug_fails(self):
+        bridge = self.make_bridge()
+        vif = _vif(bridge)
+        self.addCleanup(self.driver.unplug, INSTANCE, vif)
+        # The kernel refuses an alias longer than 255 bytes: the tap was
+        # made, then the plug failed.
+        too_long = _Instance('x' * 300)
+        with self.assertRaises(exception.VirtualInterfacePlugException) as e:
+            self.driver.plug(too_long, vif)
+        self.assertIn(bridge, str(e.exception))
+        self.assertFalse(libvirt_vif.device_exists(vif.devname))
+
+    def test_a_device_it_did_not_make_is_kept_when_the_plug_fails(self):
+        bridge = self.make_bridge()
+        vif = _vif(bridge)
+        # Something else holds the tap's name: a bridge, which cannot be
+        # made a port of another bridge.
+        processutils.execute('ip', 'link', 'add', vif.devname, 'type',
+                             'bridge')
+        self.addCleanup(processutils.execute, 'ip', 'link', 'delete',
+                        vif.devname)
+        with self.assertRaises(exception.VirtualInterfacePlugException):
+            self.driver.plug(INSTANCE, vif)
+        self.assertTrue(libvirt_vif.bridge_exists(vif.devname))
