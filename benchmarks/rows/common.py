@@ -126,6 +126,20 @@ def ratio_line(row, project_values, baseline_values, limit):
                 verdict(value <= limit))
 
 
+def without_line(names, project_values, baseline_values):
+    """A line of what a row measures with the guarantees ``names``
+    switched off (benchmark only, ``rows/guarantees.py``): the project's
+    figure without them against the same run's baseline. No target: it
+    says what the guarantees cost, and is never the row's result."""
+    from rows import guarantees
+    what = '; '.join(guarantees.GUARANTEES[name].what for name in names)
+    value = ratio(statistics.median(project_values),
+                  statistics.median(baseline_values))
+    return Line('  the same without %s (benchmark only)' % what,
+                spread(project_values), spread(baseline_values),
+                '%.2fx' % value)
+
+
 def rss_mb(pid):
     """Resident set size of process ``pid`` in MiB (``VmRSS``)."""
     with open('/proc/%d/status' % pid) as f:

@@ -24,16 +24,17 @@ seconds. The second line is what this client saw, polling included.
 No baseline; target: median at most 0.1 s, p95 at most 0.15 s. Then, to
 say what each guarantee costs, the same evacuations again (a new cloud
 each time) with one guarantee switched off in this process only, by
-patching it out (``GUARANTEES``): the attempt token checks, the fsyncs of
-the spawn journal and its files, SQLite's sync at each commit. The
+patching it out (``GUARANTEES``, ``rows/guarantees.py``): the attempt
+token checks, the fsyncs of the spawn journal and its files, SQLite's
+sync at each commit. The
 baseline column of those lines is the run without it.
 """
 
 import statistics
 import time
-from unittest import mock
 
 from rows import common
+from rows import guarantees
 
 import evacuate  # noqa: E402  (benchmarks/evacuate.py)
 
@@ -81,39 +82,9 @@ def to_active(sent_times):
             for names, sent in zip(operations, sent_times)]
 
 
-def _no_token_checks():
-    from nova.objects import attempt
-    return mock.patch.object(attempt, 'check_current',
-                             lambda *args, **kwargs: None)
-
-
-def _no_file_fsync():
-    from nova import fileio
-    # os.fsync of this process: the journal's, the files it commits, the
-    # stamps (SQLite's own syncs are in C, untouched).
-    return mock.patch.object(fileio.os, 'fsync', lambda fd: None)
-
-
-def _sqlite_synchronous_normal():
-    from nova.db import api as db_api
-    connect = db_api._on_sqlite_connect
-
-    def normal(dbapi_connection, record):
-        connect(dbapi_connection, record)
-        dbapi_connection.execute('PRAGMA synchronous = NORMAL')
-    return mock.patch.object(db_api, '_on_sqlite_connect', normal)
-
-
 # What each guarantee costs: the same evacuations with it switched off,
 # in this benchmark's process only (the product never switches them off).
-GUARANTEES = (
-    ('the attempt token read again before each side effect',
-     _no_token_checks),
-    ('fsync of the spawn journal, its files and the stamps',
-     _no_file_fsync),
-    ("SQLite's sync of each commit (synchronous NORMAL instead of FULL)",
-     _sqlite_synchronous_normal),
-)
+GUARANTEES = ('token_checks', 'file_fsync', 'sqlite_sync')
 
 
 def measure(count):
@@ -155,11 +126,12 @@ def run(quick):
         common.Line(
             'the same, as the client saw it (polling every %d ms)'
             % (POLL_S * 1000), common.spread(seen))]
-    for guarantee, switched_off in GUARANTEES:
-        with switched_off():
+    for name in GUARANTEES:
+        with guarantees.switched_off(name):
             without, _, _ = measure(count)
         lines.append(common.Line(
             'cost of %s (benchmark only: the project, then without it)'
-            % guarantee, common.spread(times), common.spread(without),
+            % guarantees.GUARANTEES[name].what, common.spread(times),
+            common.spread(without),
             '%.2fx' % common.ratio(median, statistics.median(without))))
     return lines

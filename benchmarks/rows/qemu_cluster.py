@@ -7,7 +7,9 @@ PostgreSQL, RabbitMQ, nova-api, nova-conductor, nova-compute per host;
 see ``doc/source/cluster.rst``), without debug logging but with the
 phase marks (``nova.phases``) logged for the rows' phase tables, up on
 ``__enter__`` and down (its own teardown, which stops every process by its
-recorded PID and removes the directory) on ``__exit__``. The client is
+recorded PID and removes the directory) on ``__exit__``; with
+``switched_off``, its services start without those guarantees
+(``rows/guarantees.py``, benchmark only). The client is
 ``nova.cli.client`` over the REST API, as the ``nova`` CLI.
 
 The baselines copy what nova made: ``copy_domain(host, uuid, tag)``
@@ -20,6 +22,7 @@ without a fixed tap name or MAC), and writes the XML to a file, so that
 same host without touching nova's.
 """
 
+import contextlib
 import os
 import shutil
 import socket
@@ -28,6 +31,7 @@ import tempfile
 import time
 
 from rows import common
+from rows import guarantees
 
 from nova.cli import client as client_mod  # noqa: E402
 from nova.testing import cluster as cluster_mod  # noqa: E402
@@ -39,18 +43,26 @@ POLL = 0.02
 
 class BenchCluster:
 
-    def __init__(self, hosts, **spec_options):
+    def __init__(self, hosts, switched_off=(), **spec_options):
         self.base_dir = tempfile.mkdtemp(prefix='nova-bench-cluster-')
         self.spec = cluster_mod.ClusterSpec(
             base_dir=self.base_dir, hosts=hosts, debug=False,
             phase_marks=True, **spec_options)
         self.cluster = cluster_mod.Cluster(self.spec)
+        # Guarantees the cluster's services start without (benchmark
+        # only: rows/guarantees.py); for the whole block, so that a
+        # service restarted in it (a revived host) starts the same way.
+        self.switched_off = tuple(switched_off)
+        self._environment = contextlib.ExitStack()
 
     def __enter__(self):
         os.chmod(self.base_dir, 0o755)
+        self._environment.enter_context(
+            guarantees.services_started_without(self.switched_off))
         try:
             self.cluster.up(reclaim_first=False)
         except BaseException:
+            self._environment.close()
             self._remove_dir()
             raise
         self.record = self.cluster.record
@@ -63,6 +75,7 @@ class BenchCluster:
         try:
             self.cluster.down()
         finally:
+            self._environment.close()
             self._remove_dir()
 
     def _remove_dir(self):
