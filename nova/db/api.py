@@ -95,20 +95,23 @@ def _on_sqlite_connect(dbapi_connection, connection_record):
         cursor.close()
 
 
-# Whether the transaction this thread is beginning only reads: set by
-# reading() and session(read_only=True) around their BEGIN, read by
-# _sqlite_begin, which sees the DBAPI connection only.
-_beginning_read_only = contextvars.ContextVar('nova_beginning_read_only',
-                                              default=False)
+# The BEGIN a transaction this thread is beginning on SQLite sends: set by
+# reading(), session(read_only=True) and reading_one() around their BEGIN,
+# read by _sqlite_begin, which sees the DBAPI connection only. None: no
+# BEGIN at all (reading_one: the one statement runs in SQLite's autocommit).
+_BEGIN_WRITE = 'BEGIN IMMEDIATE'
+_BEGIN_READ = 'BEGIN DEFERRED'
+_begin_statement: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    'nova_begin_statement', default=_BEGIN_WRITE)
 
 
 @contextlib.contextmanager
-def _beginning(read_only: bool):
-    token = _beginning_read_only.set(read_only)
+def _beginning(statement: str | None):
+    token = _begin_statement.set(statement)
     try:
         yield
     finally:
-        _beginning_read_only.reset(token)
+        _begin_statement.reset(token)
 
 
 def _sqlite_begin(dbapi_connection) -> None:
@@ -119,9 +122,9 @@ def _sqlite_begin(dbapi_connection) -> None:
     # engine's, and each statement then walks both (a third of the cost
     # of a one-row read). SQLAlchemy wraps what this raises as for any
     # statement ("database is locked" is an OperationalError).
-    dbapi_connection.driver_connection.execute(
-        'BEGIN DEFERRED' if _beginning_read_only.get()
-        else 'BEGIN IMMEDIATE')
+    statement = _begin_statement.get()
+    if statement is not None:
+        dbapi_connection.driver_connection.execute(statement)
 
 
 def _postgresql_connect_args() -> dict:
@@ -231,7 +234,7 @@ def session(read_only: bool = False):
         with db_session.begin():
             # BEGIN now, not at the first statement: its kind is chosen
             # here (_sqlite_begin).
-            with _beginning(read_only):
+            with _beginning(_BEGIN_READ if read_only else _BEGIN_WRITE):
                 db_session.connection()
             yield db_session
 
@@ -260,7 +263,7 @@ def reading():
     # event of every statement through both engines' listeners.
     with _engines()[0].connect() as connection:
         connection.execution_options(**{_READ_ONLY: True})
-        with _beginning(True):
+        with _beginning(_BEGIN_READ):
             transaction = connection.begin()
         with transaction:
             _reads.connection = connection
@@ -268,6 +271,43 @@ def reading():
                 yield connection
             finally:
                 _reads.connection = None
+
+
+@contextlib.contextmanager
+def reading_one():
+    """A connection for exactly one read statement, run outside any
+    transaction: one statement is atomic by itself (it sees one committed
+    state), so a BEGIN and a COMMIT around it add nothing but cost. On
+    SQLite each is one more call into the library, and under load one
+    more wait to take the interpreter lock back after it; on PostgreSQL
+    each is one more round trip. For the attempt token read before every
+    side effect, in nova-all booting 300 servers with 8 clients: 1.25-1.36
+    ms per read (median wall time) against 1.76-1.98 ms in a transaction,
+    runs alternated.
+
+    Within a ``reading()`` of the same thread: its connection and
+    transaction (the statement then sees that transaction's snapshot).
+    A second statement in the block would see a different state: use
+    ``reading()`` for that.
+    """
+    current = getattr(_reads, 'connection', None)
+    if current is not None:
+        yield current
+        return
+    engine = _engines()[0]
+    with engine.connect() as connection:
+        if engine.dialect.name != 'sqlite':
+            # No BEGIN from the driver; the level goes back to the
+            # default when the connection returns to the pool.
+            connection.execution_options(isolation_level='AUTOCOMMIT')
+            yield connection
+            return
+        # SQLAlchemy's transaction, without a BEGIN in SQLite: its COMMIT
+        # is then a no-op of the driver.
+        with _beginning(None):
+            transaction = connection.begin()
+        with transaction:
+            yield connection
 
 
 @contextlib.contextmanager

@@ -154,8 +154,9 @@ _TOKEN_QUERY = sa.select(_INSTANCES.attempt_id, _INSTANCES.deleted).where(
 
 def current_token(context, instance_uuid: str) -> tuple[str | None, bool]:
     """(the instance's token, whether the instance is deleted or gone):
-    one read of one row, by primary key."""
-    with db_api.reading() as connection:
+    one statement, outside a transaction (``db_api.reading_one``): one
+    row by primary key."""
+    with db_api.reading_one() as connection:
         row = connection.execute(
             _TOKEN_QUERY, {'instance_uuid': instance_uuid}).first()
     if row is None:

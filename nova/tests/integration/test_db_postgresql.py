@@ -61,6 +61,26 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         self.assertEqual(instance.to_dict(), loaded.to_dict())
         self.assertEqual(instance.created_at, loaded.created_at)
 
+    def test_reading_one_reads_in_autocommit_and_gives_it_back(self):
+        from psycopg2 import extensions as psycopg2_extensions
+        instance = objects.Instance(self.ctx, host='h1').create()
+        with db_api.reading_one() as connection:
+            driver = connection.connection.driver_connection
+            self.assertTrue(driver.autocommit)
+            self.assertEqual(instance.host, connection.execute(
+                sa.select(models.Instance.host).where(
+                    models.Instance.uuid == instance.uuid)).scalar())
+            # No transaction block open on the server.
+            self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_IDLE,
+                             driver.info.transaction_status)
+        # The pooled connection goes back to transactions.
+        with db_api.reading() as connection:
+            connection.execute(sa.select(sa.literal(1))).scalar()
+            driver = connection.connection.driver_connection
+            self.assertFalse(driver.autocommit)
+            self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_INTRANS,
+                             driver.info.transaction_status)
+
     def test_compare_and_swap_race(self):
         for _ in range(self.ITERATIONS):
             uuid = objects.Instance(self.ctx, host='h1').create().uuid

@@ -1,5 +1,6 @@
 """The engine and sessions against real SQLite files."""
 
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -128,9 +129,33 @@ class SQLiteSettingsTestCase(base.TestCase):
             self.assertTrue(after.in_transaction())
         self.assertFalse(outer.in_transaction())
 
-    def test_writes_take_the_lock_up_front_reads_do_not(self):
-        # Another connection holds the write lock; a writer must wait for
-        # it (and here times out), a reader must not.
+    def test_reading_one_runs_outside_a_transaction(self):
+        _insert_networks('kept', 1)
+        with db_api.reading_one() as connection:
+            driver = connection.connection.driver_connection
+            self.assertEqual(['kept'], connection.execute(
+                sa.select(models.Network.name)).scalars().all())
+            # No BEGIN was sent: SQLite itself holds no transaction.
+            self.assertFalse(driver.in_transaction)
+        with db_api.reading() as connection:
+            driver = connection.connection.driver_connection
+            connection.execute(sa.select(models.Network.name)).all()
+            self.assertTrue(driver.in_transaction)
+        # The next transaction of the thread begins as before.
+        with db_api.writing() as connection:
+            driver = connection.connection.driver_connection
+            self.assertTrue(driver.in_transaction)
+
+    def test_reading_one_within_a_reading_shares_its_transaction(self):
+        with db_api.reading() as outer:
+            with db_api.reading_one() as inner:
+                self.assertIs(outer, inner)
+            self.assertTrue(outer.in_transaction())
+
+    @contextlib.contextmanager
+    def _a_write_held_elsewhere(self):
+        """Another connection holds the write lock (an uncommitted insert
+        of network 'held') in the block; the transaction is yielded."""
         self.flags(sqlite_busy_timeout=50, group='database')
         db_api.configure(self.url)
         other = db_api.create_engine(self.url)
@@ -139,6 +164,23 @@ class SQLiteSettingsTestCase(base.TestCase):
             transaction = holder.begin()
             holder.execute(sa.insert(models.Network).values(
                 uuid='held', name='held', bridge='br0'))
+            yield transaction
+
+    def test_reading_one_neither_waits_for_nor_sees_a_held_write(self):
+        _insert_networks('kept', 1)
+        with self._a_write_held_elsewhere() as transaction:
+            with db_api.reading_one() as connection:
+                self.assertEqual(['kept'], connection.execute(
+                    sa.select(models.Network.name)).scalars().all())
+            transaction.commit()
+        with db_api.reading_one() as connection:
+            self.assertEqual(['held', 'kept'], sorted(connection.execute(
+                sa.select(models.Network.name)).scalars().all()))
+
+    def test_writes_take_the_lock_up_front_reads_do_not(self):
+        # Another connection holds the write lock; a writer must wait for
+        # it (and here times out), a reader must not.
+        with self._a_write_held_elsewhere() as transaction:
             self.assertEqual(0, _count_networks())
             with self.assertRaises(sa_exc.OperationalError) as ctx:
                 with db_api.session() as session:
