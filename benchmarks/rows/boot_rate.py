@@ -73,7 +73,7 @@ def run(quick):
     # everything, just before it, and the row's figure is the median of
     # all the runs with everything.
     pairs = []
-    for names in [(name,) for name in GUARANTEES] + [GUARANTEES]:
+    for names in guarantees.one_by_one_then_all(GUARANTEES):
         with_all = count / measure(count)
         pairs.append((names, with_all, count / measure(count, names)))
     rates = [with_all for _names, with_all, _without in pairs]
@@ -85,10 +85,8 @@ def run(quick):
         target='>= %g servers/s' % TARGET,
         met=common.verdict(rate >= TARGET))]
     for names, with_all, without in pairs:
-        what = '; '.join(guarantees.GUARANTEES[n].what for n in names)
         lines.append(common.Line(
-            '  the same without %s (benchmark only)' % what,
-            '%.1f servers/s' % without,
+            guarantees.without_label(names), '%.1f servers/s' % without,
             '%.1f servers/s with it, the run before' % with_all,
             '%.2fx' % (without / with_all)))
     return lines

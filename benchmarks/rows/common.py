@@ -132,10 +132,9 @@ def without_line(names, project_values, baseline_values):
     figure without them against the same run's baseline. No target: it
     says what the guarantees cost, and is never the row's result."""
     from rows import guarantees
-    what = '; '.join(guarantees.GUARANTEES[name].what for name in names)
     value = ratio(statistics.median(project_values),
                   statistics.median(baseline_values))
-    return Line('  the same without %s (benchmark only)' % what,
+    return Line(guarantees.without_label(names),
                 spread(project_values), spread(baseline_values),
                 '%.2fx' % value)
 

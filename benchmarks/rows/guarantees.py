@@ -93,6 +93,19 @@ GUARANTEES = {g.name: g for g in (
 )}
 
 
+def one_by_one_then_all(names) -> list[tuple[str, ...]]:
+    """The sets of guarantees a row switches off: each of ``names`` alone,
+    then all of them."""
+    return [(name,) for name in names] + [tuple(names)]
+
+
+def without_label(names) -> str:
+    """The row label of a line measured without ``names``."""
+    _named(names)
+    return '  the same without %s (benchmark only)' % '; '.join(
+        GUARANTEES[name].what for name in names)
+
+
 def _named(names):
     unknown = set(names) - set(GUARANTEES)
     if unknown:

@@ -34,6 +34,7 @@ import statistics
 import time
 
 from rows import common
+from rows import guarantees
 from rows import qemu_cluster
 
 LIMIT = 1.15
@@ -95,7 +96,7 @@ def run(quick):
     line.project += outside_launch(traces)
     line.phases = common.phase_table(traces) or None
     lines = [line]
-    for names in [(name,) for name in GUARANTEES] + [GUARANTEES]:
+    for names in guarantees.one_by_one_then_all(GUARANTEES):
         without, its_baseline, its_traces = measure(rounds, names)
         line = common.without_line(names, without, its_baseline)
         line.project += outside_launch(its_traces)

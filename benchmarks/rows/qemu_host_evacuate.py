@@ -29,6 +29,7 @@ import functools
 import time
 
 from rows import common
+from rows import guarantees
 from rows import qemu_cluster
 
 from nova.cli import host_evacuate as host_evacuate_cli  # noqa: E402
@@ -133,7 +134,7 @@ def run(quick):
                 common.verdict(value <= LIMIT),
                 phases=common.phase_table(traces) or None))
     size = sizes[-1]
-    for names in [(name,) for name in GUARANTEES] + [GUARANTEES]:
+    for names in guarantees.one_by_one_then_all(GUARANTEES):
         with qemu_cluster.BenchCluster(3, switched_off=names) as bench:
             project, baseline, split, _traces = measure(
                 bench, bench.client(), size)

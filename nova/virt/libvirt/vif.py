@@ -173,12 +173,14 @@ class LinuxBridgeVIFDriver(VIFDriver):
         created = False
         try:
             with self._netlink() as ipr:
-                if not device_exists(dev):
-                    ipr.link('add', ifname=dev, kind='tuntap', mode='tap')
-                    created = True
+                # The bridge's index before anything is made: a bridge
+                # gone since the check above leaves nothing to undo.
                 master = ipr.link_lookup(ifname=bridge)
                 if not master:
                     raise self._no_bridge(vif, 'does not exist')
+                if not device_exists(dev):
+                    ipr.link('add', ifname=dev, kind='tuntap', mode='tap')
+                    created = True
                 # One message: the alias (what plugged_vifs_by_instance
                 # reads back), the bridge and the link up.
                 ipr.link('set', ifname=dev, ifalias=_alias(instance, vif),
@@ -189,10 +191,6 @@ class LinuxBridgeVIFDriver(VIFDriver):
             raise exception.VirtualInterfacePlugException(
                 reason='Cannot plug port %s into bridge %s on host %s: %s'
                        % (vif.id, bridge, self.settings.host, e))
-        except exception.VirtualInterfacePlugException:
-            if created:
-                self._delete(dev, instance)
-            raise
         LOG.info('Plugged %(dev)s into bridge %(bridge)s',
                  {'dev': dev, 'bridge': bridge}, instance=instance)
 
