@@ -46,6 +46,12 @@ class TestDriverReconnects(_KeepHostRunning, driver_base.DriverTestCase):
         self.keep_host_running()
         self.host.crash()       # QEMU and libvirtd killed
 
+        # libvirt's client learns of the closed socket on its event-loop
+        # thread, a moment after the kill; until then isAlive() still
+        # says yes and the check (which makes no call to the daemon)
+        # cannot know better. Once it has noticed, it stays down.
+        self.assertTrue(tests_base.wait_until(
+            lambda: not self.driver.is_hypervisor_available(), timeout=10))
         self.assertFalse(self.driver.is_hypervisor_available())
         for call in (self.driver.list_instance_uuids,
                      lambda: self.driver.get_info(instance),
