@@ -154,14 +154,13 @@ _TOKEN_QUERY = sa.select(_INSTANCES.attempt_id, _INSTANCES.deleted).where(
 
 def current_token(context, instance_uuid: str) -> tuple[str | None, bool]:
     """(the instance's token, whether the instance is deleted or gone):
-    one statement, outside a transaction (``db_api.reading_one``): one
-    row by primary key."""
-    with db_api.reading_one() as connection:
-        row = connection.execute(
-            _TOKEN_QUERY, {'instance_uuid': instance_uuid}).first()
+    one statement by primary key, outside a transaction, on the driver's
+    connection (``db_api.read_one_row``)."""
+    row = db_api.read_one_row(_TOKEN_QUERY, {'instance_uuid': instance_uuid})
     if row is None:
         return None, True
-    return row.attempt_id, bool(row.deleted)
+    attempt_id, deleted = row
+    return attempt_id, bool(deleted)
 
 
 def why_not_current(token: str | None, gone: bool,

@@ -61,25 +61,95 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         self.assertEqual(instance.to_dict(), loaded.to_dict())
         self.assertEqual(instance.created_at, loaded.created_at)
 
-    def test_reading_one_reads_in_autocommit_and_gives_it_back(self):
+    def _backend_of_next_checkout(self, engine):
+        """The server process of the connection ``engine`` hands out next
+        (the pool's most recently returned one)."""
+        with engine.connect() as connection:
+            return connection.execute(
+                sa.text('SELECT pg_backend_pid()')).scalar()
+
+    def _terminate(self, pid):
+        """End one server process, as a server restart does for all, and
+        wait until it is gone."""
+        # Autocommit: within a transaction pg_stat_activity stays as the
+        # transaction first read it.
+        admin_engine = sa.create_engine(self.server.url,
+                                        isolation_level='AUTOCOMMIT')
+        self.addCleanup(admin_engine.dispose)
+        with admin_engine.connect() as admin:
+            admin.execute(sa.text('SELECT pg_terminate_backend(:pid)'),
+                          {'pid': pid})
+
+            def gone():
+                return not admin.execute(sa.text(
+                    'SELECT count(*) FROM pg_stat_activity WHERE pid = :p'),
+                    {'p': pid}).scalar()
+
+            self.assertTrue(base.wait_until(gone, timeout=30))
+
+    def test_read_one_row_reads_in_autocommit_and_gives_it_back(self):
         from psycopg2 import extensions as psycopg2_extensions
         instance = objects.Instance(self.ctx, host='h1').create()
-        with db_api.reading_one() as connection:
-            driver = connection.connection.driver_connection
-            self.assertTrue(driver.autocommit)
-            self.assertEqual(instance.host, connection.execute(
-                sa.select(models.Instance.host).where(
-                    models.Instance.uuid == instance.uuid)).scalar())
-            # No transaction block open on the server.
-            self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_IDLE,
-                             driver.info.transaction_status)
-        # The pooled connection goes back to transactions.
+        engine = db_api.get_engine()
+        at_return = []
+
+        def returned(dbapi_connection, record, reset_state):
+            # Before the pool's rollback: what the read left open.
+            at_return.append((dbapi_connection.autocommit,
+                              dbapi_connection.info.transaction_status))
+
+        sa.event.listen(engine.pool, 'reset', returned)
+        self.addCleanup(sa.event.remove, engine.pool, 'reset', returned)
+        query = sa.select(models.Instance.__table__.c.host).where(
+            models.Instance.__table__.c.uuid == sa.bindparam('uuid'))
+        self.assertEqual(('h1',), db_api.read_one_row(
+            query, {'uuid': instance.uuid}))
+        # No transaction block was opened, and the connection goes back
+        # to transactions.
+        self.assertEqual(
+            [(False, psycopg2_extensions.TRANSACTION_STATUS_IDLE)],
+            at_return)
         with db_api.reading() as connection:
             connection.execute(sa.select(sa.literal(1))).scalar()
             driver = connection.connection.driver_connection
-            self.assertFalse(driver.autocommit)
             self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_INTRANS,
                              driver.info.transaction_status)
+
+    def test_read_one_row_survives_a_dropped_connection(self):
+        # The token read before a side effect must not fail an attempt
+        # because the server dropped the pooled connection it got (a
+        # restart): it is read again on a new one.
+        instance = objects.Instance(self.ctx, host='h1').create()
+        engine = db_api.get_engine()
+        before = self._backend_of_next_checkout(engine)
+        self._terminate(before)
+        query = sa.select(models.Instance.__table__.c.host).where(
+            models.Instance.__table__.c.uuid == sa.bindparam('uuid'))
+        self.assertEqual(('h1',), db_api.read_one_row(
+            query, {'uuid': instance.uuid}))
+        self.assertNotEqual(before, self._backend_of_next_checkout(engine))
+
+    def test_a_connection_idle_in_the_pool_is_pinged_first(self):
+        engine = db_api.create_engine(self.server.url, ping_after_idle=0)
+        self.addCleanup(engine.dispose)
+        before = self._backend_of_next_checkout(engine)
+        self._terminate(before)
+        # Idle longer than 0 s: pinged, found dropped, replaced.
+        self.assertNotEqual(before, self._backend_of_next_checkout(engine))
+
+    def test_a_connection_just_used_is_not_pinged(self):
+        # The ping's cost is only paid for a connection left idle: one
+        # used within ping_after_idle is handed out as it is. Dropped
+        # meanwhile, its statement fails as a disconnect, and every
+        # connection pooled before that is replaced.
+        engine = db_api.create_engine(self.server.url,
+                                      ping_after_idle=3600)
+        self.addCleanup(engine.dispose)
+        self._terminate(self._backend_of_next_checkout(engine))
+        with self.assertRaises(sa.exc.OperationalError) as failed:
+            self._backend_of_next_checkout(engine)
+        self.assertTrue(failed.exception.connection_invalidated)
+        self.assertTrue(self._backend_of_next_checkout(engine))
 
     def test_compare_and_swap_race(self):
         for _ in range(self.ITERATIONS):

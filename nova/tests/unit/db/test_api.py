@@ -28,6 +28,15 @@ def _child_insert(prefix, count, errors):
         errors.put('%s: %r' % (prefix, e))
 
 
+_NETWORKS = models.Network.__table__.c
+
+
+def _rename_bridges(bridge):
+    with db_api.writing() as connection:
+        connection.execute(sa.update(models.Network.__table__).values(
+            bridge=bridge))
+
+
 def _count_networks():
     with db_api.session(read_only=True) as session:
         return session.scalar(sa.select(sa.func.count()).select_from(
@@ -129,28 +138,64 @@ class SQLiteSettingsTestCase(base.TestCase):
             self.assertTrue(after.in_transaction())
         self.assertFalse(outer.in_transaction())
 
-    def test_reading_one_runs_outside_a_transaction(self):
-        _insert_networks('kept', 1)
-        with db_api.reading_one() as connection:
-            driver = connection.connection.driver_connection
-            self.assertEqual(['kept'], connection.execute(
-                sa.select(models.Network.name)).scalars().all())
-            # No BEGIN was sent: SQLite itself holds no transaction.
-            self.assertFalse(driver.in_transaction)
-        with db_api.reading() as connection:
-            driver = connection.connection.driver_connection
-            connection.execute(sa.select(models.Network.name)).all()
-            self.assertTrue(driver.in_transaction)
-        # The next transaction of the thread begins as before.
-        with db_api.writing() as connection:
-            driver = connection.connection.driver_connection
-            self.assertTrue(driver.in_transaction)
+    @contextlib.contextmanager
+    def _statements_sent(self):
+        """Every statement the pooled connections send to SQLite in the
+        block (its own trace of them), listed as they go."""
+        sent = []
+        engine = db_api.get_engine()
 
-    def test_reading_one_within_a_reading_shares_its_transaction(self):
+        def trace(dbapi_connection, record, proxy):
+            dbapi_connection.set_trace_callback(sent.append)
+
+        sa.event.listen(engine.pool, 'checkout', trace)
+        try:
+            yield sent
+        finally:
+            sa.event.remove(engine.pool, 'checkout', trace)
+            engine.dispose()        # no traced connection stays pooled
+
+    def test_read_one_row_is_one_statement_without_begin(self):
+        _insert_networks('kept', 1)
+        query = sa.select(_NETWORKS.name, _NETWORKS.bridge).where(
+            _NETWORKS.name == sa.bindparam('name'))
+        with self._statements_sent() as sent:
+            self.assertEqual(('kept', 'br0'),
+                             db_api.read_one_row(query, {'name': 'kept'}))
+            self.assertIsNone(db_api.read_one_row(query, {'name': 'none'}))
+        self.assertEqual(2, len(sent))
+        self.assertTrue(all(line.startswith('SELECT') for line in sent),
+                        sent)
+        # The next transaction of the thread begins as before.
+        with self._statements_sent() as sent:
+            with db_api.writing() as connection:
+                connection.execute(sa.select(_NETWORKS.name)).all()
+        self.assertEqual('BEGIN IMMEDIATE', sent[0])
+
+    def test_read_one_row_binds_its_parameters_by_name(self):
+        # SQLite's driver takes them by position: in the statement's
+        # order, whatever the order of the dict.
+        _insert_networks('kept', 2)
+        query = sa.select(_NETWORKS.uuid).where(
+            _NETWORKS.uuid == sa.bindparam('uuid'),
+            _NETWORKS.bridge == sa.bindparam('bridge'))
+        self.assertEqual(('kept-0001',), db_api.read_one_row(
+            query, {'bridge': 'br0', 'uuid': 'kept-0001'}))
+        self.assertIsNone(db_api.read_one_row(
+            query, {'bridge': 'kept-0001', 'uuid': 'br0'}))
+
+    def test_read_one_row_within_a_reading_reads_its_snapshot(self):
+        _insert_networks('kept', 1)
+        query = sa.select(_NETWORKS.bridge).where(
+            _NETWORKS.name == sa.bindparam('name'))
         with db_api.reading() as outer:
-            with db_api.reading_one() as inner:
-                self.assertIs(outer, inner)
+            outer.execute(sa.select(_NETWORKS.name)).all()  # the snapshot
+            _rename_bridges('br1')      # committed by another connection
+            self.assertEqual(('br0',), db_api.read_one_row(
+                query, {'name': 'kept'}))
             self.assertTrue(outer.in_transaction())
+        self.assertEqual(('br1',), db_api.read_one_row(
+            query, {'name': 'kept'}))
 
     @contextlib.contextmanager
     def _a_write_held_elsewhere(self):
@@ -166,16 +211,13 @@ class SQLiteSettingsTestCase(base.TestCase):
                 uuid='held', name='held', bridge='br0'))
             yield transaction
 
-    def test_reading_one_neither_waits_for_nor_sees_a_held_write(self):
+    def test_read_one_row_neither_waits_for_nor_sees_a_held_write(self):
         _insert_networks('kept', 1)
+        query = sa.select(sa.func.count(_NETWORKS.id))
         with self._a_write_held_elsewhere() as transaction:
-            with db_api.reading_one() as connection:
-                self.assertEqual(['kept'], connection.execute(
-                    sa.select(models.Network.name)).scalars().all())
+            self.assertEqual((1,), db_api.read_one_row(query, {}))
             transaction.commit()
-        with db_api.reading_one() as connection:
-            self.assertEqual(['held', 'kept'], sorted(connection.execute(
-                sa.select(models.Network.name)).scalars().all()))
+        self.assertEqual((2,), db_api.read_one_row(query, {}))
 
     def test_writes_take_the_lock_up_front_reads_do_not(self):
         # Another connection holds the write lock; a writer must wait for
