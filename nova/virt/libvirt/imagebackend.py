@@ -3,7 +3,8 @@
 ``qcow2``: an overlay whose backing file is the cached base image (a
 copy-on-write disk that starts as the image). ``raw``: a full copy of the
 image, independent of the cache. Blank disks (ephemeral, swap) have the same
-format and no backing file.
+format and no backing file. qcow2 disks are written by ``overlays``: by
+``qemu-img`` the first time, then from the bytes it wrote.
 
 ``disk.info`` maps each disk's file name in the instance directory to its
 format (JSON), so a later spawn, hard reboot or evacuation knows the disks
@@ -34,6 +35,7 @@ from nova import exception
 from nova import fileio
 from nova.image import qemu_img
 from nova.virt.libvirt import imagecache
+from nova.virt.libvirt import overlays
 
 LOG = logging.getLogger(__name__)
 
@@ -62,8 +64,9 @@ def create_root_disk(path: str, images_type: str,
             image_id=base.image_id)
     grow_to = size if size is not None and size > base.virtual_size else None
     if images_type == 'qcow2':
-        qemu_img.create(path, 'qcow2', size=grow_to,
-                        backing_file=base.path, backing_format=base.format)
+        overlays.create(path, 'qcow2', size=grow_to,
+                        backing=overlays.Backing(base.path, base.format,
+                                                 base.virtual_size))
         return
     qemu_img.convert(base.path, base.format, path, 'raw')
     if grow_to is not None:
@@ -72,7 +75,7 @@ def create_root_disk(path: str, images_type: str,
 
 def create_blank_disk(path: str, images_type: str, size: int) -> None:
     _check_format(images_type)
-    qemu_img.create(path, images_type, size=size)
+    overlays.create(path, images_type, size=size)
 
 
 @dataclasses.dataclass(frozen=True)
