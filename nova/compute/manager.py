@@ -60,6 +60,7 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import snapshot
 from nova.compute import storage_report
 from nova.compute import suspend
+from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import crashpoint
@@ -102,6 +103,9 @@ class ComputeManager(nova_manager.Manager):
         self.instance_locks = locks.InstanceLocks()
         self.runner = operation.Runner(self.compute, self.instance_locks)
         self._builds = threading.BoundedSemaphore(CONF.max_concurrent_builds)
+        # Made at the first evacuation that ends here (nothing else here
+        # talks to the conductors).
+        self._conductor_api: conductor_rpcapi.ConductorAPI | None = None
         self.driver.register_event_listener(self.handle_lifecycle_event)
 
     # -- host -----------------------------------------------------------
@@ -320,14 +324,33 @@ class ComputeManager(nova_manager.Manager):
         # to a target, which builds at most max_concurrent_builds of them.
         with phases.bound(context.request_id):
             phases.mark('compute.rebuild_received')
-            with self._builds:
-                phases.mark('compute.rebuild_turn')
-                rebuild.RebuildWorkflow(
-                    request, compute=self.compute, runner=self.runner,
-                    rebuild_impl=self._rebuild_default_impl,
-                    network_api=self.network_api,
-                    image_meta=self.get_image_meta).run(context, instance)
+            try:
+                with self._builds:
+                    phases.mark('compute.rebuild_turn')
+                    rebuild.RebuildWorkflow(
+                        request, compute=self.compute, runner=self.runner,
+                        rebuild_impl=self._rebuild_default_impl,
+                        network_api=self.network_api,
+                        image_meta=self.get_image_meta).run(context,
+                                                            instance)
+            finally:
+                if request.recreate and request.migration is not None:
+                    self._say_evacuation_ended(context, request.migration)
             phases.mark('compute.rebuild_returned')
+
+    def _say_evacuation_ended(self, context, migration) -> None:
+        """Tell the conductors this evacuation ended here, landed or not
+        (its rows say which), so that a host-evacuate watching it reads
+        them now rather than at its next poll. Only a wake-up: if it is
+        lost, that poll still comes."""
+        try:
+            if self._conductor_api is None:
+                self._conductor_api = conductor_rpcapi.ConductorAPI()
+            self._conductor_api.evacuation_ended(context, migration.uuid)
+        except Exception:
+            LOG.warning('Could not tell the conductors that evacuation %s '
+                        'ended; they notice at their next poll',
+                        migration.uuid, exc_info=True)
 
     def get_image_meta(self, context, image_ref) -> image_meta_mod.ImageMeta:
         """The metadata of ``image_ref`` where this host's images come

@@ -14,7 +14,9 @@ the same checks, target choice and claims as every other placement).
   the conductor's ``TargetChooser`` puts them.
 * An attempt's outcome comes from its migration row and the instance
   (``evacuation_watch``): done, or failed once the instance has no task
-  left, with the fault (or the action's error) saying why.
+  left, with the fault (or the action's error) saying why. The rows are
+  read again when the target says the evacuation ended
+  (``evacuation_ends``), and every ``host_evacuate_poll_interval``.
 * An instance whose attempt failed on a target is retried once, chosen by
   the same ``TargetChooser`` leaving out every target that failed for it
   and every target skipped in this run. A target that fails twice in a
@@ -41,6 +43,7 @@ import threading
 from oslo_log import log as logging
 
 from nova.compute import api as compute_api
+from nova.conductor import evacuation_ends
 from nova.conductor import evacuation_watch
 from nova.conf import CONF
 from nova import context as nova_context
@@ -96,10 +99,12 @@ class Runner:
 
     def __init__(self, context, run: run_obj.HostEvacuation, chooser,
                  compute_rpcapi, local_conductor, stopping: threading.Event,
-                 poll_interval=None):
+                 poll_interval=None, ends=None):
         """``local_conductor(exclude)``: the conductor a request hands its
         evacuation to (this one, leaving out ``exclude``); ``stopping``:
-        set when the conductor stops."""
+        set when the conductor stops, which then wakes ``ends``
+        (``evacuation_ends.EndSignals``: the targets' word that an
+        evacuation ended)."""
         self.context = context
         self.chooser = chooser
         self.compute_rpcapi = compute_rpcapi
@@ -109,6 +114,7 @@ class Runner:
         self.poll_interval = (CONF.conductor.host_evacuate_poll_interval
                               if poll_interval is None else poll_interval)
         self.health = TargetHealth()
+        self.ends = ends or evacuation_ends.EndSignals()
 
     # -- the run -------------------------------------------------------------
 
@@ -288,19 +294,29 @@ class Runner:
         return found
 
     def _watch(self, item, attempt, request_id) -> None:
-        """Until the attempt ends (or the conductor stops)."""
-        while True:
-            seen = evacuation_watch.read_attempt(
-                self.context, attempt.migration_uuid, request_id)
-            attempt.target = seen.dest_compute or attempt.target
-            verdict = evacuation_watch.decide(seen)
-            if verdict is not None:
-                attempt.outcome = verdict.outcome
-                attempt.message = verdict.message
-                item.host = seen.host
-                return
-            if self.stopping.wait(self.poll_interval):
-                return
+        """Until the attempt ends (or the conductor stops): its rows read
+        now, when its target says it ended, and every poll interval."""
+        with self.ends.expecting(attempt.migration_uuid) as woken:
+            while True:
+                # Cleared before the read: an end said during the read
+                # wakes the wait below at once.
+                woken.clear()
+                seen = evacuation_watch.read_attempt(
+                    self.context, attempt.migration_uuid, request_id)
+                attempt.target = seen.dest_compute or attempt.target
+                verdict = evacuation_watch.decide(seen)
+                if verdict is not None:
+                    attempt.outcome = verdict.outcome
+                    attempt.message = verdict.message
+                    item.host = seen.host
+                    return
+                # The conductor sets ``stopping`` before it wakes every
+                # watcher: a wake-up cleared above is seen here.
+                if self.stopping.is_set():
+                    return
+                woken.wait(self.poll_interval)
+                if self.stopping.is_set():
+                    return
 
     # -- writing the instance's row --------------------------------------
 

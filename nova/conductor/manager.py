@@ -13,7 +13,8 @@ its vm_state unchanged, a fault and an action event saying why.
 (``host_evacuation.Runner``): every instance of the failed host, requested
 as single evacuations and watched to their end. A conductor that starts
 again marks the runs it owned and never ended ``interrupted``; one that
-stops ends its runs the same way.
+stops ends its runs the same way. ``evacuation_ended`` (a fanout from
+the target) wakes the run watching that evacuation.
 """
 
 import threading
@@ -24,6 +25,7 @@ from oslo_utils import excutils
 
 from nova.compute import evacuation_states
 from nova.compute import rebuild_request
+from nova.conductor import evacuation_ends
 from nova.conductor import host_evacuation
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
@@ -71,6 +73,8 @@ class ConductorManager(nova_manager.Manager):
         self.chooser = chooser or target_mod.TargetChooser(capacity_provider)
         # Set when the service stops: running host-evacuates stop too.
         self._stopping = threading.Event()
+        # What the running host-evacuates watch, woken by the targets.
+        self._ends = evacuation_ends.EndSignals()
         self._runs: list[threading.Thread] = []
         self._runs_lock = threading.Lock()
 
@@ -88,6 +92,7 @@ class ConductorManager(nova_manager.Manager):
         """Stop the running host-evacuates (each marks its run
         ``interrupted``) before the service ends."""
         self._stopping.set()
+        self._ends.wake_all()
         with self._runs_lock:
             runs = list(self._runs)
         for thread in runs:
@@ -165,10 +170,18 @@ class ConductorManager(nova_manager.Manager):
             return
         runner = host_evacuation.Runner(
             ctxt, run, self.chooser, self.compute_rpcapi,
-            lambda exclude: _LocalConductor(self, exclude), self._stopping)
+            lambda exclude: _LocalConductor(self, exclude), self._stopping,
+            ends=self._ends)
         thread = threading.Thread(target=runner.run, daemon=True,
                                   name='host-evacuate-%s' % run.uuid)
         with self._runs_lock:
             self._runs = [t for t in self._runs if t.is_alive()]
             self._runs.append(thread)
         thread.start()
+
+    def evacuation_ended(self, ctxt, migration_uuid: str) -> None:
+        """A target's word (fanout cast, 1.3) that the evacuation of
+        ``migration_uuid`` ended there: the host-evacuate watching it, if
+        this conductor runs one, reads its rows now
+        (``evacuation_ends``)."""
+        self._ends.ended(migration_uuid)

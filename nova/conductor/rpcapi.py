@@ -11,6 +11,8 @@ Version history:
   target's ``rebuild_instance``.
 * 1.2: ``run_host_evacuation`` (cast) runs a host-evacuate the API
   recorded; ``host_evacuate`` (a call nothing made any more) is gone.
+* 1.3: ``evacuation_ended`` (fanout cast, from the target): wakes the
+  host-evacuate that watches that evacuation.
 """
 
 import oslo_messaging as messaging
@@ -19,7 +21,7 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova import rpc
 
 TOPIC = 'conductor'
-RPC_API_VERSION = '1.2'
+RPC_API_VERSION = '1.3'
 
 
 class ConductorAPI:
@@ -47,3 +49,14 @@ class ConductorAPI:
         (``nova.objects.host_evacuation``) to its end (1.2)."""
         self.client.prepare(version='1.2').cast(
             ctxt, 'run_host_evacuation', evacuation_uuid=evacuation_uuid)
+
+    def evacuation_ended(self, ctxt, migration_uuid):
+        """Fanout cast (1.3): the evacuation of ``migration_uuid`` ended
+        on this target, so a host-evacuate watching it reads its rows
+        now. Not sent to conductors capped below 1.3: they read them at
+        their next poll. Returns whether it was sent."""
+        if not self.client.can_send_version('1.3'):
+            return False
+        self.client.prepare(version='1.3', fanout=True).cast(
+            ctxt, 'evacuation_ended', migration_uuid=migration_uuid)
+        return True

@@ -27,7 +27,12 @@ Possible values: any positive integer.
 Seconds between two reads of the database while host-evacuate waits for
 an evacuation it requested to end (its migration and instance rows).
 
-Shorter notices ends sooner; longer reads the database less often.
+The target tells the conductors when an evacuation ended there (an RPC
+fanout), and the rows are read again at once; this interval is the
+backstop for a word that never comes (a target that died, a compute of an
+older release).
+
+Shorter notices such ends sooner; longer reads the database less often.
 
 Related options: ``host_evacuate_workers``.
 """),

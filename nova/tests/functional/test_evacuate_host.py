@@ -81,6 +81,34 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         self.assertEqual((19, 2), (statuses.count(migration_obj.COMPLETED),
                                    statuses.count(migration_obj.FAILED)))
 
+    def test_each_target_says_when_its_evacuation_ended(self):
+        # With an hour between two reads of the rows, the run can only
+        # end because each target told the conductors, landed or failed
+        # (after its cleanup: the failure is decided from the rows).
+        self.flags(host_evacuate_poll_interval=3600, group='conductor')
+        self.flags(host_evacuate_workers=2, group='conductor')
+        instances = [self.boot('a') for _ in range(3)]
+        doomed = self.boot('a', bridge=LOCAL_BRIDGE)
+        self.kill('a')
+        run = run_obj.HostEvacuation.create(
+            self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'))
+        conductor_rpcapi.ConductorAPI().run_host_evacuation(
+            self.ctx, run.uuid)
+        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
+            self.ctx, run.uuid).ended, 'the run to end')
+        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        self.assertEqual(run_obj.FINISHED, run.status)
+        items = {i.instance_uuid: i for i in run.instances()}
+        for instance in instances:
+            row = self.fresh(instance)
+            self.assertEqual((run_obj.DONE, row.host),
+                             (items[instance.uuid].outcome,
+                              items[instance.uuid].host))
+            self.assertTrue(self.hosts[row.host].running(instance))
+        self.assertEqual(run_obj.FAILED, items[doomed.uuid].outcome)
+        self.assertEqual(['b', 'c'], sorted(
+            a.target for a in items[doomed.uuid].attempt_list()))
+
     def test_a_stopping_conductor_interrupts_its_run(self):
         self.flags(host_evacuate_workers=1, group='conductor')
         instance = self.boot('a')

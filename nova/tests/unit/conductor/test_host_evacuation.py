@@ -7,6 +7,7 @@ at once, through the evacuation state machine, landed or (a target in
 tests (``nova/tests/functional/test_evacuate_host.py``) run real hosts.
 """
 
+import threading
 import time
 
 from nova.conductor import manager as conductor_manager
@@ -231,6 +232,66 @@ class TestRun(HostEvacuationTestCase):
     def test_an_empty_host_finishes_at_once(self):
         run, items = self.run_to_end()
         self.assertEqual((run_obj.FINISHED, {}), (run.status, items))
+
+
+class TestWokenByTheTarget(HostEvacuationTestCase):
+    """With a poll interval of an hour, only the targets' word that an
+    evacuation ended (``evacuation_ended``) moves a run on: each test
+    would hang, not pass, without it."""
+
+    def setUp(self):
+        super().setUp()
+        self.flags(host_evacuate_poll_interval=3600, group='conductor')
+        self.flags(host_evacuate_workers=1, group='conductor')
+
+    def migration_of(self, instance):
+        wait_for(lambda: self.migrations(instance), 'its migration')
+        return self.migrations(instance)[-1]
+
+    def item(self, run, instance):
+        return {i.instance_uuid: i
+                for i in self.fresh(run).instances()}[instance.uuid]
+
+    def test_the_word_of_the_end_moves_the_run_on(self):
+        first, second = self.boot(2)
+        self.compute.hold.update((first.uuid, second.uuid))
+        run = self.start()
+        wait_for(lambda: len(self.compute.rebuilds) == 1,
+                 'the first request')
+        held = next(i for i in (first, second)
+                    if i.uuid == self.compute.rebuilds[0][0])
+        other = second if held is first else first
+        migration = self.migration_of(held)
+        wait_for(lambda: migration.uuid in self.conductor._ends.watched(),
+                 'the watch to begin')
+        # A word before the rows say it ended changes nothing: the
+        # watcher decides from the rows.
+        self.conductor.evacuation_ended(self.ctx, migration.uuid)
+        self.compute.release(held.uuid)
+        self.assertEqual(run_obj.IN_PROGRESS, self.item(run, held).outcome)
+        self.conductor.evacuation_ended(self.ctx, migration.uuid)
+        wait_for(lambda: self.item(run, held).outcome == run_obj.DONE,
+                 'the first instance done')
+        # Its slot went to the next one.
+        wait_for(lambda: len(self.compute.rebuilds) == 2,
+                 'the second request')
+        self.compute.release(other.uuid)
+        self.conductor.evacuation_ended(self.ctx,
+                                        self.migration_of(other).uuid)
+        wait_for(lambda: self.fresh(run).ended, 'the run to end')
+        self.assertEqual(run_obj.FINISHED, self.fresh(run).status)
+
+    def test_a_stopping_conductor_wakes_its_watchers(self):
+        (held,) = self.boot(1)
+        self.compute.hold.add(held.uuid)
+        run = self.start()
+        migration = self.migration_of(held)
+        wait_for(lambda: migration.uuid in self.conductor._ends.watched(),
+                 'the watch to begin')
+        stopper = threading.Thread(target=self.conductor.cleanup_host)
+        stopper.start()
+        wait_for(lambda: not stopper.is_alive(), 'the conductor to stop')
+        self.assertEqual(run_obj.INTERRUPTED, self.fresh(run).status)
 
 
 class TestInterrupted(HostEvacuationTestCase):

@@ -17,7 +17,7 @@ class RecordingConductor:
     def __init__(self, received):
         self.received = received
 
-    # Serves 1.2, as ConductorManager does.
+    # Serves 1.3, as ConductorManager does.
     target = messaging.Target(version=conductor_rpcapi.RPC_API_VERSION)
 
     def evacuate_instance(self, ctxt, instance, migration, host=None,
@@ -28,6 +28,9 @@ class RecordingConductor:
 
     def run_host_evacuation(self, ctxt, evacuation_uuid):
         self.received.put(('run_host_evacuation', evacuation_uuid))
+
+    def evacuation_ended(self, ctxt, migration_uuid):
+        self.received.put(('evacuation_ended', migration_uuid))
 
 
 class TestConductorAPI(base.TestCase):
@@ -98,3 +101,26 @@ class TestConductorAPI(base.TestCase):
         self.assertRaises(messaging.RPCVersionCapError,
                           capped.run_host_evacuation, self.ctxt, 'run-2')
         self.assertTrue(self.received.empty())
+
+    def test_evacuation_ended_is_a_fanout_cast_of_1_3(self):
+        # A second conductor: every conductor hears it, since the target
+        # does not know which one runs the host-evacuate.
+        other = queue.Queue()
+        server = rpc.get_server(
+            messaging.Target(topic='conductor', server='conductor-2'),
+            [RecordingConductor(other)])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        self.assertTrue(self.api.evacuation_ended(self.ctxt, 'mig-1'))
+        for received in (self.received, other):
+            self.assertEqual(('evacuation_ended', 'mig-1'),
+                             received.get(timeout=10))
+        # Capped below 1.3 (an older conductor): not sent, and no error:
+        # the watcher reads the rows at its next poll.
+        capped = conductor_rpcapi.ConductorAPI(version_cap='1.2')
+        self.assertFalse(capped.evacuation_ended(self.ctxt, 'mig-2'))
+        self.api.run_host_evacuation(self.ctxt, 'marker')
+        self.assertEqual(('run_host_evacuation', 'marker'),
+                         self.received.get(timeout=10))
+        self.assertTrue(other.empty())
