@@ -19,6 +19,7 @@ import sys
 
 from nova.compute import manager as compute_manager
 from nova.compute import rpcapi as compute_rpcapi
+from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
 from nova.conf import host_settings
 from nova.model import binaries
@@ -40,7 +41,9 @@ def build_compute_service(settings, compute_driver=None, sender=None,
     events_api_url`` is set, else RPC to this host).
     """
     compute_driver = compute_driver or CONF.compute_driver
-    manager = compute_manager.ComputeManager(settings, driver=driver)
+    manager = compute_manager.ComputeManager(
+        settings, driver=driver,
+        conductor_api=conductor_rpcapi.ConductorAPI())
     if sender is None:
         sender = network_events.build_sender(
             CONF, settings.host, compute_rpcapi=compute_rpcapi.ComputeAPI())

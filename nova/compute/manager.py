@@ -60,7 +60,6 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import snapshot
 from nova.compute import storage_report
 from nova.compute import suspend
-from nova.conductor import rpcapi as conductor_rpcapi
 from nova.conf import CONF
 from nova import context as nova_context
 from nova import crashpoint
@@ -86,7 +85,12 @@ class ComputeManager(nova_manager.Manager):
     # The RPC version served (compute/rpcapi.py has the history).
     target = messaging.Target(version=compute_rpcapi.RPC_API_VERSION)
 
-    def __init__(self, settings, driver=None, virtapi=None):
+    def __init__(self, settings, driver=None, virtapi=None,
+                 conductor_api=None):
+        """``conductor_api``: the conductors' RPC client
+        (``conductor.rpcapi.ConductorAPI``, from the layer that wires the
+        service), told when an evacuation ended here; None: they are not
+        told, and notice it at their next poll."""
         self.settings = settings
         self.host = settings.host
         self.virtapi = (virtapi or getattr(driver, 'virtapi', None)
@@ -103,9 +107,8 @@ class ComputeManager(nova_manager.Manager):
         self.instance_locks = locks.InstanceLocks()
         self.runner = operation.Runner(self.compute, self.instance_locks)
         self._builds = threading.BoundedSemaphore(CONF.max_concurrent_builds)
-        # Made at the first evacuation that ends here (nothing else here
-        # talks to the conductors).
-        self._conductor_api: conductor_rpcapi.ConductorAPI | None = None
+        # Told when an evacuation ended here (host-evacuate's wake-up).
+        self.conductor_api = conductor_api
         self.driver.register_event_listener(self.handle_lifecycle_event)
 
     # -- host -----------------------------------------------------------
@@ -343,10 +346,10 @@ class ComputeManager(nova_manager.Manager):
         (its rows say which), so that a host-evacuate watching it reads
         them now rather than at its next poll. Only a wake-up: if it is
         lost, that poll still comes."""
+        if self.conductor_api is None:
+            return
         try:
-            if self._conductor_api is None:
-                self._conductor_api = conductor_rpcapi.ConductorAPI()
-            self._conductor_api.evacuation_ended(context, migration.uuid)
+            self.conductor_api.evacuation_ended(context, migration.uuid)
         except Exception:
             LOG.warning('Could not tell the conductors that evacuation %s '
                         'ended; they notice at their next poll',

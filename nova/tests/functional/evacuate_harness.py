@@ -246,8 +246,9 @@ class EvacuateTestCase(base.TestCase):
         # Taps outlive a dead nova-compute: (instance uuid, port id) the
         # noop VIF driver's account of them starts with.
         sim.driver.vif_driver.restore(vifs)
-        manager = compute_manager.ComputeManager(sim.settings,
-                                                 driver=sim.driver)
+        manager = compute_manager.ComputeManager(
+            sim.settings, driver=sim.driver,
+            conductor_api=conductor_rpcapi.ConductorAPI())
         service = self._start_service(name, 'nova-compute', 'compute',
                                       manager)
         host = ComputeHost(name, sim, manager, service)
