@@ -33,7 +33,7 @@ Example (what the conductor's ``run_host_evacuation`` does)::
     run = run_obj.HostEvacuation.get_by_uuid(ctx, evacuation_uuid)
     if run.take(CONF.host):
         Runner(ctx, run, chooser, compute_rpcapi, local_conductor,
-               stopping).run()
+               stopping, ends).run()
 """
 
 from concurrent import futures
@@ -99,7 +99,7 @@ class Runner:
 
     def __init__(self, context, run: run_obj.HostEvacuation, chooser,
                  compute_rpcapi, local_conductor, stopping: threading.Event,
-                 poll_interval=None, ends=None):
+                 ends: evacuation_ends.EndSignals, poll_interval=None):
         """``local_conductor(exclude)``: the conductor a request hands its
         evacuation to (this one, leaving out ``exclude``); ``stopping``:
         set when the conductor stops, which then wakes ``ends``
@@ -114,7 +114,7 @@ class Runner:
         self.poll_interval = (CONF.conductor.host_evacuate_poll_interval
                               if poll_interval is None else poll_interval)
         self.health = TargetHealth()
-        self.ends = ends or evacuation_ends.EndSignals()
+        self.ends = ends
 
     # -- the run -------------------------------------------------------------
 

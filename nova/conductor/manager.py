@@ -171,7 +171,7 @@ class ConductorManager(nova_manager.Manager):
         runner = host_evacuation.Runner(
             ctxt, run, self.chooser, self.compute_rpcapi,
             lambda exclude: _LocalConductor(self, exclude), self._stopping,
-            ends=self._ends)
+            self._ends)
         thread = threading.Thread(target=runner.run, daemon=True,
                                   name='host-evacuate-%s' % run.uuid)
         with self._runs_lock:

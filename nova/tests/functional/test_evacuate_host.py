@@ -14,6 +14,16 @@ from nova.tests.functional import evacuate_harness as harness
 LOCAL_BRIDGE = 'br-only-a'
 
 
+def run_to_end(case, instances):
+    """Record a host-evacuate of host a's ``instances``, cast it to the
+    conductor as the API does, and return its row once it ended."""
+    run = run_obj.HostEvacuation.create(case.ctx, 'a', instances)
+    conductor_rpcapi.ConductorAPI().run_host_evacuation(case.ctx, run.uuid)
+    case.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
+        case.ctx, run.uuid).ended, 'the run to end')
+    return run_obj.HostEvacuation.get_by_uuid(case.ctx, run.uuid)
+
+
 class TestHostEvacuate(harness.EvacuateTestCase):
     BRIDGES = {'a': (harness.BRIDGE, LOCAL_BRIDGE)}
 
@@ -25,13 +35,7 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         a = self.kill('a')
         doomed_files = sha256_tree(a.instance_dir(doomed))
 
-        run = run_obj.HostEvacuation.create(
-            self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'))
-        conductor_rpcapi.ConductorAPI().run_host_evacuation(
-            self.ctx, run.uuid)
-        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
-            self.ctx, run.uuid).ended, 'the run to end')
-        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        run = run_to_end(self, objects.Instance.get_by_host(self.ctx, 'a'))
         self.assertEqual(run_obj.FINISHED, run.status)
         items = {i.instance_uuid: i for i in run.instances()}
         self.assertEqual(sorted(i.uuid for i in instances), sorted(items))
@@ -90,13 +94,7 @@ class TestHostEvacuate(harness.EvacuateTestCase):
         instances = [self.boot('a') for _ in range(3)]
         doomed = self.boot('a', bridge=LOCAL_BRIDGE)
         self.kill('a')
-        run = run_obj.HostEvacuation.create(
-            self.ctx, 'a', objects.Instance.get_by_host(self.ctx, 'a'))
-        conductor_rpcapi.ConductorAPI().run_host_evacuation(
-            self.ctx, run.uuid)
-        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
-            self.ctx, run.uuid).ended, 'the run to end')
-        run = run_obj.HostEvacuation.get_by_uuid(self.ctx, run.uuid)
+        run = run_to_end(self, objects.Instance.get_by_host(self.ctx, 'a'))
         self.assertEqual(run_obj.FINISHED, run.status)
         items = {i.instance_uuid: i for i in run.instances()}
         for instance in instances:
@@ -150,13 +148,8 @@ class TestHostEvacuateServerGroup(harness.EvacuateTestCase):
         a = self.kill('a')
         files = {m.uuid: sha256_tree(a.instance_dir(m)) for m in members}
 
-        run = run_obj.HostEvacuation.create(self.ctx, 'a', members)
-        conductor_rpcapi.ConductorAPI().run_host_evacuation(
-            self.ctx, run.uuid)
-        self.wait_for(lambda: run_obj.HostEvacuation.get_by_uuid(
-            self.ctx, run.uuid).ended, 'the run to end')
-        items = {i.instance_uuid: i for i in run_obj.HostEvacuation
-                 .get_by_uuid(self.ctx, run.uuid).instances()}
+        items = {i.instance_uuid: i
+                 for i in run_to_end(self, members).instances()}
         done = [m for m in members
                 if items[m.uuid].outcome == run_obj.DONE]
         (left,) = [m for m in members

@@ -49,7 +49,7 @@ class Backing:
 
 @dataclasses.dataclass(frozen=True)
 class _Shape:
-    format: str
+    # Of a qcow2: the only format kept.
     size: int | None
     backing: Backing | None
 
@@ -73,7 +73,7 @@ def create(path: str, fmt: str, size: int | None = None,
         # A raw disk is a hole of ``size`` bytes: nothing to keep.
         _qemu_img_create(path, fmt, size, backing)
         return
-    shape = _Shape(fmt, size, backing)
+    shape = _Shape(size, backing)
     template = _cached(shape)
     if template is None:
         _qemu_img_create(path, fmt, size, backing)
