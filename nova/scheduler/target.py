@@ -73,6 +73,7 @@ from nova.conf import CONF
 from nova import exception
 from nova.model import hardware
 from nova import objects
+from nova.objects import base as obj_base
 from nova.objects import host_lease
 from nova.objects import instance_group as group_obj
 from nova.objects import service as service_obj
@@ -175,6 +176,17 @@ def compute_services(context) -> list[service_obj.ServiceState]:
     return objects.Service.states(context, service_obj.COMPUTE_BINARY)
 
 
+def _identity_of(services: list[service_obj.ServiceState],
+                 host: str | None) -> str | None:
+    """The storage identity ``host``'s compute service recorded (None:
+    none, or no such service), from ``compute_services``: a choice reads
+    every service anyway, the source's among them."""
+    for service in services:
+        if service.host == host:
+            return service.storage_identity or None
+    return None
+
+
 def get_compute_service(context, host: str):
     try:
         return objects.Service.get_by_host_and_binary(
@@ -225,10 +237,11 @@ class TargetChooser:
         storage identity says the opposite are left out (the target would
         refuse them anyway).
         """
-        source_identity = service_obj.recorded_storage(
-            context, instance.host)[0]
+        services = compute_services(context)
+        source_identity = _identity_of(services, instance.host)
         hosts = [service.host
-                 for service in self._usable(context, instance, exclude)
+                 for service in self._usable(context, instance, exclude,
+                                             services)
                  if not _contradicts(service, source_identity,
                                      on_shared_storage)]
         # NOTE: a fixed number of reads for all the hosts, not one per
@@ -241,13 +254,13 @@ class TargetChooser:
                           capacity=capacities[host]) for host in hosts]
 
     @staticmethod
-    def _usable(context, instance, exclude):
-        """Up, enabled compute services other than the source's and
-        ``exclude``, in the zone the instance's create asked for (if it
-        asked for one)."""
+    def _usable(context, instance, exclude, services):
+        """Of ``services`` (``compute_services``), the up, enabled ones
+        other than the source's and ``exclude``, in the zone the
+        instance's create asked for (if it asked for one)."""
         zone = instance.availability_zone
         zone_map = zones.ZoneMap.read(context) if zone else None
-        return [service for service in compute_services(context)
+        return [service for service in services
                 if service.host != instance.host and not service.disabled
                 and service.host not in exclude
                 and (zone_map is None
@@ -257,11 +270,12 @@ class TargetChooser:
     def _left_out_by_storage(self, context, instance, on_shared_storage,
                              exclude) -> list[str]:
         """The usable hosts an explicit ``on_shared_storage`` left out."""
-        source_identity = service_obj.recorded_storage(
-            context, instance.host)[0]
+        services = compute_services(context)
+        source_identity = _identity_of(services, instance.host)
         return sorted(
             service.host
-            for service in self._usable(context, instance, exclude)
+            for service in self._usable(context, instance, exclude,
+                                        services)
             if _contradicts(service, source_identity, on_shared_storage))
 
     def choose(self, context, instance, on_shared_storage=None,
@@ -286,9 +300,14 @@ class TargetChooser:
         memory_mb_counted_on_it)``.
         """
         need = Need.of(instance.flavor)
-        candidates = self.candidates(context, instance, on_shared_storage,
-                                     exclude)
-        rule = group_rule(context, instance, group)
+        # NOTE: the choice's reads share one read-only transaction
+        # (nothing in it waits): one BEGIN and COMMIT instead of one per
+        # read, round trips that queue behind every other process of a
+        # busy host.
+        with obj_base.reads_together():
+            candidates = self.candidates(context, instance,
+                                         on_shared_storage, exclude)
+            rule = group_rule(context, instance, group)
         if rule is not None:
             fitting = [c.host for c in candidates
                        if c.fits(need) is not False]
@@ -351,12 +370,14 @@ class TargetChooser:
                         read, candidates, order, need.memory_mb))
             try:
                 with self._lease(context, host):
-                    fresh = Candidate(
-                        host=host,
-                        capacity=self._capacities(context, [host])[host],
-                        used=usage(context, host,
-                                   exclude_instance=instance.uuid))
-                    rule = group_rule(context, instance, group)
+                    # One read transaction, as the choice's (_choose).
+                    with obj_base.reads_together():
+                        fresh = Candidate(
+                            host=host,
+                            capacity=self._capacities(context, [host])[host],
+                            used=usage(context, host,
+                                       exclude_instance=instance.uuid))
+                        rule = group_rule(context, instance, group)
                     if fresh.fits(need) is not False and (
                             rule is None or rule.allows(host)):
                         write(host)

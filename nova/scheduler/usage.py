@@ -19,10 +19,8 @@ Example::
 
 import dataclasses
 
-from nova import exception
 from nova.model import hardware
 from nova import objects
-from nova.objects import migration as migration_obj
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,23 +81,17 @@ def _in_flight(context, hosts: list[str], exclude_instance: str | None,
     instances not yet recorded there (each counted once)."""
     added: dict[str, Need] = {}
     seen = set()
-    for migration in objects.Migration.get_by_filters(
-            context, dest_compute=hosts,
-            status=list(migration_obj.IN_PROGRESS),
-            migration_type=migration_obj.EVACUATION):
-        uuid = migration.instance_uuid
-        host = migration.dest_compute
+    for arriving in objects.Migration.arriving(context, hosts):
+        uuid = arriving.instance_uuid
+        host = arriving.dest_compute
         if (host, uuid) in seen or uuid == exclude_instance or (
-                node is not None and migration.dest_node != node):
+                node is not None and arriving.dest_node != node):
             continue
         seen.add((host, uuid))
-        try:
-            instance = objects.Instance.get_by_uuid(context, uuid)
-        except exception.InstanceNotFound:
-            continue
-        if instance.host == host and (node is None or instance.node == node):
+        if arriving.host == host and (node is None or arriving.node == node):
             continue        # counted in the host's totals already
-        added[host] = added.get(host, Need()) + Need.of(instance.flavor)
+        added[host] = added.get(host, Need()) + Need(
+            arriving.vcpus, arriving.memory_mb, arriving.disk_gb)
     return added
 
 

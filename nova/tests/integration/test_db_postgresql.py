@@ -109,11 +109,38 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         self.assertEqual(
             [(False, psycopg2_extensions.TRANSACTION_STATUS_IDLE)],
             at_return)
+
+    def test_reads_run_in_autocommit_and_writes_stay_transactions(self):
+        from psycopg2 import extensions as psycopg2_extensions
+        instance = objects.Instance(self.ctx, host='h1').create()
+        pid = sa.select(sa.func.pg_backend_pid())
+        host = sa.select(models.Instance.__table__.c.host).where(
+            models.Instance.__table__.c.uuid == sa.bindparam('uuid'))
         with db_api.reading() as connection:
-            connection.execute(sa.select(sa.literal(1))).scalar()
+            reader = connection.execute(pid).scalar()
+            # The token read within it runs on it, in autocommit too.
+            self.assertEqual(('h1',), db_api.read_one_row(
+                host, {'uuid': instance.uuid}))
             driver = connection.connection.driver_connection
-            self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_INTRANS,
+            self.assertTrue(driver.autocommit)
+            self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_IDLE,
                              driver.info.transaction_status)
+        # The same pooled connection, back to transactions: a write that
+        # fails is rolled back.
+        with self.assertRaises(RuntimeError):
+            with db_api.writing() as connection:
+                self.assertEqual(reader, connection.execute(pid).scalar())
+                driver = connection.connection.driver_connection
+                self.assertFalse(driver.autocommit)
+                self.assertEqual(
+                    psycopg2_extensions.TRANSACTION_STATUS_INTRANS,
+                    driver.info.transaction_status)
+                connection.execute(sa.update(models.Instance.__table__).where(
+                    models.Instance.__table__.c.uuid == instance.uuid).values(
+                        host='h2'))
+                raise RuntimeError('rolled back')
+        self.assertEqual('h1', objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).host)
 
     def test_read_one_row_survives_a_dropped_connection(self):
         # The token read before a side effect must not fail an attempt

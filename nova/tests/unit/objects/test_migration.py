@@ -5,6 +5,7 @@ from nova import exception
 from nova import objects
 from nova.objects import migration as migration_obj
 from nova.tests import base
+from nova.tests.fixtures import database as dbf
 
 
 class MigrationTestCase(base.TestCase):
@@ -78,6 +79,43 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual([other.id], ids(migration_type='resize',
                                          instance_uuid=self.uuid))
         self.assertEqual([], ids(status=migration_obj.COMPLETED))
+
+    def test_arriving_is_what_evacuations_in_flight_bring(self):
+        small = objects.Flavor('1', 'small', 512, 1, 1, swap=1)
+        coming = objects.Instance(self.ctx, host='h1', node='n1',
+                                  flavor=small).create()
+        landed = objects.Instance(self.ctx, host='h2', node='h2',
+                                  flavor=small).create()
+        no_flavor = objects.Instance(self.ctx, host='h1').create()
+        gone = objects.Instance(self.ctx, host='h1', flavor=small).create()
+        first = self._create(instance_uuid=coming.uuid, dest_compute='h2',
+                             dest_node='h2')
+        self._create(instance_uuid=landed.uuid, dest_compute='h2',
+                     dest_node='h2', status=migration_obj.PRE_MIGRATING)
+        self._create(instance_uuid=no_flavor.uuid, dest_compute='h3')
+        self._create(instance_uuid=gone.uuid, dest_compute='h2')
+        gone.destroy()
+        # Ended, another type, another target: none of them arriving.
+        self._create(instance_uuid=coming.uuid, dest_compute='h2',
+                     status=migration_obj.FAILED)
+        self._create(instance_uuid=coming.uuid, dest_compute='h2',
+                     migration_type='resize')
+        self._create(instance_uuid=coming.uuid, dest_compute='h4')
+        self.assertTrue(first.id)
+
+        with dbf.recorded_statements() as statements:
+            arriving = objects.Migration.arriving(self.ctx, ['h2', 'h3'])
+        self.assertEqual(1, len(statements))
+        self.assertEqual([
+            migration_obj.ArrivingInstance(
+                'h2', 'h2', coming.uuid, 'h1', 'n1', 1, 512, 2),
+            migration_obj.ArrivingInstance(
+                'h2', 'h2', landed.uuid, 'h2', 'h2', 1, 512, 2),
+            migration_obj.ArrivingInstance(
+                'h3', None, no_flavor.uuid, 'h1', None, 0, 0, 0)],
+            arriving)
+        self.assertEqual([], objects.Migration.arriving(self.ctx, []))
+        self.assertEqual([], objects.Migration.arriving(self.ctx, ['h9']))
 
     def test_newest_evacuations(self):
         def newest(**filters):

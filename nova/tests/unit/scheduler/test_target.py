@@ -525,6 +525,25 @@ class TestDatabaseCapacity(base.TestCase):
         many = self._statements_of_choice()
         self.assertEqual(len(few), len(many), many)
 
+    def test_a_choice_and_its_claim_read_in_one_transaction_each(self):
+        for name in ('b', 'c'):
+            dbf.make_service(self.ctx, name)
+            _node(self.ctx, name, 4096)
+        migration = objects.Migration(
+            self.ctx, instance_uuid=self.instance.uuid, source_compute='a',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+        chooser = target.TargetChooser()
+        with dbf.recorded_transactions() as transactions:
+            chooser.choose_and_claim(self.ctx, self.instance, migration)
+        reads = [t for t in transactions if t.lstrip().startswith('SELECT')]
+        # The instance's group; the choice (services, usage,
+        # evacuations arriving, capacities); under the lease the host's
+        # capacity and usage again.
+        self.assertEqual(3, len(reads), transactions)
+        self.assertEqual(['INSERT', 'UPDATE', 'DELETE'], [
+            t.split()[0] for t in transactions if t not in reads])
+
     def test_usage_is_counted_now_not_taken_from_the_row(self):
         dbf.make_service(self.ctx, 'b')
         # The row says b is full (an old record); nothing is on b now.

@@ -8,6 +8,7 @@ from nova import objects
 from nova.objects import migration as migration_obj
 from nova.scheduler import usage
 from nova.tests.fixtures import compute as fixtures
+from nova.tests.fixtures import database as dbf
 
 SMALL = objects.Flavor('1', 'small', 512, 1, 1)
 LARGE = objects.Flavor('2', 'large', 2048, 2, 10, ephemeral_gb=5, swap=1)
@@ -42,6 +43,51 @@ class TestUsage(fixtures.ComputeTestCase):
                          usage.usage(self.context, fixtures.HOST))
         self.assertEqual(usage.Need(), usage.usage(
             self.context, fixtures.HOST, exclude_instance=coming.uuid))
+
+    def test_an_evacuation_in_flight_counts_once_and_only_while_live(self):
+        # Landed on the target while its migration is still in flight:
+        # the host's totals count it, the migration does not again.
+        landed = self.new_instance(flavor=LARGE)
+        # Two migrations in flight for one instance count it once;
+        # a deleted instance's migration counts nothing.
+        twice = self.new_instance(flavor=SMALL, host='compute2',
+                                  node='compute2')
+        gone = self.new_instance(flavor=LARGE, host='compute2',
+                                 node='compute2')
+        for instance in (landed, twice, twice, gone):
+            objects.Migration(
+                self.context, instance_uuid=instance.uuid,
+                source_compute='compute2', dest_compute=fixtures.HOST,
+                dest_node=fixtures.HOST,
+                migration_type=migration_obj.EVACUATION,
+                status=migration_obj.PRE_MIGRATING).create()
+        gone.destroy()
+        self.assertEqual(usage.Need.of(LARGE) + usage.Need.of(SMALL),
+                         usage.usage(self.context, fixtures.HOST))
+        self.assertEqual(usage.Need.of(LARGE) + usage.Need.of(SMALL),
+                         usage.usages(self.context, [fixtures.HOST])[
+                             fixtures.HOST])
+
+    def test_usages_cost_the_same_reads_however_many_evacuations_run(self):
+        hosts = [fixtures.HOST, 'compute2']
+
+        def reads():
+            with dbf.recorded_statements() as statements:
+                usage.usages(self.context, hosts)
+            return len(statements)
+        before = reads()
+        for n in range(5):
+            instance = self.new_instance(flavor=SMALL, host='compute3',
+                                         node='compute3')
+            objects.Migration(
+                self.context, instance_uuid=instance.uuid,
+                source_compute='compute3', dest_compute=hosts[n % 2],
+                dest_node=hosts[n % 2],
+                migration_type=migration_obj.EVACUATION,
+                status=migration_obj.ACCEPTED).create()
+        self.assertEqual(before, reads())
+        self.assertEqual(usage.Need(3, 1536, 3), usage.usages(
+            self.context, hosts)[fixtures.HOST])
 
     def test_usages_of_many_hosts_are_each_hosts_usage(self):
         self.new_instance(flavor=SMALL)
