@@ -17,6 +17,13 @@ path, format and virtual size (``qemu-img`` sizes the overlay by it when
 no size is asked for). A file larger than ``MAX_TEMPLATE_BYTES`` is never
 kept: such a disk is made by ``qemu-img`` every time.
 
+Disks of a shape not seen yet that are asked for at once (the first
+evacuations a target receives arrive together) wait for the first one's
+``qemu-img`` instead of each running their own: on a host whose CPUs are
+busy starting guests, a process started for nothing is what it can least
+afford. A wait is bounded (``MAKER_WAIT_SECONDS``); a waiter whose maker
+failed, or kept no template, runs ``qemu-img`` itself.
+
 Example::
 
     overlays.create(path, 'qcow2', size=None,
@@ -37,6 +44,9 @@ MAX_TEMPLATE_BYTES = 4 * 1024 * 1024
 # Shapes kept: one per (image, flavor size) in use on this host.
 MAX_TEMPLATES = 64
 _BLOCK = 4096
+# How long a disk waits for another thread's qemu-img of its shape before
+# it runs its own (a qemu-img that hangs must not hang every spawn).
+MAKER_WAIT_SECONDS = 60.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,8 +71,20 @@ class _Template:
     extents: tuple[tuple[int, bytes], ...]
 
 
+@dataclasses.dataclass
+class _Making:
+    """A shape's template being made by one thread; ``waiters``: the
+    threads waiting for it (tests look)."""
+    done: threading.Event = dataclasses.field(
+        default_factory=threading.Event)
+    waiters: int = 0
+
+
 _templates: collections.OrderedDict = collections.OrderedDict()
+_making: dict[_Shape, _Making] = {}
 _lock = threading.Lock()
+# What _template() returns to the one thread that is to make the template.
+_MAKE = object()
 
 
 def create(path: str, fmt: str, size: int | None = None,
@@ -74,12 +96,18 @@ def create(path: str, fmt: str, size: int | None = None,
         _qemu_img_create(path, fmt, size, backing)
         return
     shape = _Shape(size, backing)
-    template = _cached(shape)
-    if template is None:
+    template = _template(shape)
+    if template is _MAKE:
+        try:
+            _qemu_img_create(path, fmt, size, backing)
+            _keep(shape, _read_template(path))
+        finally:
+            with _lock:
+                _making.pop(shape).done.set()
+    elif template is None:
         _qemu_img_create(path, fmt, size, backing)
-        _keep(shape, _read_template(path))
-        return
-    _write(path, template)
+    else:
+        _write(path, template)
 
 
 def forget() -> None:
@@ -95,12 +123,31 @@ def _qemu_img_create(path, fmt, size, backing):
                     backing_format=backing.format if backing else None)
 
 
-def _cached(shape: _Shape) -> _Template | None:
+def _template(shape: _Shape):
+    """The kept template of ``shape``; ``_MAKE`` when the caller is to
+    make it (then it must end ``_making[shape]``); None when there is
+    none to wait for (its maker failed, kept none or took too long)."""
     with _lock:
-        template = _templates.get(shape)
+        template = _cached(shape)
         if template is not None:
-            _templates.move_to_end(shape)
-        return template
+            return template
+        making = _making.get(shape)
+        if making is None:
+            _making[shape] = _Making()
+            return _MAKE
+        making.waiters += 1
+    making.done.wait(MAKER_WAIT_SECONDS)
+    with _lock:
+        making.waiters -= 1
+        return _cached(shape)
+
+
+def _cached(shape: _Shape) -> _Template | None:
+    """The kept template of ``shape``, or None; under ``_lock``."""
+    template = _templates.get(shape)
+    if template is not None:
+        _templates.move_to_end(shape)
+    return template
 
 
 def _keep(shape: _Shape, template: _Template | None) -> None:

@@ -6,6 +6,7 @@ qemu-img runs; every file checked here was written for real.
 """
 
 import os
+import threading
 from unittest import mock
 
 from oslo_concurrency import processutils
@@ -141,6 +142,83 @@ class TestOverlays(base.TestCase):
         self.assertEqual(4, self.qemu_img_create.call_count)
         self.assertEqual(16 * MiB,
                          qemu_img.info(self._path('e')).virtual_size)
+
+    def _held_first_qemu_img(self, fail=False):
+        """qemu_img.create whose first call waits for ``release`` (set
+        ``entered`` first) and then runs, or fails when ``fail``."""
+        entered, release = threading.Event(), threading.Event()
+        real = qemu_img.create
+        calls = []
+
+        def create(*args, **kwargs):
+            calls.append(args[0])
+            if len(calls) == 1:
+                entered.set()
+                release.wait()
+                if fail:
+                    raise exception.DiskCreationFailed(path=args[0],
+                                                       reason='held')
+            return real(*args, **kwargs)
+        patch = mock.patch.object(qemu_img, 'create', side_effect=create)
+        patch.start()
+        self.addCleanup(patch.stop)
+        return entered, release, calls
+
+    def _create_in_threads(self, names):
+        errors = {}
+
+        def create(name):
+            try:
+                overlays.create(self._path(name), 'qcow2',
+                                backing=self.base)
+            except Exception as e:
+                errors[name] = e
+        threads = {name: threading.Thread(target=create, args=(name,))
+                   for name in names}
+        for thread in threads.values():
+            thread.start()
+        return threads, errors
+
+    def _waiting(self, count):
+        shape = overlays._Shape(None, self.base)
+        making = overlays._making.get(shape)
+        return making is not None and making.waiters == count
+
+    def test_disks_of_a_new_shape_at_once_wait_for_one_qemu_img(self):
+        entered, release, calls = self._held_first_qemu_img()
+        first, _ = self._create_in_threads(['first'])
+        self.assertTrue(entered.wait(30))
+        others, errors = self._create_in_threads(['second', 'third'])
+        # Both wait for the first one's qemu-img rather than run theirs.
+        self.assertTrue(base.wait_until(lambda: self._waiting(2)))
+        release.set()
+        for thread in [*first.values(), *others.values()]:
+            thread.join(30)
+        self.assertEqual({}, errors)
+        self.assertEqual([self._path('first')], calls)
+        expected = self._by_qemu_img('expected', 'qcow2',
+                                     backing=self.base)
+        for name in ('first', 'second', 'third'):
+            self.assertSameBytes(expected, self._path(name))
+        self.assertEqual({}, overlays._making)
+
+    def test_waiters_make_their_own_when_the_first_fails(self):
+        entered, release, calls = self._held_first_qemu_img(fail=True)
+        first, first_errors = self._create_in_threads(['first'])
+        self.assertTrue(entered.wait(30))
+        other, errors = self._create_in_threads(['second'])
+        self.assertTrue(base.wait_until(lambda: self._waiting(1)))
+        release.set()
+        for thread in [*first.values(), *other.values()]:
+            thread.join(30)
+        self.assertIsInstance(first_errors['first'],
+                              exception.DiskCreationFailed)
+        self.assertEqual({}, errors)
+        self.assertEqual([self._path('first'), self._path('second')], calls)
+        self.assertSameBytes(
+            self._by_qemu_img('expected', 'qcow2', backing=self.base),
+            self._path('second'))
+        self.assertEqual({}, overlays._making)
 
     def test_write_failure_is_a_disk_creation_failure(self):
         overlays.create(self._path('a'), 'qcow2', backing=self.base)
