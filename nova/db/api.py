@@ -342,9 +342,17 @@ def _autocommit_on_a_server(connection):
     try:
         yield
     finally:
-        # A connection the server dropped is closed: nothing to give back.
-        if not driver.closed:
-            driver.autocommit = False
+        try:
+            # A connection the server dropped is closed: nothing to give
+            # back.
+            if not driver.closed:
+                driver.autocommit = False
+        except Exception as e:
+            # Never back to the pool in autocommit: a write transaction
+            # on it would commit statement by statement.
+            LOG.warning('Discarding a database connection that could not '
+                        'leave autocommit: %s', e)
+            connection.invalidate()
 
 
 def read_one_row(statement: sa.Select, params: dict) -> tuple | None:

@@ -142,6 +142,25 @@ class PostgreSQLTestCase(_OnPostgreSQL):
         self.assertEqual('h1', objects.Instance.get_by_uuid(
             self.ctx, instance.uuid).host)
 
+    def test_a_read_on_a_dropped_connection_leaves_the_pool_sound(self):
+        from psycopg2 import extensions as psycopg2_extensions
+        instance = objects.Instance(self.ctx, host='h1').create()
+        engine = db_api.get_engine()
+        self._terminate(self._backend_of_next_checkout(engine))
+        # Used within the second: not pinged, the read fails as a
+        # disconnect and its connection is discarded.
+        with self.assertRaises(sa.exc.OperationalError):
+            with db_api.reading() as connection:
+                connection.execute(sa.select(sa.literal(1))).scalar()
+        self.assertEqual('h1', objects.Instance.get_by_uuid(
+            self.ctx, instance.uuid).host)
+        with db_api.writing() as connection:
+            connection.execute(sa.select(sa.literal(1))).scalar()
+            driver = connection.connection.driver_connection
+            self.assertFalse(driver.autocommit)
+            self.assertEqual(psycopg2_extensions.TRANSACTION_STATUS_INTRANS,
+                             driver.info.transaction_status)
+
     def test_read_one_row_survives_a_dropped_connection(self):
         # The token read before a side effect must not fail an attempt
         # because the server dropped the pooled connection it got (a
