@@ -535,8 +535,22 @@ class ClusterTestCase(base.TestCase):
                 self.fail('server %s went to ERROR: %s' % (
                     uuid, server.get('fault')))
             time.sleep(POLL)
+        self.print_log_tails(host or server.get('OS-EXT-SRV-ATTR:host'))
         self.fail('server %s not %s on %s after %s s: %s'
                   % (uuid, status, host, timeout, server))
+
+    def print_log_tails(self, host, lines=60):
+        """The last ``lines`` of the logs of ``host``'s services and of the
+        control plane's, printed (a failure's report shows them: the
+        cluster and its logs are gone once the test ends)."""
+        logs = self.cluster.layout.logs
+        for name in sorted(os.listdir(logs)):
+            if host and host in name or not any(
+                    h in name for h in self.cluster.hosts):
+                with open(os.path.join(logs, name), errors='replace') as f:
+                    tail = f.readlines()[-lines:]
+                print('--- last %d lines of %s ---\n%s'
+                      % (len(tail), name, ''.join(tail)))
 
     def wait_for_gone(self, uuid, timeout=60):
         """Until ``GET /servers/<uuid>`` answers 404 (deleted)."""
