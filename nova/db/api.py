@@ -337,7 +337,15 @@ def _autocommit_on_a_server(connection):
     if connection.dialect.name == 'sqlite':
         yield
         return
-    driver = connection.connection.driver_connection
+    with _driver_autocommit(connection.connection.driver_connection,
+                            connection.invalidate):
+        yield
+
+
+@contextlib.contextmanager
+def _driver_autocommit(driver, discard):
+    """The driver's connection ``driver`` in autocommit for the body, then
+    back to transactions; ``discard()`` when it cannot go back."""
     driver.autocommit = True
     try:
         yield
@@ -352,7 +360,7 @@ def _autocommit_on_a_server(connection):
             # on it would commit statement by statement.
             LOG.warning('Discarding a database connection that could not '
                         'leave autocommit: %s', e)
-            connection.invalidate()
+            discard()
 
 
 def read_one_row(statement: sa.Select, params: dict) -> tuple | None:
@@ -409,18 +417,14 @@ def read_one_row(statement: sa.Select, params: dict) -> tuple | None:
 
 
 def _read_raw(raw, sql, values, autocommit: bool) -> tuple | None:
-    if autocommit:
-        raw.driver_connection.autocommit = True
-    try:
+    with (_driver_autocommit(raw.driver_connection, raw.invalidate)
+          if autocommit else contextlib.nullcontext()):
         cursor = raw.cursor()
         try:
             cursor.execute(sql, values)
             return cursor.fetchone()
         finally:
             cursor.close()
-    finally:
-        if autocommit and not raw.driver_connection.closed:
-            raw.driver_connection.autocommit = False
 
 
 _raw_forms: dict = {}
