@@ -91,6 +91,29 @@ def cleanup():
             TRANSPORT = None
 
 
+def in_process():
+    """Whether this process's bus is ``inproc://`` (``nova-all``'s
+    default): then other processes reach it only through ``serve_hub``."""
+    from nova import rpc_inproc
+    return isinstance(_driver(), rpc_inproc.InProcessDriver)
+
+
+def serve_hub(path):
+    """Serve this process's ``inproc://`` bus on the Unix socket ``path``
+    for processes whose ``transport_url`` is ``ipc://<path>``; returns the
+    started ``nova.rpc_ipc.Hub`` (``stop()`` it)."""
+    from nova import rpc_ipc
+    if not in_process():
+        raise RuntimeError('only an inproc:// transport is served on a hub')
+    return rpc_ipc.Hub(_driver(), path).start()
+
+
+def _driver():
+    # NOTE: oslo.messaging offers no public way to reach a transport's
+    # driver; the hub needs the in-process driver's queues themselves.
+    return _transport()._driver
+
+
 def _transport():
     if TRANSPORT is None:
         raise RuntimeError('nova.rpc.init() was not called')

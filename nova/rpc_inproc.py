@@ -146,8 +146,7 @@ class InProcessDriver(base.BaseDriver):
         # RabbitMQ.
         jsonutils.dumps(message)
         reply_q = queue.Queue() if wait_for_reply else None
-        self._exchange(target.exchange).deliver(
-            target, (ctxt, message, reply_q))
+        self.deliver(target, ctxt, message, reply_q)
         if reply_q is None:
             return None
         try:
@@ -158,6 +157,13 @@ class InProcessDriver(base.BaseDriver):
         if failure:
             raise failure
         return reply
+
+    def deliver(self, target, ctxt, message, reply_q=None) -> None:
+        """Queue a message for the servers of ``target``; its reply, for
+        a call, is ``reply_q.put((reply, exception or None))``. Also the
+        entry of messages from other processes (``nova.rpc_ipc.Hub``)."""
+        self._exchange(target.exchange).deliver(
+            target, (ctxt, message, reply_q))
 
     def send_notification(self, target, ctxt, message, version, retry=None):
         # The project sends no notifications; delivered like a cast.

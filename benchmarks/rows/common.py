@@ -27,6 +27,7 @@ import evacuate  # noqa: E402  (benchmarks/evacuate.py)
 
 from nova.cli import client as client_mod  # noqa: E402
 from nova.testing.cluster import services as cluster_services  # noqa: E402
+from nova.testing import procs  # noqa: E402
 from nova.testing import rabbitmq  # noqa: E402
 
 percentile = evacuate.percentile
@@ -146,6 +147,19 @@ def rss_mb(pid):
             if line.startswith('VmRSS:'):
                 return int(line.split()[1]) / 1024.0
     raise RuntimeError('no VmRSS for process %d' % pid)
+
+
+def tree_rss_mb(pid):
+    """``rss_mb`` of ``pid`` plus its children's (``nova-all``'s API
+    workers): pages they share are counted in each, so this is an upper
+    bound."""
+    total = rss_mb(pid)
+    for child in procs.children(pid):
+        try:
+            total += rss_mb(child)
+        except (OSError, RuntimeError):
+            pass        # exited meanwhile
+    return total
 
 
 def run_threads(functions):

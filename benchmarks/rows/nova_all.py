@@ -164,7 +164,8 @@ class NovaAll:
         return set(hosts) <= up
 
     def rss_mb(self):
-        return common.rss_mb(self.popen.pid)
+        """The process's RSS with its API workers' (an upper bound)."""
+        return common.tree_rss_mb(self.popen.pid)
 
     def stop(self):
         """SIGTERM (SIGKILL after 60 s) to the process started, reaped;

@@ -63,6 +63,37 @@ class APIServer:
             handler_class=_RequestHandler)
         self.host, self.port = self._server.server_address[:2]
         self._thread = None
+        self._inherited = False
+
+    @classmethod
+    def on_socket(cls, app, sock: socket.socket) -> 'APIServer':
+        """A server accepting on ``sock``, a TCP socket already bound and
+        listening (another process's, inherited: ``nova.api.workers``).
+
+        Non-blocking, because the other workers accept on it too: the one
+        that loses the race for a connection goes back to waiting instead
+        of blocking in ``accept()`` where ``stop()`` cannot reach it.
+        """
+        self = cls.__new__(cls)
+        server = _ThreadingWSGIServer(sock.getsockname()[:2],
+                                      _RequestHandler,
+                                      bind_and_activate=False)
+        server.socket.close()
+        server.socket = sock
+        sock.setblocking(False)
+        server.server_address = sock.getsockname()
+        # What HTTPServer.server_bind and WSGIServer.server_bind set after
+        # binding.
+        host, port = server.server_address[:2]
+        server.server_name = socket.getfqdn(host)
+        server.server_port = port
+        server.setup_environ()
+        server.set_app(app)
+        self._server = server
+        self.host, self.port = host, port
+        self._thread = None
+        self._inherited = True
+        return self
 
     @property
     def url(self) -> str:
@@ -74,7 +105,11 @@ class APIServer:
             target=self._server.serve_forever, kwargs={'poll_interval': 0.5},
             name='nova-api-%d' % self.port, daemon=True)
         self._thread.start()
-        LOG.info('REST API listening on %s', self.url)
+        if self._inherited:
+            # The process that bound the socket said where it listens.
+            LOG.info('REST API worker serving %s', self.url)
+        else:
+            LOG.info('REST API listening on %s', self.url)
         return self
 
     def stop(self) -> None:

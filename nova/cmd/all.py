@@ -171,6 +171,61 @@ class APIService:
             self.server = None
 
 
+class APIWorkersService:
+    """The REST API in ``count`` processes of their own
+    (``[DEFAULT] osapi_compute_workers``), sending to this process's bus.
+
+    With ``inproc://`` the workers reach it through a hub on a Unix
+    socket in ``state_path`` (``nova.rpc_ipc``); with a broker they use the
+    broker, as the configuration says.
+    """
+
+    def __init__(self, conf, count, argv):
+        self.conf = conf
+        self.count = count
+        self.argv = list(argv)
+        self.hub = None
+        self.workers = None
+
+    def __repr__(self):
+        return '<APIWorkersService %d>' % self.count
+
+    def start(self):
+        from nova.api import workers as workers_mod
+        env = {}
+        if rpc.in_process():
+            self.hub = rpc.serve_hub(
+                os.path.join(self.conf.state_path, 'rpc.sock'))
+            # oslo.config's environment source: above the files, so the
+            # workers use the hub whatever the files say.
+            env['OS_DEFAULT__TRANSPORT_URL'] = self.hub.url
+        try:
+            self.workers = workers_mod.APIWorkers(
+                self.conf.api.listen, self.conf.api.listen_port,
+                self.count, self.argv, env=env).start()
+        except Exception:
+            self._stop_hub()
+            raise
+
+    def stop(self):
+        if self.workers is not None:
+            self.workers.stop()
+            self.workers = None
+        self._stop_hub()
+
+    def _stop_hub(self):
+        if self.hub is not None:
+            self.hub.stop()
+            self.hub = None
+
+
+def api_workers(conf):
+    """How many processes of their own serve ``nova-all``'s API (0: its
+    threads)."""
+    count = conf.osapi_compute_workers
+    return 1 if count is None else count
+
+
 class AllInOne:
     """The services of ``nova-all``, built (not started).
 
@@ -235,8 +290,13 @@ def main(argv=None):
     try:
         settings_list = all_in_one.all_host_settings(CONF)
         prepare_embedded_default(CONF, settings_list)
-        deployment = AllInOne(CONF, settings_list)
-        service.run(deployment.services)
+        workers = api_workers(CONF) if api_available() else 0
+        deployment = AllInOne(CONF, settings_list, with_api=not workers)
+        services = list(deployment.services)
+        if workers:
+            services.append(APIWorkersService(
+                CONF, workers, sys.argv[1:] if argv is None else argv))
+        service.run(services)
     finally:
         rpc.cleanup()
     return 0

@@ -2,7 +2,9 @@
 
     nova-api [--config-file F ...]
 
-Listens on ``[api] listen``:``listen_port``, talks to the database
+Listens on ``[api] listen``:``listen_port`` (with ``[DEFAULT]
+osapi_compute_workers``, serves from that many processes of its own on
+the socket it binds: ``nova.api.workers``), talks to the database
 (``[database] connection``) and casts to computes and the conductor over
 ``transport_url``. Stops on SIGTERM or SIGINT.
 """
@@ -14,6 +16,7 @@ from nova.compute import api as compute_api_mod
 from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor import rpcapi as conductor_rpcapi
 from nova import conf as nova_conf
+from nova.conf import CONF
 from nova.model import binaries
 from nova.network import api as network_api_mod
 from nova import rpc
@@ -61,7 +64,17 @@ def main(argv=None) -> int:
     nova_conf.register_api_opts()
     service.prepare_service(BINARY, argv)
     try:
-        service.run([APIServerService(build_compute_api())])
+        workers = CONF.osapi_compute_workers
+        if workers:
+            # Processes of their own on the port this one binds; they use
+            # the transport the files configure, as this process would.
+            from nova.api import workers as workers_mod
+            server = workers_mod.APIWorkers(
+                CONF.api.listen, CONF.api.listen_port, workers,
+                sys.argv[1:] if argv is None else argv)
+        else:
+            server = APIServerService(build_compute_api())
+        service.run([server])
     finally:
         rpc.cleanup()
     return 0

@@ -90,10 +90,31 @@ host URL, for an API behind a proxy. Example: ``https://cloud.example:8774``.
 ]
 
 
+# In [DEFAULT], where Nova has it.
+workers_opts = [
+    cfg.IntOpt('osapi_compute_workers',
+               min=0,
+               help="""
+Processes serving the REST API, each its own Python interpreter, all
+accepting on the one listening socket of ``[api] listen``:``listen_port``
+that the service opened.
+
+With 0 the API is served on threads of the service's own process. Unset:
+1 for ``nova-all``, whose API then runs on another core than its
+conductor and computes (the workers' messages reach ``nova-all``'s
+in-process bus over a Unix socket in ``state_path``, with no broker); 0
+for ``nova-api``, whose workers use its ``transport_url``.
+A worker that dies is started again; the listening socket stays open
+meanwhile, so connections wait instead of being refused.
+"""),
+]
+
+
 def register_opts(conf):
     conf.register_group(api_group)
     conf.register_opts(api_opts, group=api_group)
+    conf.register_opts(workers_opts)
 
 
 def list_opts():
-    return {api_group: api_opts}
+    return {api_group: api_opts, 'DEFAULT': workers_opts}

@@ -62,6 +62,23 @@ def state(pid):
     return data[data.rindex(')') + 2:].split()[0]
 
 
+def children(pid):
+    """PIDs of the running children of ``pid`` (``/proc``; a zombie,
+    exited but not yet reaped, is not running)."""
+    found = []
+    try:
+        tasks = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open('/proc/%d/task/%s/children' % (pid, task)) as f:
+                found += [int(child) for child in f.read().split()]
+        except OSError:
+            pass        # the thread or the process ended meanwhile
+    return [child for child in found if start_time(child) is not None]
+
+
 def mount_ns_inode(pid):
     try:
         return os.stat('/proc/%d/ns/mnt' % pid).st_ino

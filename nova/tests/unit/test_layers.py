@@ -18,7 +18,8 @@ and of the style:
 * only ``nova/virt/libvirt/binding.py`` imports libvirt;
 * only ``nova/virt/instancedir.py`` deletes files or directories (its
   paths are built from validated UUIDs and checked to stay inside
-  ``instances_path``), besides the image store, which lives elsewhere;
+  ``instances_path``), besides the image store, which lives elsewhere,
+  and the RPC hub, which removes only its own Unix socket;
 * options are declared and registered only in ``nova/conf/``;
 * nothing imports a test package.
 
@@ -50,7 +51,8 @@ FLOORS = layering.Floors([
     # Crash points: told where their settings are, read nothing else.
     Floor(frozenset({'crashpoint'})),
     # phases: the marks of an operation, crash points among them.
-    Floor(frozenset({'conf', 'context', 'manager', 'phases', 'rpc_inproc'})),
+    Floor(frozenset({'conf', 'context', 'manager', 'phases', 'rpc_inproc',
+                     'rpc_ipc'})),
     # Over the configuration.
     Floor(frozenset({'db', 'image', 'periodic'})),
     # The persistent objects over db/; the virt contract and what every
@@ -99,7 +101,7 @@ MAY_IMPORT = {
     'virt.libvirt': {'virt', 'crashpoint', 'image'},
     'image': {'conf'},
     # The serializer's objects (nova.objects.base, loaded by name).
-    'rpc': {'context', 'objects'},
+    'rpc': {'context', 'objects', 'rpc_inproc', 'rpc_ipc'},
     'periodic': {'conf'},
     'crashpoint': set(),
     'phases': {'crashpoint'},
@@ -107,6 +109,7 @@ MAY_IMPORT = {
     'conf': {'crashpoint'},
     'manager': set(),
     'rpc_inproc': set(),
+    'rpc_ipc': set(),
     'model': set(),
     'fileio': set(),
     'command': set(),
@@ -122,7 +125,10 @@ MAY_DELETE = frozenset({
     # An atomic write's own temporary file, when the write failed.
     'fileio.py',
     # Image metadata in the image store, outside instances_path.
-    os.path.join('image', 'store.py')})
+    os.path.join('image', 'store.py'),
+    # The RPC hub's own Unix socket (only a socket: any other file at its
+    # path is refused and kept) and the empty private directory it made.
+    'rpc_ipc.py'})
 OPTIONS_HOME = 'conf'
 OPTION_CALLS = frozenset({'register_opt', 'register_opts',
                           'register_cli_opt', 'register_cli_opts',

@@ -24,13 +24,16 @@ def wait_until(predicate, timeout=WAIT):
 
 class TestEmbeddedDefaultCLI(base.TestCase):
 
+    # More of [DEFAULT] (subclasses).
+    default_options = ''
+
     def setUp(self):
         super().setUp()
-        state = os.path.join(self.tmp, 'state-all')
+        self.state = os.path.join(self.tmp, 'state-all')
         conf = os.path.join(self.tmp, 'nova.conf')
         with open(conf, 'w') as f:
-            f.write('[DEFAULT]\nstate_path = %s\n[api]\nlisten_port = 0\n'
-                    % state)
+            f.write('[DEFAULT]\nstate_path = %s\n%s[api]\nlisten_port = 0\n'
+                    % (self.state, self.default_options))
         self.log_path = os.path.join(self.tmp, 'nova-all.log')
         self.popen = self.start_nova_process('nova.cmd.all', conf,
                                              self.log_path)

@@ -1,3 +1,4 @@
+import ipaddress
 import random
 import re
 import threading
@@ -332,6 +333,26 @@ class TestFixedAddresses(base.TestCase):
         # Never the broadcast address.
         taken = {'10.0.0.%d' % i for i in range(2, 255)}
         self.assertIsNone(network_api.free_address('10.0.0.0/24', taken))
+
+    def test_free_address_is_the_lowest_host_after_the_gateway(self):
+        # Against the definition, on ipaddress's own hosts(): random
+        # subsets of small networks of every shape.
+        rand = random.Random(7)
+        for cidr in ('10.0.0.0/32', '10.0.0.0/31', '10.0.0.0/30',
+                     '10.0.0.0/29', '192.168.1.128/25', '172.24.0.0/22'):
+            hosts = [str(a) for a in ipaddress.ip_network(cidr).hosts()]
+            for _ in range(50):
+                taken = set(rand.sample(hosts, rand.randint(0, len(hosts))))
+                expected = next((a for a in hosts[1:] if a not in taken),
+                                None)
+                self.assertEqual(expected,
+                                 network_api.free_address(cidr, taken),
+                                 (cidr, sorted(taken)))
+        # Addresses of another family among the taken change nothing.
+        self.assertEqual('10.0.0.2', network_api.free_address(
+            '10.0.0.0/29', {'fd00::2', '10.0.0.1'}))
+        self.assertEqual('fd00::2', network_api.free_address(
+            'fd00::/64', {'10.0.0.2'}))
 
 
 class TestPortsByHost(base.TestCase):
