@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.request
 
+from nova.testing import procs
 from nova.testing import rabbitmq
 from nova.tests import base
 
@@ -59,3 +60,26 @@ class NovaAPIProcessTest(base.TestCase):
         self.assertEqual(0, proc.wait(timeout=15))
         proc.stderr.close()
         self.assertRaises(urllib.error.URLError, self.get, '/v2.1')
+
+    def test_workers_serve_and_stop_with_it(self):
+        with open(self.conf, 'a') as f:
+            f.write('[DEFAULT]\nosapi_compute_workers = 2\n')
+        log_path = os.path.join(self.tmp, 'nova-api.log')
+        with open(log_path, 'w') as log:
+            proc = subprocess.Popen(
+                [sys.executable, '-m', 'nova.cmd.api', '--config-file',
+                 self.conf], stdout=log, stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        status, doc = self.wait_serving(proc)
+        self.assertEqual((200, 'v2.1'), (status, doc['version']['id']))
+        workers = base.wait_until(lambda: len(procs.children(proc.pid)) == 2
+                                  and procs.children(proc.pid))
+        self.assertTrue(workers)
+        self.assertEqual((200, {'services': []}),
+                         self.get('/v2.1/os-services'))
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, proc.wait(timeout=60))
+        self.assertTrue(base.wait_until(
+            lambda: all(procs.start_time(p) is None for p in workers)))
+        with open(log_path) as f:
+            self.assertEqual(2, f.read().count('REST API worker serving'))
