@@ -2,7 +2,8 @@
 default.
 
 One ``nova-all`` of the embedded default (``rows/nova_all.py``), empty,
-its network ``public`` on a /16 (the default /24 holds 253 ports).
+its network ``public`` on a /16 (the default /24 holds 253 ports), its
+REST API in one worker process (the default ``osapi_compute_workers``).
 8 client threads (``nova.cli.client``, REST) share 1,000 boots
 (``--quick``: 100): each thread posts a server, waits until it is ACTIVE
 (polling ``GET /servers/<id>`` every 50 ms), then posts the next. The
@@ -13,7 +14,9 @@ No baseline; target: at least 25 servers/s. To say what each guarantee
 costs, the same boots on a new ``nova-all`` started without it
 (``GUARANTEES``; benchmark only, ``rows/guarantees.py``), and once without
 all of them, each right after a run with everything; the ratio column is
-the rate without over the rate of that run with. The row's figure is the
+the rate without over the rate of that run with. Last, the same boots
+with the API on nova-all's own threads (``osapi_compute_workers = 0``),
+right after one more run with the default. The row's figure is the
 median of the runs with everything (5; each run takes about a minute in
 full).
 """
@@ -37,11 +40,12 @@ GUARANTEES = ('token_checks', 'file_fsync', 'sqlite_sync')
 CIDR = '172.24.0.0/16'
 
 
-def measure(count, switched_off=()):
+def measure(count, switched_off=(), api_workers=None):
     """Seconds from the first request to the last of ``count`` servers
-    ACTIVE, on a new nova-all started without ``switched_off``."""
+    ACTIVE, on a new nova-all started without ``switched_off`` (with
+    ``api_workers``: that ``osapi_compute_workers``)."""
     with guarantees.services_started_without(switched_off), \
-            nova_all.NovaAll() as cloud:
+            nova_all.NovaAll(api_workers=api_workers) as cloud:
         cloud.prepare(cidr=CIDR)
         cloud.start()
         cloud.image_id()
@@ -76,7 +80,11 @@ def run(quick):
     for names in guarantees.one_by_one_then_all(GUARANTEES):
         with_all = count / measure(count)
         pairs.append((names, with_all, count / measure(count, names)))
-    rates = [with_all for _names, with_all, _without in pairs]
+    # What the API's own process buys: the same boots with the API on
+    # nova-all's threads, right after a run with the default.
+    default = count / measure(count)
+    threads = count / measure(count, api_workers=0)
+    rates = [with_all for _names, with_all, _without in pairs] + [default]
     rate = statistics.median(rates)
     lines = [common.Line(
         'boot %d servers, %d client threads, embedded' % (count, THREADS),
@@ -89,4 +97,9 @@ def run(quick):
             guarantees.without_label(names), '%.1f servers/s' % without,
             '%.1f servers/s with it, the run before' % with_all,
             '%.2fx' % (without / with_all)))
+    lines.append(common.Line(
+        '  the same with the API on nova-all\'s own threads '
+        '(osapi_compute_workers = 0)', '%.1f servers/s' % threads,
+        '%.1f servers/s with one API worker, the run before' % default,
+        '%.2fx' % (threads / default)))
     return lines

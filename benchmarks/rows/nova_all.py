@@ -80,7 +80,9 @@ class NovaAll:
 
     binary = 'nova-all'
 
-    def __init__(self):
+    def __init__(self, api_workers=None):
+        # None: the default of [DEFAULT] osapi_compute_workers.
+        self.api_workers = api_workers
         self.state = tempfile.mkdtemp(prefix='nova-bench-all-')
         self.port = common.free_port()
         self.database = 'sqlite:///' + os.path.join(self.state,
@@ -94,8 +96,13 @@ class NovaAll:
         self._image = None
 
     def conf_text(self):
-        return CONF_TEXT % {'state': self.state, 'port': self.port,
+        text = CONF_TEXT % {'state': self.state, 'port': self.port,
                             'database': self.database}
+        if self.api_workers is not None:
+            text = text.replace(
+                '[DEFAULT]\n', '[DEFAULT]\nosapi_compute_workers = %d\n'
+                % self.api_workers, 1)
+        return text
 
     def __enter__(self):
         return self
