@@ -2,8 +2,9 @@
 grows.
 
 For each N (0, 1,000, 5,000, 10,000; ``--quick``: 0, 200, 1,000) a
-``nova-all`` of the embedded default (``rows/nova_all.py``: one process,
-``inproc://`` RPC, noauth2, two hosts on libvirt's test driver, SQLite)
+``nova-all`` of the embedded default (``rows/nova_all.py``: its API in
+one worker process, ``inproc://`` RPC, noauth2, two hosts on libvirt's
+test driver, SQLite)
 starts with N live servers already in its database and on its hosts; all
 of them run at once. A client in this process (``nova.cli.client``, a
 new connection per request, as the ``nova`` CLI) then boots servers on

@@ -79,6 +79,16 @@ def children(pid):
     return [child for child in found if start_time(child) is not None]
 
 
+def cmdline(pid):
+    """The arguments of process ``pid`` as bytes (empty once it is
+    gone)."""
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return f.read().split(b'\0')
+    except OSError:
+        return []
+
+
 def mount_ns_inode(pid):
     try:
         return os.stat('/proc/%d/ns/mnt' % pid).st_ino

@@ -7,6 +7,7 @@ import re
 import time
 
 from nova.cli import shell
+from nova.testing import procs
 from nova.tests import base
 
 WAIT = 60
@@ -24,8 +25,9 @@ def wait_until(predicate, timeout=WAIT):
 
 class TestEmbeddedDefaultCLI(base.TestCase):
 
-    # More of [DEFAULT] (subclasses).
+    # More of [DEFAULT] (subclasses), and the API workers it makes.
     default_options = ''
+    api_workers = 1
 
     def setUp(self):
         super().setUp()
@@ -53,6 +55,16 @@ class TestEmbeddedDefaultCLI(base.TestCase):
         self.assertEqual(expect, code, '%s%s\n%s' % (
             out.getvalue(), err.getvalue(), self.log()[-3000:]))
         return out.getvalue()
+
+    def api_worker_pids(self):
+        return sorted(pid for pid in procs.children(self.popen.pid)
+                      if b'nova.cmd.api_worker' in procs.cmdline(pid))
+
+    def test_the_api_runs_in_worker_processes(self):
+        self.assertTrue(wait_until(
+            lambda: len(self.api_worker_pids()) == self.api_workers),
+            self.api_worker_pids())
+        self.assertIn('ID', self.nova('list'))
 
     def row(self, name):
         for line in self.nova('list').splitlines():

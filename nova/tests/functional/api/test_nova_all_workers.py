@@ -25,19 +25,12 @@ def alive(pid):
     return procs.start_time(pid) is not None
 
 
-def cmdline(pid):
-    try:
-        with open('/proc/%d/cmdline' % pid, 'rb') as f:
-            return f.read().split(b'\0')
-    except OSError:
-        return []
-
-
 class TestAPIWorkers(test_nova_all_cli.TestEmbeddedDefaultCLI):
     """Also the embedded default's boot, stop, start and delete through
     the CLI (inherited), here over two workers."""
 
     default_options = 'osapi_compute_workers = 2\n'
+    api_workers = 2
 
     def setUp(self):
         super().setUp()
@@ -47,8 +40,7 @@ class TestAPIWorkers(test_nova_all_cli.TestEmbeddedDefaultCLI):
         self.assertTrue(self.workers, self.log())
 
     def worker_pids(self, count):
-        pids = sorted(p for p in procs.children(self.popen.pid)
-                      if b'nova.cmd.api_worker' in cmdline(p))
+        pids = self.api_worker_pids()
         return pids if len(pids) == count else None
 
     def port_accepts(self):
