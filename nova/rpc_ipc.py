@@ -108,12 +108,17 @@ class _Reply:
     def put(self, item):
         reply, failure = item
         if failure is None:
-            frame = {'id': self._id, 'result': reply}
-        else:
-            frame = {'id': self._id,
-                     'failure': driver_common.serialize_remote_exception(
-                         (type(failure), failure, failure.__traceback__))}
-        self._connection.write(frame)
+            try:
+                self._connection.write({'id': self._id, 'result': reply})
+                return
+            except (TypeError, ValueError) as e:
+                # A reply JSON cannot carry fails the call, as it would
+                # over a broker, rather than leaving it to time out.
+                failure = e
+        self._connection.write(
+            {'id': self._id,
+             'failure': driver_common.serialize_remote_exception(
+                 (type(failure), failure, failure.__traceback__))})
 
 
 class _HubConnection:

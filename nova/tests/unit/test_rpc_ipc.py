@@ -16,6 +16,7 @@ import oslo_messaging as messaging
 from nova import context as nova_context
 from nova import exception
 from nova import rpc
+from nova import rpc_ipc
 from nova.tests import base
 
 
@@ -47,6 +48,9 @@ class Endpoint:
 
     def fail(self, ctxt):
         raise OtherModuleError('endpoint %s failed' % self.name)
+
+    def unsendable(self, ctxt):
+        return {'a set': object()}
 
     def bad_value(self, ctxt):
         raise ValueError('bad value at %s' % self.name)
@@ -143,6 +147,23 @@ class IPCTransportTest(base.TestCase):
         with self.assertRaises(ValueError) as raised:
             self.client(server='s1').call(self.ctxt, 'bad_value')
         self.assertIn('bad value at s1', str(raised.exception))
+
+    def test_a_reply_that_cannot_be_sent_fails_the_call(self):
+        # Refused by the serializer, on the server's side.
+        self.serve('s1')
+        self.assertRaises(TypeError, self.client(server='s1',
+                                                 timeout=30).call,
+                          self.ctxt, 'unsendable')
+        # Refused by JSON, at the hub: the caller gets a failure frame.
+        hub_end, child_end = socket.socketpair()
+        self.addCleanup(hub_end.close)
+        self.addCleanup(child_end.close)
+        rpc_ipc._Reply(rpc_ipc._HubConnection(self.hub, hub_end), 7).put(
+            ({'not json': object()}, None))
+        frame = rpc_ipc.read_frame(child_end)
+        self.assertEqual(7, frame['id'])
+        self.assertNotIn('result', frame)
+        self.assertIn('failure', frame)
 
     def test_a_call_nobody_serves_times_out(self):
         self.assertRaises(messaging.MessagingTimeout,
