@@ -75,11 +75,17 @@ class NovaAPIProcessTest(base.TestCase):
         workers = base.wait_until(lambda: len(procs.children(proc.pid)) == 2
                                   and procs.children(proc.pid))
         self.assertTrue(workers)
+
+        def serving():
+            with open(log_path) as f:
+                return f.read().count('REST API worker serving')
+        # Each worker says so once it serves; one may still be starting
+        # while the other answers.
+        self.assertTrue(base.wait_until(lambda: serving() == 2, timeout=60),
+                        serving())
         self.assertEqual((200, {'services': []}),
                          self.get('/v2.1/os-services'))
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(0, proc.wait(timeout=60))
         self.assertTrue(base.wait_until(
             lambda: all(procs.start_time(p) is None for p in workers)))
-        with open(log_path) as f:
-            self.assertEqual(2, f.read().count('REST API worker serving'))
