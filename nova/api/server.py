@@ -56,44 +56,45 @@ class _LogWriter:
         pass
 
 
+def _serving_on(app, sock: socket.socket) -> _ThreadingWSGIServer:
+    """A WSGI server accepting on ``sock``, bound and listening already.
+
+    Non-blocking, because the other workers accept on it too: the one that
+    loses the race for a connection goes back to waiting instead of
+    blocking in ``accept()`` where ``stop()`` cannot reach it.
+    """
+    server = _ThreadingWSGIServer(sock.getsockname()[:2], _RequestHandler,
+                                  bind_and_activate=False)
+    server.socket.close()
+    server.socket = sock
+    sock.setblocking(False)
+    # What HTTPServer.server_bind and WSGIServer.server_bind set after
+    # binding.
+    server.server_address = sock.getsockname()
+    host, port = server.server_address[:2]
+    server.server_name = socket.getfqdn(host)
+    server.server_port = port
+    server.setup_environ()
+    server.set_app(app)
+    return server
+
+
 class APIServer:
-    def __init__(self, app, host: str, port: int):
-        self._server = simple_server.make_server(
-            host, port, app, server_class=_ThreadingWSGIServer,
-            handler_class=_RequestHandler)
+    """The API on ``host``:``port``, bound here, or on ``sock``: a TCP
+    socket already bound and listening (another process's, inherited:
+    ``nova.api.workers``)."""
+
+    def __init__(self, app, host: str = '127.0.0.1', port: int = 0,
+                 sock: socket.socket | None = None):
+        if sock is None:
+            self._server = simple_server.make_server(
+                host, port, app, server_class=_ThreadingWSGIServer,
+                handler_class=_RequestHandler)
+        else:
+            self._server = _serving_on(app, sock)
         self.host, self.port = self._server.server_address[:2]
         self._thread = None
-        self._inherited = False
-
-    @classmethod
-    def on_socket(cls, app, sock: socket.socket) -> 'APIServer':
-        """A server accepting on ``sock``, a TCP socket already bound and
-        listening (another process's, inherited: ``nova.api.workers``).
-
-        Non-blocking, because the other workers accept on it too: the one
-        that loses the race for a connection goes back to waiting instead
-        of blocking in ``accept()`` where ``stop()`` cannot reach it.
-        """
-        self = cls.__new__(cls)
-        server = _ThreadingWSGIServer(sock.getsockname()[:2],
-                                      _RequestHandler,
-                                      bind_and_activate=False)
-        server.socket.close()
-        server.socket = sock
-        sock.setblocking(False)
-        server.server_address = sock.getsockname()
-        # What HTTPServer.server_bind and WSGIServer.server_bind set after
-        # binding.
-        host, port = server.server_address[:2]
-        server.server_name = socket.getfqdn(host)
-        server.server_port = port
-        server.setup_environ()
-        server.set_app(app)
-        self._server = server
-        self.host, self.port = host, port
-        self._thread = None
-        self._inherited = True
-        return self
+        self._inherited = sock is not None
 
     @property
     def url(self) -> str:

@@ -124,8 +124,8 @@ class APIWorkers:
                 target=self._watch, args=(worker,), daemon=True,
                 name='nova-api-worker-%d' % index)
             worker.thread.start()
-        LOG.info('REST API listening on %s (%d worker processes)',
-                 self.url, self.count)
+        LOG.info('REST API listening on %s (%d worker %s)', self.url,
+                 self.count, 'process' if self.count == 1 else 'processes')
         return self
 
     def _spawn(self, worker) -> bool:

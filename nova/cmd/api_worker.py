@@ -43,7 +43,7 @@ class _InheritedSocketServer:
 
     def start(self):
         app = api_wsgi.make_app(self.compute_api)
-        self.server = server_mod.APIServer.on_socket(app, self.sock).start()
+        self.server = server_mod.APIServer(app, sock=self.sock).start()
 
     def stop(self):
         if self.server is not None:
@@ -51,7 +51,9 @@ class _InheritedSocketServer:
             self.server = None
 
 
-def _watch_parent(fd, stop_event) -> None:
+def _watch_parent(fd, stop_event, sock) -> None:
+    """Return once the parent is gone (``fd`` at end of file), having
+    released the port and set ``stop_event``."""
     while True:
         try:
             if not os.read(fd, 4096):
@@ -62,6 +64,13 @@ def _watch_parent(fd, stop_event) -> None:
             break
     LOG.warning('API worker %d: the parent process is gone; stopping',
                 os.getpid())
+    # Stop listening now, for every orphaned worker at once (they share
+    # the socket): a nova-all restarted after a SIGKILL can bind the port
+    # without waiting for the workers' own stop.
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
     stop_event.set()
 
 
@@ -83,9 +92,10 @@ def main(argv=None) -> int:
     nova_conf.register_api_opts()
     service.prepare_service(binaries.API, conf_args)
     stop_event = threading.Event()
-    threading.Thread(target=_watch_parent, args=(parent_fd, stop_event),
-                     daemon=True, name='nova-api-worker-parent').start()
     sock = socket.socket(fileno=listen_fd)
+    threading.Thread(target=_watch_parent,
+                     args=(parent_fd, stop_event, sock),
+                     daemon=True, name='nova-api-worker-parent').start()
     try:
         service.run([_InheritedSocketServer(api_cmd.build_compute_api(),
                                             sock)],

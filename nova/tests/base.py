@@ -102,6 +102,21 @@ class TestCase(unittest.TestCase):
         self.addCleanup(procs.terminate, record, 30)
         return popen
 
+    def serve_rpc(self, target, endpoints):
+        """An oslo.messaging RPC server of ``endpoints`` on ``target``,
+        over the transport ``nova.rpc`` was initialised with; stopped,
+        and waited for, at cleanup."""
+        from nova import rpc
+
+        server = rpc.get_server(target, endpoints)
+        server.start()
+
+        def stop():
+            server.stop()
+            server.wait()
+        self.addCleanup(stop)
+        return server
+
 
 def wait_until(predicate, timeout=30, interval=0.02):
     """Poll ``predicate`` until it is true or ``timeout`` seconds passed;

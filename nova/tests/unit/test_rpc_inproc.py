@@ -41,14 +41,8 @@ class InProcessTransportTest(base.TestCase):
 
     def serve(self, name, topic='t'):
         endpoint = Endpoint(name)
-        server = rpc.get_server(messaging.Target(topic=topic, server=name),
-                                [endpoint])
-        server.start()
-
-        def stop():
-            server.stop()
-            server.wait()
-        self.addCleanup(stop)
+        self.serve_rpc(messaging.Target(topic=topic, server=name),
+                       [endpoint])
         return endpoint
 
     def client(self, topic='t', timeout=5, **kwargs):

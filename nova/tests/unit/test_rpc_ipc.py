@@ -74,14 +74,8 @@ class IPCTransportTest(base.TestCase):
 
     def serve(self, name, topic='t'):
         endpoint = Endpoint(name)
-        server = rpc.get_server(messaging.Target(topic=topic, server=name),
-                                [endpoint])
-        server.start()
-
-        def stop():
-            server.stop()
-            server.wait()
-        self.addCleanup(stop)
+        self.serve_rpc(messaging.Target(topic=topic, server=name),
+                       [endpoint])
         return endpoint
 
     def client(self, topic='t', timeout=10, **kwargs):

@@ -7,6 +7,7 @@ import urllib.error
 import urllib.request
 
 from nova.api import server
+from nova.api import workers
 from nova.tests import base
 from nova.tests.unit.api.openstack import fakes
 
@@ -44,6 +45,31 @@ class APIServerTest(base.TestCase):
         self.assertEqual({'/a': (200, b'/a'), '/b': (200, b'/b')}, results)
         api.stop()
         conn = http.client.HTTPConnection('127.0.0.1', api.port, timeout=2)
+        self.assertRaises(ConnectionRefusedError, conn.request, 'GET', '/')
+
+    def test_servers_on_one_inherited_socket_share_its_port(self):
+        # As the API workers do: each serves on its own descriptor of the
+        # one listening socket; one stopping leaves the port to the rest.
+        def app_of(name):
+            def app(environ, start_response):
+                start_response('200 OK', [('Content-Type', 'text/plain')])
+                return [name]
+            return app
+
+        listening = workers.listening_socket('127.0.0.1', 0)
+        port = listening.getsockname()[1]
+        first = server.APIServer(app_of(b'first'),
+                                 sock=listening.dup()).start()
+        second = server.APIServer(app_of(b'second'),
+                                  sock=listening.dup()).start()
+        listening.close()
+        self.assertEqual((port, port), (first.port, second.port))
+        first.stop()
+        url = 'http://127.0.0.1:%d/' % port
+        with urllib.request.urlopen(url, timeout=5) as response:
+            self.assertEqual(b'second', response.read())
+        second.stop()
+        conn = http.client.HTTPConnection('127.0.0.1', port, timeout=2)
         self.assertRaises(ConnectionRefusedError, conn.request, 'GET', '/')
 
     def test_url(self):
