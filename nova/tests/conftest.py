@@ -1,11 +1,11 @@
 """pytest hooks of the whole suite.
 
-``tools/run-tests`` runs the suite on two workers (pytest-xdist,
+``tools/run-tests`` runs the suite on three workers (pytest-xdist,
 ``--dist loadgroup``; pytest 9 ignores the group xdist 3.8 writes into a
 test's id, hence pytest < 9). The integration tests start real daemons
 (libvirtd per simulated host, PostgreSQL, RabbitMQ, Keystone) and load
 the machine with QEMU guests: they all run in one worker, one after the
-other, while the other worker takes the unit and functional tests. The
+other, while the other workers take the unit and functional tests. The
 integration modules that run no libvirtd or QEMU (``_WITH_HOSTS``) form a
 second group, ``daemons``, which runs beside them; a module may name a
 group of its own (the Tempest subset does).
