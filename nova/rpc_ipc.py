@@ -364,14 +364,19 @@ class IPCDriver(base.BaseDriver):
     def send_notification(self, target, ctxt, message, version, retry=None):
         self.send(target, ctxt, message)
 
+    # A service that serves topics (nova-compute, nova-conductor) given an
+    # ipc:// transport_url was configured wrong: it has no bus of its own
+    # to serve them on, so it is refused at start as a bad URL.
     def listen(self, target, batch_size, batch_timeout):
-        raise NotImplementedError(
-            'ipc:// only sends: serve RPC topics in the nova-all process')
+        raise oslo_messaging.InvalidTransportURL(
+            self._url, 'ipc:// only sends: serve RPC topics in the '
+            'nova-all process')
 
     def listen_for_notifications(self, targets_and_priorities, pool,
                                  batch_size, batch_timeout):
-        raise NotImplementedError(
-            'ipc:// only sends: serve notifications in the nova-all process')
+        raise oslo_messaging.InvalidTransportURL(
+            self._url, 'ipc:// only sends: serve notifications in the '
+            'nova-all process')
 
     def cleanup(self):
         with self._lock:

@@ -55,7 +55,7 @@ POLL = 0.01
 CONF_TEXT = """[DEFAULT]
 state_path = %(state)s
 debug = false
-[database]
+%(workers)s[database]
 connection = %(database)s
 [api]
 listen_port = %(port)d
@@ -96,13 +96,10 @@ class NovaAll:
         self._image = None
 
     def conf_text(self):
-        text = CONF_TEXT % {'state': self.state, 'port': self.port,
-                            'database': self.database}
-        if self.api_workers is not None:
-            text = text.replace(
-                '[DEFAULT]\n', '[DEFAULT]\nosapi_compute_workers = %d\n'
-                % self.api_workers, 1)
-        return text
+        workers = ('' if self.api_workers is None else
+                   'osapi_compute_workers = %d\n' % self.api_workers)
+        return CONF_TEXT % {'state': self.state, 'port': self.port,
+                            'database': self.database, 'workers': workers}
 
     def __enter__(self):
         return self

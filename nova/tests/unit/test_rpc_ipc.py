@@ -197,9 +197,10 @@ class IPCTransportTest(base.TestCase):
         self.assertTrue(endpoint.arrived.wait(10))
 
     def test_the_ipc_transport_serves_no_topic(self):
-        self.assertRaises(NotImplementedError, messaging.get_rpc_server(
+        server = messaging.get_rpc_server(
             self.transport, messaging.Target(topic='t', server='x'),
-            [Endpoint('x')]).start)
+            [Endpoint('x')])
+        self.assertRaises(messaging.InvalidTransportURL, server.start)
 
     def test_only_the_owner_may_connect(self):
         mode = os.lstat(self.path).st_mode
