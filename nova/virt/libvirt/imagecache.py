@@ -114,16 +114,23 @@ class ImageCache:
         Nothing is left behind by a failed fetch.
         """
         path = self.path_for(meta.id)
+        fetched = None
         with lockutils.lock(lock_name(image_hash(meta.id)),
                             external=True, lock_path=self.lock_path):
             if not os.path.exists(path):
-                self._fetch_locked(store, meta, path)
+                fetched = self._fetch_locked(store, meta, path)
             # Used now: young again, so the reaper does not age it out
             # while the spawn that asked for it makes its disks.
             os.utime(path)
+        if fetched is not None:
+            # What the fetch's check read is what the file is: no second
+            # qemu-img for it (a fork of the service; on a host that
+            # receives its first evacuations, one per image).
+            self._described[path] = fetched
+            return fetched
         return self._describe(meta, path)
 
-    def _fetch_locked(self, store, meta, path):
+    def _fetch_locked(self, store, meta, path) -> CachedImage:
         os.makedirs(self.base_dir, exist_ok=True)
         with fileio.temporary_beside(path) as tmp:
             store.copy_data(meta.id, tmp)
@@ -133,16 +140,20 @@ class ImageCache:
                                   != meta.checksum):
                 raise exception.ImageUnacceptable(
                     image_id=meta.id, reason='checksum mismatch')
-            self._check_format(meta, tmp)
+            found = self._check_format(meta, tmp)
             os.chmod(tmp, 0o644)
             os.rename(tmp, path)
         LOG.info('Cached image %(id)s as %(path)s',
                  {'id': meta.id, 'path': path})
+        return _cached_image(meta, path, found)
 
     @staticmethod
-    def _check_format(meta, path):
+    def _check_format(meta, path) -> qemu_img.ImageInfo | None:
+        """What qemu-img says of a bootable disk image, after checking
+        that it is what its metadata says; None for the opaque files
+        (kernels, ramdisks)."""
         if not meta.is_bootable_disk:
-            return  # kernels and ramdisks are opaque files
+            return None
         found = qemu_img.info(path)
         if found.format != meta.disk_format:
             raise exception.ImageUnacceptable(
@@ -152,18 +163,16 @@ class ImageCache:
             # An image must not point the host at another file.
             raise exception.ImageUnacceptable(
                 image_id=meta.id, reason='image has a backing file')
+        return found
 
     def _describe(self, meta, path) -> CachedImage:
         cached = self._described.get(path)
         if cached is not None and os.path.exists(path):
             return cached
-        if not meta.is_bootable_disk:
-            cached = CachedImage(meta.id, path, 'raw', os.path.getsize(path))
-        else:
+        found = None
+        if meta.is_bootable_disk:
             found = qemu_img.info(path, expected_format=meta.disk_format)
-            cached = CachedImage(meta.id, path, found.format,
-                                 found.virtual_size)
-        self._described[path] = cached
+        cached = self._described[path] = _cached_image(meta, path, found)
         return cached
 
     # -- what cache_cleanup uses ----------------------------------------
@@ -257,6 +266,15 @@ class ImageCache:
         if st.st_mtime >= older_than:
             return False, 'used or written since %s' % _when(st.st_mtime)
         return True, 'last used or written %s' % _when(st.st_mtime)
+
+
+def _cached_image(meta, path: str,
+                  found: qemu_img.ImageInfo | None) -> CachedImage:
+    """The cache's description of the base file ``path``: from qemu-img's
+    ``found`` for a disk image, as an opaque raw file otherwise."""
+    if found is None:
+        return CachedImage(meta.id, path, 'raw', os.path.getsize(path))
+    return CachedImage(meta.id, path, found.format, found.virtual_size)
 
 
 def _when(timestamp: float) -> str:

@@ -6,10 +6,13 @@ import os
 import threading
 import time
 
+from unittest import mock
+
 from oslo_concurrency import lockutils
 from oslo_utils import uuidutils
 
 from nova import exception
+from nova.image import qemu_img
 from nova.tests import base
 from nova.tests.fixtures import libvirt_host as fixtures
 from nova.virt.libvirt import imagecache
@@ -32,6 +35,28 @@ class TestImageCache(base.TestCase):
         self.assertEqual(('qcow2', 16 * 1024 ** 2),
                          (cached.format, cached.virtual_size))
         self.assertEqual(0o644, os.stat(cached.path).st_mode & 0o777)
+
+    def test_a_fetch_reads_the_image_with_qemu_img_once(self):
+        # The format check's qemu-img info describes the new base file:
+        # a host's first spawn of an image forks one qemu-img, not two.
+        spy = mock.patch.object(qemu_img, 'info', wraps=qemu_img.info)
+        info = spy.start()
+        self.addCleanup(spy.stop)
+        cached = self.cache.fetch(self.store, self.image)
+        self.assertEqual(1, info.call_count)
+        self.assertEqual(('qcow2', 16 * 1024 ** 2),
+                         (cached.format, cached.virtual_size))
+        # Fetched again: described already, no qemu-img at all.
+        self.assertEqual(cached, self.cache.fetch(self.store, self.image))
+        self.assertEqual(1, info.call_count)
+        # A new cache (a restarted service) finds the base file there and
+        # reads it once, as the format its metadata states.
+        again = imagecache.ImageCache(self.instances).fetch(self.store,
+                                                            self.image)
+        self.assertEqual(cached, again)
+        self.assertEqual(2, info.call_count)
+        self.assertEqual(mock.call(cached.path, expected_format='qcow2'),
+                         info.call_args)
 
     def test_concurrent_fetches_copy_once(self):
         results = []
