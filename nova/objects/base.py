@@ -18,6 +18,7 @@ themselves; other classes with ``to_dict``/``from_dict`` use
 """
 
 import copy
+import functools
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -195,12 +196,7 @@ class NovaObject:
     @classmethod
     def _from_db_value(cls, name: str, value):
         """Field ``name``'s value from its column's ``value``."""
-        field = cls.fields[name]
-        if value is not None:
-            value = field.from_db(value)
-        elif not field.nullable:
-            value = field.default()
-        return field.coerce(name, value)
+        return _converted(name, cls.fields[name], value)
 
     @classmethod
     def _db_columns_as(cls, kind, rows):
@@ -208,9 +204,13 @@ class NovaObject:
         of each row of those columns, converted as the object's fields
         are: for reads of many rows that need a few columns, not objects
         (a target choice reads every host of the region)."""
-        names = kind._fields
-        return [kind(*(cls._from_db_value(name, value)
-                       for name, value in zip(names, row)))
+        # Each field's conversion made once, not looked up per value:
+        # these reads convert thousands of values (a choice in a region
+        # of 500 hosts: about 7,000).
+        converters = [_converter(name, cls.fields[name])
+                      for name in kind._fields]
+        return [kind(*[convert(value)
+                       for convert, value in zip(converters, row)])
                 for row in rows]
 
     def _db_values(self, names=None) -> dict:
@@ -407,6 +407,35 @@ class NovaObject:
 # {(table, filters' names and shapes, order): the SELECT of
 # NovaObject._db_get_by}, each built once.
 _SELECTS: dict[tuple, sa.Select] = {}
+
+
+def _converted(name: str, field, value):
+    """Field ``name``'s (``field``'s) value from its column's ``value``."""
+    if value is not None:
+        value = field.from_db(value)
+    elif not field.nullable:
+        value = field.default()
+    return field.coerce(name, value)
+
+
+def _converter(name: str, field):
+    """``_converted`` of ``field``, as one function of the value: the
+    column's value of a field that keeps what the database gives (no
+    ``from_db`` of its own) goes straight to its check."""
+    kind = type(field)
+    if (kind.from_db is not obj_fields.Field.from_db
+            or kind.coerce is not obj_fields.Field.coerce):
+        return functools.partial(_converted, name, field)
+    check = field._coerce
+
+    def convert(value):
+        if value is None:
+            return field.coerce(name, None if field.nullable
+                                else field.default())
+        return check(name, value)
+    return convert
+
+
 # The bind parameter of a row's id in the UPDATEs below (not a column
 # name: those are the SET clause's).
 _ROW_ID = 'row_id'

@@ -63,6 +63,7 @@ never take the same host, and affinity members never start on two.
 
 import contextlib
 import dataclasses
+import functools
 import threading
 from typing import Callable
 
@@ -113,22 +114,43 @@ def database_capacities(context, hosts
 
 
 @dataclasses.dataclass(frozen=True)
+class AllocationRatios:
+    """``[conductor] cpu_allocation_ratio``, ``ram_allocation_ratio`` and
+    ``disk_allocation_ratio``, read once per choice: a choice weighs every
+    host of the region, and an option read costs more than the rest of a
+    host's arithmetic."""
+    cpu: float
+    ram: float
+    disk: float
+
+    @classmethod
+    def configured(cls) -> 'AllocationRatios':
+        conf = CONF.conductor
+        return cls(conf.cpu_allocation_ratio, conf.ram_allocation_ratio,
+                   conf.disk_allocation_ratio)
+
+
+@dataclasses.dataclass(frozen=True)
 class Candidate:
     host: str
     capacity: hardware.HostResources | None
     used: Need
+    # None: the configured ones, read when first needed.
+    ratios: AllocationRatios | None = None
 
     def limit(self) -> Need | None:
         """What the host may hold, after the allocation ratios."""
+        return self._limit
+
+    @functools.cached_property
+    def _limit(self) -> Need | None:
         if self.capacity is None:
             return None
-        conf = CONF.conductor
+        ratios = self.ratios or AllocationRatios.configured()
         return Need(
-            vcpus=int(self.capacity.vcpus * conf.cpu_allocation_ratio),
-            memory_mb=int(self.capacity.memory_mb
-                          * conf.ram_allocation_ratio),
-            disk_gb=int(self.capacity.local_gb
-                        * conf.disk_allocation_ratio))
+            vcpus=int(self.capacity.vcpus * ratios.cpu),
+            memory_mb=int(self.capacity.memory_mb * ratios.ram),
+            disk_gb=int(self.capacity.local_gb * ratios.disk))
 
     def free_memory_mb(self) -> int | None:
         limit = self.limit()
@@ -250,8 +272,10 @@ class TargetChooser:
         # hold two choosers between their usage read and their claim.
         used = usages(context, hosts, exclude_instance=instance.uuid)
         capacities = self._capacities(context, hosts)
+        ratios = AllocationRatios.configured()
         return [Candidate(host=host, used=used[host],
-                          capacity=capacities[host]) for host in hosts]
+                          capacity=capacities[host], ratios=ratios)
+                for host in hosts]
 
     @staticmethod
     def _usable(context, instance, exclude, services):
@@ -319,8 +343,9 @@ class TargetChooser:
 
         def preference(candidate):
             return 0 if rule is None else rule.preference(candidate.host)
-        roomy = [c for c in candidates if c.fits(need)]
-        unknown = [c for c in candidates if c.fits(need) is None]
+        fit = [(c, c.fits(need)) for c in candidates]
+        roomy = [c for c, fits in fit if fits]
+        unknown = [c for c, fits in fit if fits is None]
         if roomy:
             return pick(roomy, lambda c, counted: (
                 preference(c), counted - c.free_memory_mb(), c.host))

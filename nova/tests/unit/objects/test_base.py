@@ -1,5 +1,7 @@
 """Shared object machinery: fields, change tracking, the RPC form."""
 
+import collections
+import datetime
 import importlib
 import pkgutil
 
@@ -20,6 +22,7 @@ class Widget(obj_base.NovaObject):
         'name': fields.String(),
         'size': fields.Integer(default=1, nullable=False),
         'labels': fields.Dict(),
+        'seen': fields.DateTime(),
     }
 
 
@@ -92,6 +95,33 @@ class NovaObjectTestCase(base.TestCase):
     def test_unset_is_not_none(self):
         self.assertIsNot(None, obj_base.UNSET)
         self.assertFalse(obj_base.UNSET)
+
+
+class ColumnsAsTestCase(base.TestCase):
+    """``_db_columns_as``: rows of a few columns converted as the
+    object's fields convert them, without building objects."""
+
+    Row = collections.namedtuple('Row', ('name', 'size', 'labels', 'seen'))
+
+    def test_values_are_converted_as_their_fields_convert_them(self):
+        naive = datetime.datetime(2026, 12, 7, 9, 0)
+        rows = [('a', 3, {'k': 'v'}, naive), (None, None, None, None)]
+        got = Widget._db_columns_as(self.Row, rows)
+        # A naive time is taken as UTC; a non-nullable column's NULL is
+        # its default; a dict's NULL is {} (Dict.from_db).
+        self.assertEqual(
+            [self.Row('a', 3, {'k': 'v'},
+                      naive.replace(tzinfo=datetime.timezone.utc)),
+             self.Row(None, 1, {}, None)], got)
+        self.assertEqual(got, [self.Row(*(
+            Widget._from_db_value(name, value)
+            for name, value in zip(self.Row._fields, row))) for row in rows])
+
+    def test_a_value_its_field_refuses_is_refused(self):
+        self.assertRaises(ValueError, Widget._db_columns_as, self.Row,
+                          [(7, 3, {}, None)])
+        self.assertRaises(ValueError, Widget._db_columns_as, self.Row,
+                          [('a', True, {}, None)])
 
 
 class MatchesTestCase(base.TestCase):

@@ -525,6 +525,20 @@ class TestDatabaseCapacity(base.TestCase):
         many = self._statements_of_choice()
         self.assertEqual(len(few), len(many), many)
 
+    def test_a_choice_reads_the_allocation_ratios_once(self):
+        # Not once per host, nor per comparison: reading an option cost
+        # more than the rest of a host's arithmetic (a choice weighs every
+        # host of the region).
+        for n in range(20):
+            dbf.make_service(self.ctx, 'h%d' % n)
+            _node(self.ctx, 'h%d' % n, 4096 + n)
+        chooser = target.TargetChooser()
+        with mock.patch.object(target.AllocationRatios, 'configured',
+                               wraps=target.AllocationRatios.configured
+                               ) as configured:
+            self.assertEqual('h19', chooser.choose(self.ctx, self.instance))
+        self.assertEqual(1, configured.call_count)
+
     def test_a_choice_and_its_claim_read_in_one_transaction_each(self):
         for name in ('b', 'c'):
             dbf.make_service(self.ctx, name)
