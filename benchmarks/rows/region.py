@@ -40,6 +40,15 @@ the targets). Measured, per size:
   (heartbeats, network agents, periodic tasks: its rate over a 10 s
   window measured just before, times the duration); both raw and net are
   printed;
+* where the machine's CPU went, per evacuation and net of the idle
+  region's as above: the whole machine's (``/proc/stat``: user, nice,
+  system, irq and softirq; not what the hypervisor stole), and the
+  surviving nova-compute processes' (with their children: ``qemu-img``).
+  Every service shares this machine's two cores, so the latency follows
+  the machine's CPU per evacuation; the targets' share is where a larger
+  region pays more: each of its targets receives fewer evacuations, and
+  pays the first one's costs (connections, the image, SQL compiled for
+  the first time) for fewer;
 * where each evacuation's time went: the phase marks (``nova.phases``)
   that the conductor, nova-api and the computes logged, per attempt (its
   own request id), as a phase table. The services log without debug,
@@ -162,11 +171,24 @@ class StatsPostgreSQL(postgresql.PostgreSQLServer):
             connection.close()
 
 
-def cpu_seconds(pid):
+def cpu_seconds(pid, children=False):
+    """CPU seconds of process ``pid``; ``children``: with those of its
+    children it waited for (``qemu-img``)."""
     with open('/proc/%d/stat' % pid) as f:
         fields = f.read().rsplit(')', 1)[1].split()
-    # utime and stime: fields 14 and 15 of stat(5), 12 and 13 here.
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    # utime and stime: fields 14 and 15 of stat(5), 12 and 13 here;
+    # cutime and cstime follow.
+    return sum(int(v) for v in fields[11:15 if children else 13]) / CLK_TCK
+
+
+def machine_cpu_seconds():
+    """CPU seconds the whole machine spent since boot, in every process
+    and the kernel: user, nice, system, irq and softirq of ``/proc/stat``
+    (not idle, iowait, or what the hypervisor stole)."""
+    with open('/proc/stat') as f:
+        user, nice, system, _idle, _iowait, irq, softirq = (
+            int(v) for v in f.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / CLK_TCK
 
 
 class Region:
@@ -396,10 +418,18 @@ class Region:
     def conductor_cpu(self):
         return cpu_seconds(self.conductor.popen.pid)
 
+    def targets_cpu(self):
+        """CPU seconds of the compute processes that do not fail (the
+        evacuations' targets), with their children."""
+        return sum(cpu_seconds(self.computes[host].popen.pid, children=True)
+                   for host in self.hosts if host not in self.failed)
+
     def counters(self):
         return {'statements': self.statements(),
                 'messages': self.messages(),
                 'cpu': self.conductor_cpu(),
+                'targets_cpu': self.targets_cpu(),
+                'machine_cpu': machine_cpu_seconds(),
                 'at': time.perf_counter()}
 
     # -- the scenario --------------------------------------------------------
@@ -519,7 +549,8 @@ def measure(size):
     window = after_idle['at'] - idle['at']
     span = after['at'] - before['at']
     figures = {}
-    for key in ('statements', 'messages', 'cpu'):
+    for key in ('statements', 'messages', 'cpu', 'targets_cpu',
+                'machine_cpu'):
         raw = after[key] - before[key]
         rate = (after_idle[key] - idle[key]) / window
         figures[key] = (raw / count, (raw - rate * span) / count,
@@ -546,6 +577,22 @@ def size_line(result):
         phases=common.phase_table(result['traces']) or None)
 
 
+def cpu_line(result):
+    """Where the machine's CPU went per evacuation (net of the idle
+    region, raw in brackets), and the idle region's rate."""
+    f = result['figures']
+    return common.Line(
+        'region %d hosts: CPU per evacuation' % result['size'],
+        'machine %s (%s), of which the %d target nova-compute %s (%s)' % (
+            common.seconds(f['machine_cpu'][1]),
+            common.seconds(f['machine_cpu'][0]),
+            result['size'] - FAILED,
+            common.seconds(f['targets_cpu'][1]),
+            common.seconds(f['targets_cpu'][0])),
+        'idle/s: machine %.2f cpu-s, targets %.2f cpu-s' % (
+            f['machine_cpu'][2], f['targets_cpu'][2]))
+
+
 def growth_lines(results):
     first, last = results[0], results[-1]
     name = '%d -> %d hosts' % (first['size'], last['size'])
@@ -562,6 +609,15 @@ def growth_lines(results):
         'conductor CPU/evacuation (net)': (first['figures']['cpu'][1],
                                            last['figures']['cpu'][1]),
     }
+    # What the latency follows on this machine; no target of its own.
+    explained = {
+        'machine CPU/evacuation (net)': (
+            first['figures']['machine_cpu'][1],
+            last['figures']['machine_cpu'][1]),
+        'target computes CPU/evacuation (net)': (
+            first['figures']['targets_cpu'][1],
+            last['figures']['targets_cpu'][1]),
+    }
     lines = []
     for what, (small, large) in values.items():
         growth = common.ratio(large, small) if small > 0 else float('inf')
@@ -572,6 +628,12 @@ def growth_lines(results):
             '%s -> %s' % (show(small), show(large)), show(small),
             '%.2fx' % growth, 'growth <= %g' % GROWTH_LIMIT,
             common.verdict(growth <= GROWTH_LIMIT)))
+    for what, (small, large) in explained.items():
+        lines.append(common.Line(
+            'region growth %s: %s' % (name, what),
+            '%s -> %s' % (common.seconds(small), common.seconds(large)),
+            common.seconds(small),
+            '%.2fx' % common.ratio(large, small)))
     return lines
 
 
@@ -586,4 +648,5 @@ def run(quick):
         results.append(result)
         lines.append(size_line(result))
         sys.stderr.write('region %d: %s\n' % (size, lines[-1].project))
+        lines.append(cpu_line(result))
     return lines + growth_lines(results)
