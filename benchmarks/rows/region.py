@@ -609,31 +609,25 @@ def growth_lines(results):
         'conductor CPU/evacuation (net)': (first['figures']['cpu'][1],
                                            last['figures']['cpu'][1]),
     }
-    # What the latency follows on this machine; no target of its own.
-    explained = {
-        'machine CPU/evacuation (net)': (
-            first['figures']['machine_cpu'][1],
-            last['figures']['machine_cpu'][1]),
-        'target computes CPU/evacuation (net)': (
-            first['figures']['targets_cpu'][1],
-            last['figures']['targets_cpu'][1]),
+    # What the latency follows on this machine: no target of their own.
+    explaining = {
+        'machine CPU/evacuation (net)': 'machine_cpu',
+        'target computes CPU/evacuation (net)': 'targets_cpu',
     }
+    for what, key in explaining.items():
+        values[what] = (first['figures'][key][1], last['figures'][key][1])
     lines = []
     for what, (small, large) in values.items():
         growth = common.ratio(large, small) if small > 0 else float('inf')
         show = (common.seconds if 'latency' in what or 'CPU' in what
                 else (lambda v: '%.1f' % v))
+        target = ('-', common.NO_TARGET) if what in explaining else (
+            'growth <= %g' % GROWTH_LIMIT,
+            common.verdict(growth <= GROWTH_LIMIT))
         lines.append(common.Line(
             'region growth %s: %s' % (name, what),
             '%s -> %s' % (show(small), show(large)), show(small),
-            '%.2fx' % growth, 'growth <= %g' % GROWTH_LIMIT,
-            common.verdict(growth <= GROWTH_LIMIT)))
-    for what, (small, large) in explained.items():
-        lines.append(common.Line(
-            'region growth %s: %s' % (name, what),
-            '%s -> %s' % (common.seconds(small), common.seconds(large)),
-            common.seconds(small),
-            '%.2fx' % common.ratio(large, small)))
+            '%.2fx' % growth, *target))
     return lines
 
 

@@ -138,12 +138,9 @@ class Candidate:
     # None: the configured ones, read when first needed.
     ratios: AllocationRatios | None = None
 
+    @functools.cached_property
     def limit(self) -> Need | None:
         """What the host may hold, after the allocation ratios."""
-        return self._limit
-
-    @functools.cached_property
-    def _limit(self) -> Need | None:
         if self.capacity is None:
             return None
         ratios = self.ratios or AllocationRatios.configured()
@@ -153,12 +150,12 @@ class Candidate:
             disk_gb=int(self.capacity.local_gb * ratios.disk))
 
     def free_memory_mb(self) -> int | None:
-        limit = self.limit()
+        limit = self.limit
         return None if limit is None else limit.memory_mb - self.used.memory_mb
 
     def fits(self, need: Need) -> bool | None:
         """True/False when capacity is known, None when it is not."""
-        limit = self.limit()
+        limit = self.limit
         if limit is None:
             return None
         total = self.used + need
