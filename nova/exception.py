@@ -315,6 +315,14 @@ class HostClaimBusy(NovaException):
     code = 409
 
 
+class HostClaimLeaseLost(NovaException):
+    msg_fmt = ('The claim lease on host %(host)s was taken over by another '
+               'claimer before this claim was written (it took more than '
+               '%(seconds)s s); the claim was not written')
+    safe_msg = 'The compute host was busy; try again later.'
+    code = 409
+
+
 class DiskLeaseHeld(Conflict):
     """libvirt refused to start a guest: a disk of it is in use elsewhere.
 

@@ -14,6 +14,7 @@ import statistics
 import sys
 import threading
 import time
+import traceback
 import uuid as uuid_mod
 import xml.etree.ElementTree as ET
 
@@ -93,6 +94,19 @@ def traces_in_logs(logs_dir, since, first_mark):
 
 def not_measured(row, reason, target='-'):
     return Line(row, 'not measured: %s' % reason, target=target)
+
+
+def line_or_why_not(row, measure, target='-'):
+    """``measure()`` (a ``Line``); when it raises, a ``not_measured``
+    line for ``row`` that says why, so that a row made of several runs
+    keeps what its other runs measured (a QEMU guest that hangs in one
+    run must not cost the table the others)."""
+    try:
+        return measure()
+    except Exception as e:
+        traceback.print_exc()
+        return not_measured(row, ('%s: %s' % (type(e).__name__, e))[:160],
+                            target=target)
 
 
 def verdict(ok):

@@ -239,13 +239,16 @@ class NovaObject:
                 raise conflict
             raise
 
-    def _db_update(self, *where, conflict=None, extra=None) -> bool:
+    def _db_update(self, *where, conflict=None, extra=None,
+                   also=None) -> bool:
         """UPDATE the changed fields of this row (by ``id``), atomically.
 
         Extra ``where`` clauses make it a compare-and-swap: returns False,
         object untouched, when the row did not match them. ``extra``: more
         column values, SQL expressions allowed (``count + 1``). On success
-        the object holds the row as written.
+        the object holds the row as written. ``also(connection)`` runs in
+        the same transaction once the row was updated; what it raises
+        rolls the UPDATE back.
         """
         changed = self.obj_what_changed() - {'id'}
         values = self._db_values(changed)
@@ -272,6 +275,8 @@ class NovaObject:
                 row = connection.execute(update, values).first()
                 if row is None:
                     return False
+                if also is not None:
+                    also(connection)
                 self._update_from_db_object(row)
         except sa_exc.IntegrityError:
             if conflict is None:

@@ -8,15 +8,25 @@ processes place: nova-api places new instances, nova-conductor chooses
 evacuation targets, and a deployment may run several of each. A lock in
 one process cannot stop the others; this lease can::
 
-    with host_lease.hold(context, 'compute1'):
-        ...  # read the host's usage, write the claim
+    with host_lease.hold(context, 'compute1') as lease:
+        ...  # read the host's usage
+        lease.end_with(lambda lease: migration.save(and_give_back=lease))
 
 A lease is the row of ``host_claim_leases`` whose key is the host. It is
 taken by an INSERT (the primary key lets exactly one of two succeed), or,
 when its holder died while holding it, by an UPDATE of the expired row. It
-is given back by a DELETE that names the holder. Each statement is its own
+is given back by a DELETE that names the holder. The take is its own
 short transaction, so this works alike on SQLite and PostgreSQL and never
 holds a database lock while the holder reads usage in other sessions.
+
+The give-back is best made in the transaction that writes the claim
+(``Lease.give_back_in``, ``Lease.end_with``): one write transaction fewer
+per claim, and a fence. A holder that stalled past ``LEASE_SECONDS`` may
+have lost its lease to another claimer, who then read the host's usage
+without this claim in it; the DELETE finds no row of this holder, and
+the claim rolls back with it (``HostClaimLeaseLost``) instead of being
+written beside the other. Given back on its own (``hold``'s exit without
+``end_with``), a lost lease is only logged.
 
 A claim takes milliseconds. ``LEASE_SECONDS`` only bounds how long a host
 stays blocked after its holder crashed. Every process must use a clock
@@ -25,6 +35,7 @@ live lease.
 """
 
 import contextlib
+import dataclasses
 import datetime
 import random
 import time
@@ -94,6 +105,12 @@ def take_free_or_expired(table, key_column, key: str, holder: str,
     return TAKEN_OVER if taken else None
 
 
+def _give_back_in(connection, host: str, holder: str) -> bool:
+    return bool(connection.execute(
+        sa.delete(_table.__table__)
+        .where(_table.host == host, _table.holder == holder)).rowcount)
+
+
 def give_back(context, host: str, holder: str) -> bool:
     """Release ``holder``'s lease on ``host``; False if it was not held.
 
@@ -101,9 +118,7 @@ def give_back(context, host: str, holder: str) -> bool:
     and is left alone.
     """
     with db_api.writing() as connection:
-        deleted = connection.execute(
-            sa.delete(_table.__table__)
-            .where(_table.host == host, _table.holder == holder)).rowcount
+        deleted = _give_back_in(connection, host, holder)
     if not deleted:
         LOG.warning('The claim lease on host %s was taken over before it '
                     'was given back: this claim took longer than %s s',
@@ -119,10 +134,42 @@ def holder_of(context, host: str) -> str | None:
             _table.host == host)).one_or_none()
 
 
+@dataclasses.dataclass
+class Lease:
+    """The lease ``hold`` holds for its body."""
+    host: str
+    holder: str
+    # Given back by the claim's own transaction (end_with).
+    ended: bool = False
+
+    def give_back_in(self, connection) -> None:
+        """Give the lease back in ``connection``'s write transaction, the
+        one that writes the claim: both commit, or neither.
+
+        ``HostClaimLeaseLost`` when this holder no longer holds it
+        (another took it over once it expired): the caller's transaction
+        must roll back, since the claim it writes may not be counted by
+        the new holder's.
+        """
+        if not _give_back_in(connection, self.host, self.holder):
+            raise exception.HostClaimLeaseLost(host=self.host,
+                                               seconds=LEASE_SECONDS)
+
+    def end_with(self, write) -> None:
+        """``write(self)``: a write transaction that calls
+        ``give_back_in``. Once it returned (committed), ``hold`` does not
+        give the lease back again; when it raised, its transaction rolled
+        back and ``hold`` gives the lease back as usual."""
+        write(self)
+        self.ended = True
+
+
 @contextlib.contextmanager
 def hold(context, host: str, wait: float = DEFAULT_WAIT_SECONDS,
          lease_seconds: float = LEASE_SECONDS):
-    """Hold the lease on ``host`` for the body; wait up to ``wait`` seconds.
+    """Hold the lease on ``host`` for the body (a ``Lease``); wait up to
+    ``wait`` seconds. Given back at the end, unless the body gave it back
+    in its claim's transaction (``Lease.end_with``).
 
     Raises ``HostClaimBusy`` when another holder keeps it that long; the
     body then does not run.
@@ -134,7 +181,9 @@ def hold(context, host: str, wait: float = DEFAULT_WAIT_SECONDS,
             raise exception.HostClaimBusy(host=host, seconds=wait)
         # Jittered: two waiters must not poll in lockstep.
         time.sleep(random.uniform(*_POLL_SECONDS))
+    lease = Lease(host, holder)
     try:
-        yield holder
+        yield lease
     finally:
-        give_back(context, host, holder)
+        if not lease.ended:
+            give_back(context, host, holder)

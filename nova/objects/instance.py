@@ -160,11 +160,14 @@ class Instance(base.NovaObject):
     def locked(self) -> bool:
         return self.locked_by is not None
 
-    def create(self, and_action=None) -> 'Instance':
+    def create(self, and_action=None, and_give_back=None) -> 'Instance':
         """INSERT the instance (``InstanceExists`` when its UUID is taken).
 
         ``and_action``: the ``InstanceAction`` that creates it
         (``InstanceAction.starting``), inserted in the same transaction.
+        ``and_give_back``: the ``host_lease.Lease`` this row's claim on its
+        host was made under, given back in the same transaction (the row
+        is not written when the lease was lost: ``HostClaimLeaseLost``).
         """
         if self.id is not None:
             raise exception.InternalError(
@@ -183,6 +186,8 @@ class Instance(base.NovaObject):
             host_usage.move(session, None, host_usage.share_of_values(values))
             if and_action is not None:
                 and_action.write_in(session)
+            if and_give_back is not None:
+                and_give_back.give_back_in(session)
 
         try:
             self._db_insert(

@@ -116,20 +116,25 @@ class Migration(base.NovaObject):
         if found is None:
             raise exception.InstanceNotFound(instance_id=self.instance_uuid)
 
-    def save(self, expected_status=base.UNSET) -> None:
+    def save(self, expected_status=base.UNSET, and_give_back=None) -> None:
         """Write the changed fields.
 
         ``expected_status`` (a status or a list) makes it a compare-and-
         swap: ``UnexpectedMigrationStatusError`` when the row has another
-        status.
+        status. ``and_give_back``: the ``host_lease.Lease`` a claim written
+        here (``dest_compute``) was made under, given back in the same
+        transaction (nothing written when the lease was lost:
+        ``HostClaimLeaseLost``).
         """
         where = []
         if expected_status is not base.UNSET:
             where.append(base.matches(models.Migration.status,
                                       expected_status))
-        if not self.obj_what_changed() and not where:
+        if not self.obj_what_changed() and not where \
+                and and_give_back is None:
             return
-        if not self._db_update(*where):
+        also = None if and_give_back is None else and_give_back.give_back_in
+        if not self._db_update(*where, also=also):
             actual = self.get_by_id(self._context, self.id).status
             raise exception.UnexpectedMigrationStatusError(
                 migration_id=self.id, expected=expected_status,

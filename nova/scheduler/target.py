@@ -373,13 +373,16 @@ class TargetChooser:
 
     def _claim(self, context, instance, write, on_shared_storage=None,
                left_out=(), group=None):
-        """Choose a host and ``write(host)`` the claim under its lease.
+        """Choose a host and ``write(host, lease)`` the claim under its
+        lease, giving the lease back in the claim's own transaction
+        (``host_lease.Lease.end_with``).
 
         Returns the host. Under the lease the host's usage (and where the
         group's members are) is read again: a claim another process wrote
         since the choice is counted now. A host that no longer fits, or
-        whose lease stays taken, is left out of the next choice; each
-        round leaves one more out, so this ends, at the latest with
+        whose lease stays taken, or was lost before the claim was written
+        (this claim stalled), is left out of the next choice; each round
+        leaves one more out, so this ends, at the latest with
         ``NoValidHost``. The caller holds ``group``'s lease.
         """
         need = Need.of(instance.flavor)
@@ -391,7 +394,7 @@ class TargetChooser:
                     lambda candidates, order: self._in_flight.pick(
                         read, candidates, order, need.memory_mb))
             try:
-                with self._lease(context, host):
+                with self._lease(context, host) as lease:
                     # One read transaction, as the choice's (_choose).
                     with obj_base.reads_together():
                         fresh = Candidate(
@@ -402,12 +405,13 @@ class TargetChooser:
                         rule = group_rule(context, instance, group)
                     if fresh.fits(need) is not False and (
                             rule is None or rule.allows(host)):
-                        write(host)
+                        lease.end_with(functools.partial(write, host))
                         return host
                 LOG.info('Host %(host)s filled up since it was chosen '
                          '(another claim took it); choosing again',
                          {'host': host}, instance=instance)
-            except exception.HostClaimBusy as e:
+            except (exception.HostClaimBusy,
+                    exception.HostClaimLeaseLost) as e:
                 LOG.warning('%s; choosing another host', e,
                             instance=instance)
             finally:
@@ -424,8 +428,8 @@ class TargetChooser:
         """
         # setdefault is atomic: two threads get the same lock.
         lock = self._lease_locks.setdefault(key, threading.Lock())
-        with lock, host_lease.hold(context, key):
-            yield
+        with lock, host_lease.hold(context, key) as lease:
+            yield lease
 
     def _group_claims(self, context, group):
         """Hold ``group``'s lease (nothing when None) for the body."""
@@ -451,18 +455,18 @@ class TargetChooser:
             others = {service.host for service in compute_services(context)
                       if service.host != only}
 
-        def write(host):
+        def write(host, lease):
             instance.host = host
             instance.node = host
             if group is None:
-                instance.create(and_action=action)
+                instance.create(and_action=action, and_give_back=lease)
                 return
             # NOTE: the member row first: the group's lease is held, and
             # a member without an instance row counts nowhere.
             group_obj.InstanceGroup.add_member(context, group.uuid,
                                                instance.uuid)
             try:
-                instance.create(and_action=action)
+                instance.create(and_action=action, and_give_back=lease)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     objects.Instance.leave_group(context, instance.uuid)
@@ -482,10 +486,10 @@ class TargetChooser:
         so the next choice sees this one. ``exclude``: hosts the choice
         leaves out (host-evacuate's retry: the targets that failed).
         """
-        def write(host):
+        def write(host, lease=None):
             migration.dest_compute = host
             migration.dest_node = host
-            migration.save()
+            migration.save(and_give_back=lease)
 
         group = group_obj.InstanceGroup.get_by_instance_uuid(context,
                                                              instance.uuid)

@@ -294,6 +294,13 @@ class TestEvacuationStatesOnPostgreSQL(test_evacuation_states.TransitionTests,
     step, on PostgreSQL (row locks, READ COMMITTED)."""
 
 
+@unittest.skipIf(_MISSING, 'PostgreSQL unavailable: %s' % _MISSING)
+class TestLeaseGivenBackWithTheClaimOnPostgreSQL(
+        test_host_lease.GivenBackWithTheClaim, _OnPostgreSQL):
+    """A claim and its lease's give-back commit together; a lost lease
+    rolls the claim back."""
+
+
 class AvailabilityTestCase(base.TestCase):
 
     def test_missing_binaries_give_a_reason(self):

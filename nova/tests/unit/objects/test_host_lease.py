@@ -3,6 +3,7 @@
 import datetime
 import threading
 import time
+from unittest import mock
 
 import sqlalchemy as sa
 
@@ -69,9 +70,10 @@ class HostLeaseTestCase(base.TestCase):
                 + datetime.timedelta(seconds=expires_in)))
 
     def test_held_for_the_body_and_given_back(self):
-        with host_lease.hold(self.ctx, 'h1') as holder:
-            self.assertEqual([('h1', holder)], self._rows())
-            self.assertEqual(holder, host_lease.holder_of(self.ctx, 'h1'))
+        with host_lease.hold(self.ctx, 'h1') as lease:
+            self.assertEqual([('h1', lease.holder)], self._rows())
+            self.assertEqual(lease.holder,
+                             host_lease.holder_of(self.ctx, 'h1'))
         self.assertEqual([], self._rows())
         self.assertIsNone(host_lease.holder_of(self.ctx, 'h1'))
 
@@ -105,9 +107,9 @@ class HostLeaseTestCase(base.TestCase):
 
     def test_an_expired_lease_of_a_dead_holder_is_taken_over(self):
         self._leave_behind('h1', HOLDER, expires_in=-1)
-        with host_lease.hold(self.ctx, 'h1', wait=0) as holder:
-            self.assertNotEqual(HOLDER, holder)
-            self.assertEqual([('h1', holder)], self._rows())
+        with host_lease.hold(self.ctx, 'h1', wait=0) as lease:
+            self.assertNotEqual(HOLDER, lease.holder)
+            self.assertEqual([('h1', lease.holder)], self._rows())
         self.assertEqual([], self._rows())
 
     def test_giving_back_leaves_a_lease_taken_over_meanwhile(self):
@@ -118,3 +120,73 @@ class HostLeaseTestCase(base.TestCase):
         self.assertEqual([('h1', HOLDER)], self._rows())
         self.assertTrue(host_lease.give_back(self.ctx, 'h1', HOLDER))
         self.assertEqual([], self._rows())
+
+
+class GivenBackWithTheClaim:
+    """The lease given back in the transaction that writes the claim (on
+    SQLite below, on PostgreSQL in the integration tests)."""
+
+    def _claims(self):
+        with db_api.session(read_only=True) as session:
+            return session.scalars(sa.select(
+                control_models.HostClaimLease.host)).all()
+
+    def _write_claim(self, lease):
+        # A claim row of its own: a lease row of another key, written in
+        # the same transaction as the give-back.
+        def write(lease):
+            with db_api.writing() as connection:
+                connection.execute(sa.insert(
+                    control_models.HostClaimLease.__table__).values(
+                    host='claim-of-' + lease.holder, holder=lease.holder,
+                    expires_at=fields.utcnow()))
+                lease.give_back_in(connection)
+        lease.end_with(write)
+
+    def test_given_back_by_the_claims_commit_and_not_again(self):
+        with mock.patch.object(host_lease, 'give_back',
+                               side_effect=AssertionError('given back '
+                                                          'twice')):
+            with host_lease.hold(self.ctx, 'h1') as lease:
+                self._write_claim(lease)
+                self.assertTrue(lease.ended)
+        self.assertEqual(['claim-of-' + lease.holder], self._claims())
+
+    def test_a_claim_that_fails_keeps_the_lease_until_the_body_ends(self):
+        def failing(lease):
+            with db_api.writing() as connection:
+                lease.give_back_in(connection)
+                raise ValueError('the claim failed')
+        with self.assertRaises(ValueError):
+            with host_lease.hold(self.ctx, 'h1') as lease:
+                try:
+                    lease.end_with(failing)
+                finally:
+                    # Rolled back with the claim: still held.
+                    self.assertEqual(['h1'], self._claims())
+                    self.assertFalse(lease.ended)
+        self.assertEqual([], self._claims())
+
+    def test_a_lost_lease_rolls_the_claim_back(self):
+        # This holder stalled past its lease; another claimer took it
+        # over and holds it now.
+        with host_lease.hold(self.ctx, 'h1') as lease:
+            with db_api.writing() as connection:
+                connection.execute(sa.update(
+                    control_models.HostClaimLease.__table__).values(
+                    holder=HOLDER))
+            with self.assertRaises(exception.HostClaimLeaseLost) as caught:
+                self._write_claim(lease)
+            self.assertIn('h1', str(caught.exception))
+            self.assertFalse(lease.ended)
+        # No claim written; the new holder keeps its lease.
+        self.assertEqual(['h1'], self._claims())
+        self.assertEqual(HOLDER, host_lease.holder_of(self.ctx, 'h1'))
+
+
+class GivenBackWithTheClaimTestCase(GivenBackWithTheClaim, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.use_database()
+        self.ctx = context.get_admin_context()

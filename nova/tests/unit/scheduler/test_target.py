@@ -3,9 +3,13 @@ import os
 import threading
 from unittest import mock
 
+import sqlalchemy as sa
+
 from nova.compute import operation
 from nova.compute import resources
 from nova.conf import host_settings
+from nova.db import api as db_api
+from nova.db import control_models
 from nova import exception
 from nova.model import hardware
 from nova import objects
@@ -548,15 +552,68 @@ class TestDatabaseCapacity(base.TestCase):
             migration_type=migration_obj.EVACUATION,
             status=migration_obj.ACCEPTED).create()
         chooser = target.TargetChooser()
-        with dbf.recorded_transactions() as transactions:
+        with dbf.recorded_transactions() as transactions, \
+                dbf.committed_writes() as writes:
             chooser.choose_and_claim(self.ctx, self.instance, migration)
         reads = [t for t in transactions if t.lstrip().startswith('SELECT')]
         # The instance's group; the choice (services, usage,
         # evacuations arriving, capacities); under the lease the host's
         # capacity and usage again.
         self.assertEqual(3, len(reads), transactions)
-        self.assertEqual(['INSERT', 'UPDATE', 'DELETE'], [
-            t.split()[0] for t in transactions if t not in reads])
+        # Two writes: the lease taken, then the claim, which gives the
+        # lease back in its own transaction.
+        self.assertEqual([['INSERT INTO host_claim_leases'],
+                          ['UPDATE migrations',
+                           'DELETE FROM host_claim_leases']],
+                         [[w.split(' WHERE')[0] for w in t]
+                          for t in writes()])
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'b'))
+
+    def test_a_new_instance_and_the_lease_given_back_commit_together(self):
+        dbf.make_service(self.ctx, 'b')
+        _node(self.ctx, 'b', 4096)
+        new = objects.Instance(self.ctx, flavor=self.flavor,
+                               vm_state='building')
+        with dbf.committed_writes() as writes:
+            self.assertEqual('b', target.TargetChooser().place_new(
+                self.ctx, new, only='b'))
+        self.assertEqual([['INSERT INTO host_claim_leases'],
+                          ['INSERT INTO instances', 'INSERT INTO host_usage',
+                           'DELETE FROM host_claim_leases']],
+                         [[w.split(' WHERE')[0] for w in t]
+                          for t in writes()])
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'b'))
+
+    def test_a_claim_whose_lease_was_lost_is_not_written(self):
+        # The claim stalled past its lease: another claimer took the lease
+        # over (and may have read b's usage without this claim). The
+        # claim rolls back and the choice goes on without b.
+        for name in ('b', 'c'):
+            dbf.make_service(self.ctx, name)
+            _node(self.ctx, name, 4096 if name == 'b' else 2048)
+        migration = objects.Migration(
+            self.ctx, instance_uuid=self.instance.uuid, source_compute='a',
+            migration_type=migration_obj.EVACUATION,
+            status=migration_obj.ACCEPTED).create()
+        other = '0f0e0d0c-0b0a-4909-8807-060504030201'
+        save = objects.Migration.save
+
+        def stalled(migration, **kwargs):
+            if migration.dest_compute == 'b':
+                with db_api.writing() as connection:
+                    connection.execute(sa.update(
+                        control_models.HostClaimLease.__table__).where(
+                        control_models.HostClaimLease.host == 'b').values(
+                        holder=other))
+            return save(migration, **kwargs)
+        with mock.patch.object(objects.Migration, 'save', stalled):
+            self.assertEqual('c', target.TargetChooser().choose_and_claim(
+                self.ctx, self.instance, migration))
+        self.assertEqual('c', objects.Migration.get_by_id(
+            self.ctx, migration.id).dest_compute)
+        # The new holder keeps b's lease; c's went with its claim.
+        self.assertEqual(other, host_lease.holder_of(self.ctx, 'b'))
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'c'))
 
     def test_usage_is_counted_now_not_taken_from_the_row(self):
         dbf.make_service(self.ctx, 'b')
