@@ -166,14 +166,16 @@ class DirectoryFacts:
 
 def live_storage(context, host: str, driver) -> LiveStorage:
     """This host's storage identity read now, its problem if any, and
-    whether it disagrees with what the host recorded."""
+    whether it disagrees with what the host recorded: each from the same
+    reading of the storage and of the host's record."""
     status = driver.get_storage_status()
     recorded, must_be_mounted = shared_storage.recorded_storage(context,
                                                                 host)
     problem = storage_report.storage_problem(status, recorded,
                                              must_be_mounted)
     try:
-        identity = shared_storage.own_identity(context, host, driver)
+        identity = shared_storage.identity_of(host, status, recorded,
+                                              must_be_mounted)
     except exception.StorageEvidenceStale as e:
         LOG.warning('%s', e.format_message())
         return LiveStorage(None, problem, stale=e)

@@ -39,7 +39,6 @@ import dataclasses
 from oslo_log import log as logging
 
 from nova import exception
-from nova import objects
 from nova.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
@@ -77,14 +76,6 @@ class StorageEvidence:
                         verdict))
 
 
-def _service(context, host: str):
-    try:
-        return objects.Service.get_by_host_and_binary(
-            context, host, COMPUTE_BINARY)
-    except exception.ServiceNotFound:
-        return None
-
-
 recorded_storage = service_obj.recorded_storage
 
 
@@ -103,15 +94,19 @@ def own_identity(context, host: str, driver) -> str | None:
     ``instances_path`` is not one now: the marker read is then a copy,
     not the storage it names (``storage_report.storage_problem``).
     """
-    status = driver.get_storage_status()
-    service = _service(context, host)
-    recorded = (service.storage_identity or None) if service else None
+    return identity_of(host, driver.get_storage_status(),
+                       *recorded_storage(context, host))
+
+
+def identity_of(host: str, status, recorded: str | None,
+                must_be_mounted: bool) -> str | None:
+    """``own_identity`` from evidence already read: the storage's
+    ``status`` now and what the host recorded (``recorded_storage``)."""
     if status.identity and recorded and status.identity != recorded:
         raise exception.StorageEvidenceStale(
             host=host, live=status.identity, path=status.instances_path,
             recorded=recorded)
-    if status.identity and service and service.storage_must_be_mounted \
-            and not status.mounted:
+    if status.identity and must_be_mounted and not status.mounted:
         LOG.warning('Host %(host)s recorded storage identity %(id)s as '
                     'mounted at %(path)s, which is not a mount point now; '
                     'its storage identity is unknown', {

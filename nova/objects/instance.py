@@ -400,11 +400,11 @@ class Instance(base.NovaObject):
 
     @staticmethod
     def _save_migration(session, migration, expected_status):
-        if session.execute(migration.update_statement(
-                expected_status)).rowcount != 1:
+        # The row as written comes back with the UPDATE (RETURNING).
+        row = session.execute(migration.update_statement(
+            expected_status)).first()
+        if row is None:
             raise _MigrationLost(migration, expected_status)
-        row = session.execute(migration._db_select(
-            models.Migration.id == migration.id)).one()
         migration._update_from_db_object(row)
 
     def _raise_conflict(self, actual, expected_task, expected_vm,

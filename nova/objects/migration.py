@@ -142,7 +142,8 @@ class Migration(base.NovaObject):
 
     def update_statement(self, expected_status):
         """The compare-and-swap ``UPDATE`` of this row's changed fields,
-        for a caller that runs it in a transaction of its own
+        returning the row as written (none when it did not match), for a
+        caller that runs it in a transaction of its own
         (``Instance.save(and_migration=...)``)."""
         changed = self.obj_what_changed() - {'id'}
         values = self._db_values(changed)
@@ -150,7 +151,8 @@ class Migration(base.NovaObject):
         table = models.Migration
         return sa.update(table.__table__).where(
             table.id == self.id,
-            base.matches(table.status, expected_status)).values(**values)
+            base.matches(table.status, expected_status)).values(
+                **values).returning(table.__table__)
 
     def refresh(self) -> None:
         """Reload every field from the database."""

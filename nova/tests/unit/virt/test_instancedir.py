@@ -57,6 +57,20 @@ class TestInstanceDir(base.TestCase):
                           'disk')
         self.assertEqual(['disk'], os.listdir(outside))
 
+    def test_refuses_a_link_to_another_instances_directory(self):
+        # Inside instances_path, but not this instance's: its files stay.
+        other = instancedir.InstanceDir(
+            self.root, '11111111-2222-4333-8444-555555555555')
+        other.create()
+        open(other.file('disk'), 'w').close()
+        os.symlink(other.path, os.path.join(self.root, self.uuid))
+        idir = instancedir.InstanceDir(self.root, self.uuid)
+        self.assertRaises(exception.InvalidInstancePath, idir.check_inside)
+        self.assertRaises(exception.InvalidInstancePath, idir.remove)
+        self.assertRaises(exception.InvalidInstancePath, idir.remove_file,
+                          'disk')
+        self.assertEqual(['disk'], os.listdir(other.path))
+
     def test_remove_file_removes_a_link_not_its_target(self):
         idir = instancedir.InstanceDir(self.root, self.uuid)
         idir.create()
