@@ -63,6 +63,19 @@ Target: each per-evacuation figure (latency median, statements,
 messages, conductor CPU) grows by at most 1.2x from the smallest to the
 largest region: the cost of an evacuation does not follow the region's
 size.
+
+This VM's CPU is not steady: the same pure-Python loop takes from 0.39
+to 0.71 s within a minute with nothing else running, and the conductor's
+CPU for the same work per evacuation has been seen to double from one
+region to the next. So a growth measured from one region of each size
+says as much about the moment as about the size. The full run measures
+the smallest and the largest sizes ``REPEATS`` times each, interleaved
+(``schedule``: 10, 50, 25, 10, 50, 10, 50), and the growth lines compare
+the medians over those runs of each figure; ``--quick`` runs each size
+once. Before each region starts, a reference loop (``REFERENCE_LOOP``
+iterations of integer arithmetic, in its own process) is timed: its CPU
+seconds are printed with the region's figures, to show how fast the
+machine was then. Nothing is scaled by it.
 """
 
 import datetime
@@ -94,6 +107,9 @@ PER_HOST = 20
 FAILED = 5
 SIZES = (10, 25, 50)
 QUICK_SIZES = (10, 25)
+# Runs of the smallest and the largest size in a full run.
+REPEATS = 3
+REFERENCE_LOOP = 3000000
 GROWTH_LIMIT = 1.2
 BACKGROUND_S = 10.0
 START_TIMEOUT = 900
@@ -525,7 +541,35 @@ class Region:
                 if status in ('done', 'completed')], len(rows)
 
 
+def reference_loop_seconds():
+    """CPU seconds of a fixed loop of integer arithmetic in a new
+    interpreter: how fast this machine runs Python right now."""
+    code = ('import time\n'
+            't = time.process_time()\n'
+            's = 0\n'
+            'for i in range(%d):\n'
+            '    s += i * i\n'
+            'print(time.process_time() - t)\n' % REFERENCE_LOOP)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    return float(out)
+
+
+def schedule(sizes, repeats):
+    """The order of the regions: the smallest and the largest size
+    ``repeats`` times each, alternating, the others once in the middle
+    (10, 50, 25, 10, 50, 10, 50)."""
+    small, large, middle = sizes[0], sizes[-1], list(sizes[1:-1])
+    order = [small, large]
+    for n in range(1, repeats):
+        if n == 1:
+            order += middle
+        order += [small, large]
+    return order if repeats > 1 else list(sizes)
+
+
 def measure(size):
+    reference = reference_loop_seconds()
     with Region(size) as region:
         region.start()
         client = region.client()
@@ -556,14 +600,22 @@ def measure(size):
         figures[key] = (raw / count, (raw - rate * span) / count,
                         rate)
     return {'size': size, 'count': count, 'elapsed': elapsed,
-            'latencies': latencies, 'figures': figures, 'traces': traces}
+            'latencies': latencies, 'figures': figures, 'traces': traces,
+            'reference': reference}
+
+
+def _run_name(result):
+    name = 'region %d hosts' % result['size']
+    if result.get('runs', 1) > 1:
+        name += ' (run %d of %d)' % (result['run'], result['runs'])
+    return name
 
 
 def size_line(result):
     f = result['figures']
     return common.Line(
-        'region %d hosts: SIGKILL %d hosts, host-evacuate %d servers'
-        % (result['size'], FAILED, result['count']),
+        '%s: SIGKILL %d hosts, host-evacuate %d servers'
+        % (_run_name(result), FAILED, result['count']),
         'all ACTIVE %s after last kill; per evacuation: latency %s; '
         'net (raw) %.0f (%.0f) SQL statements, %.0f (%.0f) AMQP messages, '
         'conductor CPU %s (%s)' % (
@@ -572,9 +624,12 @@ def size_line(result):
             f['statements'][1], f['statements'][0],
             f['messages'][1], f['messages'][0],
             common.seconds(f['cpu'][1]), common.seconds(f['cpu'][0])),
-        'idle/s: %.0f stmts, %.0f msgs, %.2f cpu-s' % (
-            f['statements'][2], f['messages'][2], f['cpu'][2]),
-        phases=common.phase_table(result['traces']) or None)
+        'idle/s: %.0f stmts, %.0f msgs, %.2f cpu-s; reference loop %s' % (
+            f['statements'][2], f['messages'][2], f['cpu'][2],
+            common.seconds(result['reference'])),
+        # The phases of the first run of each size: the others' are alike.
+        phases=(common.phase_table(result['traces']) or None)
+        if result.get('run', 1) == 1 else None)
 
 
 def cpu_line(result):
@@ -582,7 +637,7 @@ def cpu_line(result):
     region, raw in brackets), and the idle region's rate."""
     f = result['figures']
     return common.Line(
-        'region %d hosts: CPU per evacuation' % result['size'],
+        '%s: CPU per evacuation' % _run_name(result),
         'machine %s (%s), of which the %d target nova-compute %s (%s)' % (
             common.seconds(f['machine_cpu'][1]),
             common.seconds(f['machine_cpu'][0]),
@@ -593,21 +648,30 @@ def cpu_line(result):
             f['machine_cpu'][2], f['targets_cpu'][2]))
 
 
-def growth_lines(results):
-    first, last = results[0], results[-1]
-    name = '%d -> %d hosts' % (first['size'], last['size'])
+def growth_lines(smallest, largest):
+    """The growth of each figure from the runs of the smallest size to
+    those of the largest: the median over the runs of each size."""
+    def over(runs, figure):
+        return statistics.median(figure(run) for run in runs)
+
+    def both(figure):
+        return over(smallest, figure), over(largest, figure)
+
+    name = '%d -> %d hosts' % (smallest[0]['size'], largest[0]['size'])
+    if len(smallest) > 1 or len(largest) > 1:
+        name += ' (medians of %d and %d runs)' % (len(smallest),
+                                                  len(largest))
     values = {
-        'evacuation latency median': (statistics.median(first['latencies']),
-                                      statistics.median(last['latencies'])),
-        'evacuation latency p95': (
-            common.percentile(first['latencies'], 95),
-            common.percentile(last['latencies'], 95)),
-        'SQL statements/evacuation (net)': (first['figures']['statements'][1],
-                                            last['figures']['statements'][1]),
-        'AMQP messages/evacuation (net)': (first['figures']['messages'][1],
-                                           last['figures']['messages'][1]),
-        'conductor CPU/evacuation (net)': (first['figures']['cpu'][1],
-                                           last['figures']['cpu'][1]),
+        'evacuation latency median': both(
+            lambda r: statistics.median(r['latencies'])),
+        'evacuation latency p95': both(
+            lambda r: common.percentile(r['latencies'], 95)),
+        'SQL statements/evacuation (net)': both(
+            lambda r: r['figures']['statements'][1]),
+        'AMQP messages/evacuation (net)': both(
+            lambda r: r['figures']['messages'][1]),
+        'conductor CPU/evacuation (net)': both(
+            lambda r: r['figures']['cpu'][1]),
     }
     # What the latency follows on this machine: no target of their own.
     explaining = {
@@ -615,11 +679,15 @@ def growth_lines(results):
         'target computes CPU/evacuation (net)': 'targets_cpu',
     }
     for what, key in explaining.items():
-        values[what] = (first['figures'][key][1], last['figures'][key][1])
+        values[what] = both(lambda r, key=key: r['figures'][key][1])
+    values['reference loop (machine speed)'] = both(
+        lambda r: r['reference'])
+    explaining['reference loop (machine speed)'] = 'reference'
     lines = []
     for what, (small, large) in values.items():
         growth = common.ratio(large, small) if small > 0 else float('inf')
-        show = (common.seconds if 'latency' in what or 'CPU' in what
+        show = (common.seconds
+                if any(w in what for w in ('latency', 'CPU', 'loop'))
                 else (lambda v: '%.1f' % v))
         target = ('-', common.NO_TARGET) if what in explaining else (
             'growth <= %g' % GROWTH_LIMIT,
@@ -635,12 +703,17 @@ def run(quick):
     reason = unavailable_reason()
     if reason:
         return [common.not_measured('region', reason)]
-    results = []
+    sizes = QUICK_SIZES if quick else SIZES
+    order = schedule(sizes, 1 if quick else REPEATS)
+    runs = {size: order.count(size) for size in sizes}
+    results: dict[int, list] = {size: [] for size in sizes}
     lines = []
-    for size in (QUICK_SIZES if quick else SIZES):
+    for size in order:
         result = measure(size)
-        results.append(result)
+        results[size].append(result)
+        result.update(run=len(results[size]), runs=runs[size])
         lines.append(size_line(result))
-        sys.stderr.write('region %d: %s\n' % (size, lines[-1].project))
+        sys.stderr.write('%s: %s\n'
+                         % (_run_name(result), lines[-1].project))
         lines.append(cpu_line(result))
-    return lines + growth_lines(results)
+    return lines + growth_lines(results[sizes[0]], results[sizes[-1]])

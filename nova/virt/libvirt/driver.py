@@ -75,6 +75,7 @@ class LibvirtDriver(driver.ComputeDriver):
         os.makedirs(self.settings.instances_path, exist_ok=True)
 
     def cleanup_host(self, host):
+        self.vif_driver.close()
         self.host.close()
 
     def is_hypervisor_available(self):

@@ -51,6 +51,9 @@ class VIFDriver(abc.ABC):
     def plugged_vifs_by_instance(self) -> dict[str, set[str]]:
         """The port ids plugged on this host now, by instance uuid."""
 
+    def close(self) -> None:
+        """Give back what the driver keeps open (nothing by default)."""
+
     def plugged_vif_ids(self, instance_uuid=None) -> set[str]:
         """Port ids plugged on this host now (of one instance, if given).
         """
@@ -154,6 +157,57 @@ def _read_alias(dev: str) -> tuple[str, str] | None:
     return parts[1], parts[2]
 
 
+class _Netlink:
+    """One netlink socket (pyroute2's ``IPRoute``) for a driver's plugs and
+    unplugs, opened by the first and kept: opening one cost 1-10 ms here,
+    as much as the link requests it carries. Threads take turns on it
+    (one socket, one request and its answers at a time).
+
+    A request that fails on the socket itself (``OSError``: it was closed
+    or broke since its last use) closes it and runs once more on a new
+    one, as it would have on the fresh socket each request used to open;
+    what the kernel refuses (``NetlinkError``) and what the request
+    raises itself leave the socket as it is.
+    """
+
+    def __init__(self, factory, refused):
+        self._factory = factory
+        self._refused = refused
+        self._socket = None
+        self._lock = threading.Lock()
+
+    def call(self, request):
+        """``request(ipr)``, its result."""
+        with self._lock:
+            for last_try in (False, True):
+                fresh = self._socket is None
+                if fresh:
+                    self._socket = self._factory()
+                try:
+                    return request(self._socket)
+                except self._refused:
+                    raise
+                except OSError as e:
+                    self._close()
+                    if fresh or last_try:
+                        raise
+                    LOG.warning('The netlink socket failed (%s); trying '
+                                'again on a new one', e)
+        raise AssertionError('not reached')
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            try:
+                socket.close()
+            except Exception as e:
+                LOG.debug('Closing the netlink socket failed: %s', e)
+
+
 class LinuxBridgeVIFDriver(VIFDriver):
     def __init__(self, settings):
         super().__init__(settings)
@@ -162,29 +216,34 @@ class LinuxBridgeVIFDriver(VIFDriver):
         # should pay the import.
         from pyroute2 import IPRoute
         from pyroute2.netlink.exceptions import NetlinkError
-        self._netlink = IPRoute
+        self._netlink = _Netlink(IPRoute, NetlinkError)
         self._netlink_error = NetlinkError
+
+    def close(self) -> None:
+        self._netlink.close()
 
     def plug(self, instance, vif):
         bridge = vif.network.bridge
         if not bridge_exists(bridge):
             raise self._no_bridge(vif, 'does not exist')
         dev = vif.devname
-        created = False
+        created = []
+
+        def plug(ipr):
+            # The bridge's index before anything is made: a bridge gone
+            # since the check above leaves nothing to undo.
+            master = ipr.link_lookup(ifname=bridge)
+            if not master:
+                raise self._no_bridge(vif, 'does not exist')
+            if not device_exists(dev):
+                ipr.link('add', ifname=dev, kind='tuntap', mode='tap')
+                created.append(dev)
+            # One message: the alias (what plugged_vifs_by_instance reads
+            # back), the bridge and the link up.
+            ipr.link('set', ifname=dev, ifalias=_alias(instance, vif),
+                     master=master[0], state='up')
         try:
-            with self._netlink() as ipr:
-                # The bridge's index before anything is made: a bridge
-                # gone since the check above leaves nothing to undo.
-                master = ipr.link_lookup(ifname=bridge)
-                if not master:
-                    raise self._no_bridge(vif, 'does not exist')
-                if not device_exists(dev):
-                    ipr.link('add', ifname=dev, kind='tuntap', mode='tap')
-                    created = True
-                # One message: the alias (what plugged_vifs_by_instance
-                # reads back), the bridge and the link up.
-                ipr.link('set', ifname=dev, ifalias=_alias(instance, vif),
-                         master=master[0], state='up')
+            self._netlink.call(plug)
         except self._netlink_error as e:
             if created:
                 self._delete(dev, instance)
@@ -209,8 +268,7 @@ class LinuxBridgeVIFDriver(VIFDriver):
 
     def _delete(self, dev, instance):
         try:
-            with self._netlink() as ipr:
-                ipr.link('del', ifname=dev)
+            self._netlink.call(lambda ipr: ipr.link('del', ifname=dev))
         except self._netlink_error as e:
             if device_exists(dev):
                 raise exception.VirtualInterfacePlugException(

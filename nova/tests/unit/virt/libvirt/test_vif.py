@@ -4,6 +4,7 @@ import dataclasses
 import os
 import shutil
 import unittest
+from unittest import mock
 
 from oslo_concurrency import processutils
 from oslo_utils import uuidutils
@@ -100,6 +101,7 @@ class TestLinuxBridge(base.TestCase):
     def setUp(self):
         super().setUp()
         self.driver = libvirt_vif.LinuxBridgeVIFDriver(_settings())
+        self.addCleanup(self.driver.close)
 
     def make_bridge(self):
         name = 'nvt' + uuidutils.generate_uuid()[:8]
@@ -157,6 +159,43 @@ class TestLinuxBridge(base.TestCase):
         with self.assertRaises(exception.VirtualInterfacePlugException) as e:
             self.driver.plug(too_long, vif)
         self.assertIn(bridge, str(e.exception))
+        self.assertFalse(libvirt_vif.device_exists(vif.devname))
+
+    def test_plugs_and_unplugs_share_one_netlink_socket(self):
+        import pyroute2
+        bridge = self.make_bridge()
+        vifs = [_vif(bridge), _vif(bridge)]
+        with mock.patch.object(pyroute2, 'IPRoute',
+                               wraps=pyroute2.IPRoute) as opened:
+            driver = libvirt_vif.LinuxBridgeVIFDriver(_settings())
+            self.addCleanup(driver.close)
+            for vif in vifs:
+                self.addCleanup(driver.unplug, INSTANCE, vif)
+                driver.plug(INSTANCE, vif)
+            # Refused by the kernel (no such bridge): the socket stays.
+            self.assertRaises(exception.VirtualInterfacePlugException,
+                              driver.plug, INSTANCE, _vif('nvt-missing'))
+            for vif in vifs:
+                driver.unplug(INSTANCE, vif)
+        self.assertEqual(1, opened.call_count)
+        self.assertEqual(set(), driver.plugged_vif_ids(INSTANCE.uuid))
+        self.assertFalse(any(libvirt_vif.device_exists(v.devname)
+                             for v in vifs))
+
+    def test_a_socket_that_broke_is_replaced_and_the_plug_made(self):
+        bridge = self.make_bridge()
+        vif = _vif(bridge)
+        self.addCleanup(self.driver.unplug, INSTANCE, vif)
+        self.driver.plug(INSTANCE, vif)
+        self.driver.unplug(INSTANCE, vif)
+        # The kept socket breaks (closed under the driver): the plug is
+        # made on a new one.
+        self.driver._netlink.call(lambda ipr: ipr.close())
+        self.driver.plug(INSTANCE, vif)
+        self.assertEqual({vif.id},
+                         self.driver.plugged_vif_ids(INSTANCE.uuid))
+        self.driver._netlink.call(lambda ipr: ipr.close())
+        self.driver.unplug(INSTANCE, vif)
         self.assertFalse(libvirt_vif.device_exists(vif.devname))
 
     def test_a_device_it_did_not_make_is_kept_when_the_plug_fails(self):
