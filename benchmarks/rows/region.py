@@ -559,13 +559,10 @@ def schedule(sizes, repeats):
     """The order of the regions: the smallest and the largest size
     ``repeats`` times each, alternating, the others once in the middle
     (10, 50, 25, 10, 50, 10, 50)."""
-    small, large, middle = sizes[0], sizes[-1], list(sizes[1:-1])
-    order = [small, large]
-    for n in range(1, repeats):
-        if n == 1:
-            order += middle
-        order += [small, large]
-    return order if repeats > 1 else list(sizes)
+    if repeats == 1:
+        return list(sizes)
+    ends = [sizes[0], sizes[-1]]
+    return ends + list(sizes[1:-1]) + ends * (repeats - 1)
 
 
 def measure(size):
