@@ -140,7 +140,7 @@ def bench_checks(tmp, ctx, count, spawn_median):
     for _ in range(count):
         started = time.perf_counter()
         reporter.check_writable()
-        own = shared_storage.own_identity(ctx, 'b', b.driver)
+        own = disk_ownership.live_storage(ctx, 'b', b.driver).identity
         evidence = shared_storage.gather(ctx, 'a', 'b', own)
         shared = shared_storage.decide(evidence, None)
         exists = b.driver.instance_dir_exists(instance)

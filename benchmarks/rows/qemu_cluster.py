@@ -20,6 +20,16 @@ libvirt make the tap on the same bridge (``<interface type='bridge'>``
 without a fixed tap name or MAC), and writes the XML to a file, so that
 ``virsh create`` / ``define`` of that file starts the same guest on the
 same host without touching nova's.
+
+When a part of a row fails in a cluster (``keep_evidence``, and
+``__exit__`` with an exception), what would say why is copied out of the
+cluster before its teardown removes it, to a new directory
+``/tmp/nova-bench-evidence-*`` that is printed: the services' logs,
+each host's libvirt logs (``libvirtd.log``, ``qemu/<domain>.log``), and
+the state of each host's libvirtd threads (``ps`` of its threads with
+their kernel wait channel, and ``gdb``'s backtrace of every thread when
+gdb is installed): a libvirtd that stopped answering is seen where it
+waits.
 """
 
 import contextlib
@@ -27,6 +37,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -68,10 +79,12 @@ class BenchCluster:
         self.record = self.cluster.record
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         # Also stops what a row left running (copies included: their
         # QEMU processes run in the hosts, their files are under
         # base_dir).
+        if exc_type is not None and issubclass(exc_type, Exception):
+            self.keep_evidence('%s: %s' % (exc_type.__name__, exc))
         try:
             self.cluster.down()
         finally:
@@ -81,6 +94,26 @@ class BenchCluster:
     def _remove_dir(self):
         if os.path.isdir(self.base_dir):
             os.rmdir(self.base_dir)
+
+    def keep_evidence(self, why):
+        """Copy what would say why a part failed out of the cluster (see
+        the module's docstring); the directory's path, printed. Never
+        raises: a row's failure must stay what is reported."""
+        try:
+            kept = tempfile.mkdtemp(prefix='nova-bench-evidence-')
+            with open(os.path.join(kept, 'why.txt'), 'w') as f:
+                f.write(why + '\n')
+            shutil.copytree(self.cluster.layout.logs,
+                            os.path.join(kept, 'logs'), dirs_exist_ok=True)
+            for name, host in sorted(self.cluster.hosts.items()):
+                _keep_host(host.hypervisor, os.path.join(kept, name))
+        except Exception as e:     # what is kept so far stays
+            print('keeping the evidence of a failed part failed: %s' % e,
+                  file=sys.stderr)
+            return None
+        print('evidence of the failed part (%s) kept in %s' % (why, kept),
+              file=sys.stderr)
+        return kept
 
     # -- the REST API ------------------------------------------------------
 
@@ -190,6 +223,33 @@ class BenchCluster:
                            timeout=TIMEOUT)
         shutil.rmtree(os.path.join(self.entry(host).storage_dir, name),
                       ignore_errors=True)
+
+
+EVIDENCE_TIMEOUT = 60
+
+
+def _keep_host(hypervisor, kept):
+    """``hypervisor``'s libvirt logs and its libvirtd's threads, in
+    ``kept``."""
+    shutil.copytree(hypervisor.log_dir, os.path.join(kept, 'libvirt-log'),
+                    dirs_exist_ok=True)
+    pid = hypervisor.pids.get('libvirtd')
+    if pid is None:
+        return
+    commands = {'libvirtd-threads.txt': [
+        'ps', '-L', '-o', 'pid,tid,stat,wchan:32,time,comm', '-p', str(pid)]}
+    if shutil.which('gdb'):
+        commands['libvirtd-backtraces.txt'] = [
+            'gdb', '-batch', '-p', str(pid), '-ex', 'thread apply all bt']
+    for name, argv in commands.items():
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True,
+                                    timeout=EVIDENCE_TIMEOUT)
+            output = result.stdout + result.stderr
+        except (OSError, subprocess.TimeoutExpired) as e:
+            output = '%s: %s\n' % (' '.join(argv), e)
+        with open(os.path.join(kept, name), 'w') as f:
+            f.write(output)
 
 
 def timed_run(argv):

@@ -27,7 +27,9 @@ own run's parallel ``virsh create``.
 A part that fails (a server not ACTIVE in time, a ``virsh`` that does
 not return) is a ``not measured`` line saying why, and the row keeps the
 lines of the others (``common.line_or_why_not``); after a failed size
-the next one is not tried in that cluster.
+the next one is not tried in that cluster. What would say why (logs,
+libvirtd's threads) is kept before the cluster goes on or down
+(``BenchCluster.keep_evidence``), in the directory the run prints.
 """
 
 import functools
@@ -120,10 +122,16 @@ def measure(bench, client, size):
 
 
 def size_line(bench, client, size, revive):
-    if revive:
-        bench.set_service(client, SOURCE, forced_down=False)
-        bench.cluster.revive(SOURCE)
-    project, baseline, split, traces = measure(bench, client, size)
+    try:
+        if revive:
+            bench.set_service(client, SOURCE, forced_down=False)
+            bench.cluster.revive(SOURCE)
+        project, baseline, split, traces = measure(bench, client, size)
+    except Exception as e:
+        # Before the cluster goes on (or down): what says why.
+        bench.keep_evidence('%d servers: %s: %s'
+                            % (size, type(e).__name__, e))
+        raise
     value = common.ratio(project, baseline)
     return common.Line(
         'host-evacuate %d servers to 2 targets, real QEMU (%s)'

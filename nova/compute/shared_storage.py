@@ -10,7 +10,8 @@ identity comes from its service row, as its last heartbeat recorded it
 (``storage_report.py`` writes it from the marker read live, at start and
 with every heartbeat), so the comparison works while that host is down;
 this host's own comes from its driver, read live at the moment of the
-decision (``own_identity``). A marker is never created on the fly, so a
+decision (``identity_of`` that reading; ``disk_ownership.live_storage``
+reads it). A marker is never created on the fly, so a
 missing one means *unknown*, and unknown never leads to a deletion. A host
 whose live identity differs from the one it recorded (its storage was
 remounted since its last heartbeat) refuses decisions that may delete
@@ -31,7 +32,8 @@ Usage on the target of an evacuation::
                                      target_identity=driver_identity)
     on_shared = shared_storage.decide(evidence, requested=on_shared_storage)
 
-where ``driver_identity = own_identity(ctx, self.host, driver)``.
+where ``driver_identity = disk_ownership.live_storage(ctx, self.host,
+driver).identity``.
 """
 
 import dataclasses
@@ -84,8 +86,11 @@ def recorded_identity(context, host: str) -> str | None:
     return recorded_storage(context, host)[0]
 
 
-def own_identity(context, host: str, driver) -> str | None:
-    """This host's storage identity, read live now; None when unknown.
+def identity_of(host: str, status, recorded: str | None,
+                must_be_mounted: bool) -> str | None:
+    """This host's storage identity from evidence already read: the
+    storage's ``status`` now and what the host recorded
+    (``recorded_storage``); None when unknown.
 
     ``StorageEvidenceStale`` when it differs from what the host recorded:
     other hosts may have compared against the recorded one, so no
@@ -94,14 +99,6 @@ def own_identity(context, host: str, driver) -> str | None:
     ``instances_path`` is not one now: the marker read is then a copy,
     not the storage it names (``storage_report.storage_problem``).
     """
-    return identity_of(host, driver.get_storage_status(),
-                       *recorded_storage(context, host))
-
-
-def identity_of(host: str, status, recorded: str | None,
-                must_be_mounted: bool) -> str | None:
-    """``own_identity`` from evidence already read: the storage's
-    ``status`` now and what the host recorded (``recorded_storage``)."""
     if status.identity and recorded and status.identity != recorded:
         raise exception.StorageEvidenceStale(
             host=host, live=status.identity, path=status.instances_path,

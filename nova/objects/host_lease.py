@@ -26,7 +26,9 @@ have lost its lease to another claimer, who then read the host's usage
 without this claim in it; the DELETE finds no row of this holder, and
 the claim rolls back with it (``HostClaimLeaseLost``) instead of being
 written beside the other. Given back on its own (``hold``'s exit without
-``end_with``), a lost lease is only logged.
+``end_with``), a lost lease is only logged. A claim made under two leases
+(its host's and its server group's, whose members another claimer of the
+group would read) gives both back in its transaction (``end_together``).
 
 A claim takes milliseconds. ``LEASE_SECONDS`` only bounds how long a host
 stays blocked after its holder crashed. Every process must use a clock
@@ -160,8 +162,28 @@ class Lease:
         ``give_back_in``. Once it returned (committed), ``hold`` does not
         give the lease back again; when it raised, its transaction rolled
         back and ``hold`` gives the lease back as usual."""
-        write(self)
-        self.ended = True
+        end_together(write, self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Together:
+    """Leases one claim was made under (a host's, and the server group's
+    whose policy it keeps), given back in the claim's transaction: the
+    claim is written only if every one of them is still held."""
+    leases: tuple[Lease, ...]
+
+    def give_back_in(self, connection) -> None:
+        for lease in self.leases:
+            lease.give_back_in(connection)
+
+
+def end_together(write, *leases: Lease) -> None:
+    """``write(given_back)``, ``given_back`` being the one lease or the
+    ``Together`` of several, as ``Lease.end_with``: once ``write``
+    returned, every one of them is ended."""
+    write(leases[0] if len(leases) == 1 else Together(leases))
+    for lease in leases:
+        lease.ended = True
 
 
 @contextlib.contextmanager

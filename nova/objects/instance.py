@@ -165,8 +165,9 @@ class Instance(base.NovaObject):
 
         ``and_action``: the ``InstanceAction`` that creates it
         (``InstanceAction.starting``), inserted in the same transaction.
-        ``and_give_back``: the ``host_lease.Lease`` this row's claim on its
-        host was made under, given back in the same transaction (the row
+        ``and_give_back``: the ``host_lease.Lease`` (or
+        ``host_lease.Together``) this row's claim on its host was made
+        under, given back in the same transaction (the row
         is not written when the lease was lost: ``HostClaimLeaseLost``).
         """
         if self.id is not None:

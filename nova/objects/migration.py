@@ -121,8 +121,9 @@ class Migration(base.NovaObject):
 
         ``expected_status`` (a status or a list) makes it a compare-and-
         swap: ``UnexpectedMigrationStatusError`` when the row has another
-        status. ``and_give_back``: the ``host_lease.Lease`` a claim written
-        here (``dest_compute``) was made under, given back in the same
+        status. ``and_give_back``: the ``host_lease.Lease`` (or
+        ``host_lease.Together``) a claim written here (``dest_compute``)
+        was made under, given back in the same
         transaction (nothing written when the lease was lost:
         ``HostClaimLeaseLost``).
         """

@@ -372,10 +372,10 @@ class TargetChooser:
                        instance.host, need, len(candidates), left_out))
 
     def _claim(self, context, instance, write, on_shared_storage=None,
-               left_out=(), group=None):
-        """Choose a host and ``write(host, lease)`` the claim under its
-        lease, giving the lease back in the claim's own transaction
-        (``host_lease.Lease.end_with``).
+               left_out=(), group=None, group_lease=None):
+        """Choose a host and ``write(host, given_back)`` the claim under
+        its lease, giving the lease (and ``group_lease``) back in the
+        claim's own transaction (``host_lease.end_together``).
 
         Returns the host. Under the lease the host's usage (and where the
         group's members are) is read again: a claim another process wrote
@@ -383,7 +383,11 @@ class TargetChooser:
         whose lease stays taken, or was lost before the claim was written
         (this claim stalled), is left out of the next choice; each round
         leaves one more out, so this ends, at the latest with
-        ``NoValidHost``. The caller holds ``group``'s lease.
+        ``NoValidHost``. The caller holds ``group``'s lease
+        (``group_lease``); when that was lost, the claim is not written
+        and ``HostClaimLeaseLost`` is raised: the members were read under
+        a lease another claimer of the group holds now, so no other host
+        would do better.
         """
         need = Need.of(instance.flavor)
         left_out = set(left_out)
@@ -405,13 +409,17 @@ class TargetChooser:
                         rule = group_rule(context, instance, group)
                     if fresh.fits(need) is not False and (
                             rule is None or rule.allows(host)):
-                        lease.end_with(functools.partial(write, host))
+                        host_lease.end_together(
+                            functools.partial(write, host),
+                            *_held(lease, group_lease))
                         return host
                 LOG.info('Host %(host)s filled up since it was chosen '
                          '(another claim took it); choosing again',
                          {'host': host}, instance=instance)
             except (exception.HostClaimBusy,
                     exception.HostClaimLeaseLost) as e:
+                if e.kwargs.get('host') != host:
+                    raise     # the group's lease, not the host's
                 LOG.warning('%s; choosing another host', e,
                             instance=instance)
             finally:
@@ -432,7 +440,8 @@ class TargetChooser:
             yield lease
 
     def _group_claims(self, context, group):
-        """Hold ``group``'s lease (nothing when None) for the body."""
+        """Hold ``group``'s lease for the body (as ``host_lease.Lease``;
+        nothing, None, when ``group`` is None)."""
         if group is None:
             return contextlib.nullcontext()
         return self._lease(context, GROUP_LEASE % group.uuid)
@@ -455,25 +464,26 @@ class TargetChooser:
             others = {service.host for service in compute_services(context)
                       if service.host != only}
 
-        def write(host, lease):
+        def write(host, given_back):
             instance.host = host
             instance.node = host
             if group is None:
-                instance.create(and_action=action, and_give_back=lease)
+                instance.create(and_action=action, and_give_back=given_back)
                 return
             # NOTE: the member row first: the group's lease is held, and
             # a member without an instance row counts nowhere.
             group_obj.InstanceGroup.add_member(context, group.uuid,
                                                instance.uuid)
             try:
-                instance.create(and_action=action, and_give_back=lease)
+                instance.create(and_action=action,
+                                and_give_back=given_back)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     objects.Instance.leave_group(context, instance.uuid)
 
-        with self._group_claims(context, group):
+        with self._group_claims(context, group) as group_lease:
             host = self._claim(context, instance, write, left_out=others,
-                               group=group)
+                               group=group, group_lease=group_lease)
         LOG.info('Placed on %s', host, instance=instance)
         return host
 
@@ -486,18 +496,18 @@ class TargetChooser:
         so the next choice sees this one. ``exclude``: hosts the choice
         leaves out (host-evacuate's retry: the targets that failed).
         """
-        def write(host, lease=None):
+        def write(host, given_back):
             migration.dest_compute = host
             migration.dest_node = host
-            migration.save(and_give_back=lease)
+            migration.save(and_give_back=given_back)
 
         group = group_obj.InstanceGroup.get_by_instance_uuid(context,
                                                              instance.uuid)
-        with self._group_claims(context, group):
+        with self._group_claims(context, group) as group_lease:
             if host is None:
                 host = self._claim(context, instance, write,
                                    on_shared_storage, left_out=exclude,
-                                   group=group)
+                                   group=group, group_lease=group_lease)
             else:
                 # An operator's named target is taken as told (Nova's
                 # force), whatever it holds, except a hard group policy
@@ -510,9 +520,18 @@ class TargetChooser:
                         group=rule.group_uuid, policy=rule.policy,
                         reason='the named target %s: %s' % (
                             host, rule.refusal([host])))
-                write(host)
+                if group_lease is None:
+                    write(host, None)
+                else:
+                    # The group's members were read under its lease.
+                    group_lease.end_with(functools.partial(write, host))
         LOG.info('Evacuation target is %s', host, instance=instance)
         return host
+
+
+def _held(*leases):
+    """The leases of ``leases`` that are held (not None)."""
+    return [lease for lease in leases if lease is not None]
 
 
 def validate_named_target(context, instance, host: str, force: bool):

@@ -106,17 +106,23 @@ class TestEvidenceFromServiceRows(base.TestCase):
         settings = host_settings.HostSettings(host='b', instances_path=path)
         return fake.FakeDriver(instance_events.ComputeVirtAPI(), settings)
 
+    def _own_identity(self, driver):
+        """``identity_of`` from the evidence as read now (what
+        ``disk_ownership.live_storage`` reads)."""
+        return shared_storage.identity_of(
+            'b', driver.get_storage_status(),
+            *shared_storage.recorded_storage(self.ctx, 'b'))
+
     def test_own_identity_is_read_live(self):
         path = os.path.join(self.tmp, 'b')
         driver = self._driver(path)
         identity = storage_identity.create(path)
         dbf.make_service(self.ctx, 'b', identity=identity)
-        self.assertEqual(identity, shared_storage.own_identity(
-            self.ctx, 'b', driver))
+        self.assertEqual(identity, self._own_identity(driver))
         # The marker goes (the mount went away): unknown at once, with
         # nothing made up in its place.
         os.unlink(storage_identity.marker_path(path))
-        self.assertIsNone(shared_storage.own_identity(self.ctx, 'b', driver))
+        self.assertIsNone(self._own_identity(driver))
         self.assertFalse(os.path.exists(storage_identity.marker_path(path)))
 
     def test_a_live_identity_that_differs_from_the_record_is_refused(self):
@@ -127,7 +133,7 @@ class TestEvidenceFromServiceRows(base.TestCase):
         storage_identity.create(path)
         dbf.make_service(self.ctx, 'b', identity=ID_B)
         with self.assertRaises(exception.StorageEvidenceStale) as cm:
-            shared_storage.own_identity(self.ctx, 'b', driver)
+            self._own_identity(driver)
         self.assertIn(ID_B, str(cm.exception))
         self.assertIn(path, str(cm.exception))
 
@@ -141,7 +147,6 @@ class TestEvidenceFromServiceRows(base.TestCase):
         row = dbf.make_service(self.ctx, 'b', identity=identity)
         row.storage_must_be_mounted = True
         row.save()
-        self.assertIsNone(shared_storage.own_identity(self.ctx, 'b', driver))
+        self.assertIsNone(self._own_identity(driver))
         test_storage_identity.MountTable(self).mount(path)
-        self.assertEqual(identity, shared_storage.own_identity(
-            self.ctx, 'b', driver))
+        self.assertEqual(identity, self._own_identity(driver))

@@ -183,6 +183,46 @@ class GivenBackWithTheClaim:
         self.assertEqual(['h1'], self._claims())
         self.assertEqual(HOLDER, host_lease.holder_of(self.ctx, 'h1'))
 
+    def _write_claim_under(self, *leases):
+        def write(given_back):
+            with db_api.writing() as connection:
+                connection.execute(sa.insert(
+                    control_models.HostClaimLease.__table__).values(
+                    host='claim', holder=HOLDER,
+                    expires_at=fields.utcnow()))
+                given_back.give_back_in(connection)
+        host_lease.end_together(write, *leases)
+
+    def test_two_leases_given_back_by_one_claims_commit(self):
+        with host_lease.hold(self.ctx, 'h1') as host, \
+                host_lease.hold(self.ctx, 'server-group:g') as group:
+            self._write_claim_under(host, group)
+            self.assertTrue(host.ended)
+            self.assertTrue(group.ended)
+        self.assertEqual(['claim'], self._claims())
+
+    def test_one_of_two_leases_lost_rolls_the_claim_back(self):
+        with host_lease.hold(self.ctx, 'h1') as host, \
+                host_lease.hold(self.ctx, 'server-group:g') as group:
+            with db_api.writing() as connection:
+                connection.execute(sa.update(
+                    control_models.HostClaimLease.__table__).where(
+                    control_models.HostClaimLease.host == 'server-group:g'
+                ).values(holder=HOLDER))
+            with self.assertRaises(exception.HostClaimLeaseLost) as caught:
+                self._write_claim_under(host, group)
+            self.assertIn('server-group:g', str(caught.exception))
+            self.assertFalse(host.ended)
+            self.assertFalse(group.ended)
+            # The host's give-back rolled back with the claim: held.
+            self.assertEqual(host.holder,
+                             host_lease.holder_of(self.ctx, 'h1'))
+        # No claim; h1 given back at the body's end; the group's lease
+        # is its new holder's.
+        self.assertEqual(['server-group:g'], self._claims())
+        self.assertEqual(HOLDER, host_lease.holder_of(self.ctx,
+                                                      'server-group:g'))
+
 
 class GivenBackWithTheClaimTestCase(GivenBackWithTheClaim, base.TestCase):
 

@@ -821,6 +821,119 @@ class TestServerGroups(TargetTestCase):
         self.assertIsNone(host_lease.holder_of(
             self.ctx, target.GROUP_LEASE % group.uuid))
 
+    # -- the group's lease, given back with the claim --------------------
+
+    OTHER = '0f0e0d0c-0b0a-4909-8807-060504030201'
+
+    def _take_over(self, key):
+        """Another claimer takes the lease ``key`` over (it expired while
+        this claim stalled)."""
+        with db_api.writing() as connection:
+            connection.execute(sa.update(
+                control_models.HostClaimLease.__table__).where(
+                control_models.HostClaimLease.host == key).values(
+                holder=self.OTHER))
+
+    def _stalled(self, cls, method, key):
+        """``cls.method``, which first has ``key``'s lease taken over."""
+        real = getattr(cls, method)
+
+        def stalled(obj, **kwargs):
+            self._take_over(key)
+            return real(obj, **kwargs)
+        return mock.patch.object(cls, method, stalled)
+
+    def test_a_members_claim_gives_both_leases_back_in_its_transaction(self):
+        group = self.group()
+        migration = self._migration()
+        with dbf.committed_writes() as writes:
+            self.assertEqual('b', self.chooser.choose_and_claim(
+                self.ctx, self.instance, migration))
+        self.assertEqual([['INSERT INTO host_claim_leases'],
+                          ['INSERT INTO host_claim_leases'],
+                          ['UPDATE migrations',
+                           'DELETE FROM host_claim_leases',
+                           'DELETE FROM host_claim_leases']],
+                         [[w.split(' WHERE')[0] for w in t]
+                          for t in writes()])
+        self.assertIsNone(host_lease.holder_of(
+            self.ctx, target.GROUP_LEASE % group.uuid))
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'b'))
+
+    def test_a_claim_whose_groups_lease_was_lost_is_not_written(self):
+        # The claim stalled past the group's lease: another claimer of the
+        # group took it over and read the members without this one. No
+        # host would do: the claim is not written, and says why.
+        group = self.group()
+        key = target.GROUP_LEASE % group.uuid
+        migration = self._migration()
+        with self._stalled(objects.Migration, 'save', key):
+            with self.assertRaises(exception.HostClaimLeaseLost) as caught:
+                self.chooser.choose_and_claim(self.ctx, self.instance,
+                                              migration)
+        self.assertIn(group.uuid, str(caught.exception))
+        self.assertIsNone(objects.Migration.get_by_id(
+            self.ctx, migration.id).dest_compute)
+        # The new holder keeps the group's lease; b's was given back.
+        self.assertEqual(self.OTHER, host_lease.holder_of(self.ctx, key))
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'b'))
+
+    def test_a_named_targets_claim_is_fenced_by_the_groups_lease(self):
+        group = self.group()
+        key = target.GROUP_LEASE % group.uuid
+        migration = self._migration()
+        with dbf.committed_writes() as writes:
+            self.chooser.choose_and_claim(self.ctx, self.instance,
+                                          migration, host='c')
+        self.assertEqual([['INSERT INTO host_claim_leases'],
+                          ['UPDATE migrations',
+                           'DELETE FROM host_claim_leases']],
+                         [[w.split(' WHERE')[0] for w in t]
+                          for t in writes()])
+        self.assertIsNone(host_lease.holder_of(self.ctx, key))
+        other = self._migration(dbf.make_instance(self.ctx, 'a',
+                                                  flavor=self.flavor))
+        group_obj.InstanceGroup.add_member(self.ctx, group.uuid,
+                                           other.instance_uuid)
+        with self._stalled(objects.Migration, 'save', key):
+            self.assertRaises(exception.HostClaimLeaseLost,
+                              self.chooser.choose_and_claim, self.ctx,
+                              objects.Instance.get_by_uuid(
+                                  self.ctx, other.instance_uuid),
+                              other, host='d')
+        self.assertIsNone(objects.Migration.get_by_id(
+            self.ctx, other.id).dest_compute)
+        self.assertEqual(self.OTHER, host_lease.holder_of(self.ctx, key))
+
+    def test_a_new_member_whose_groups_lease_was_lost_is_not_created(self):
+        group = group_obj.InstanceGroup(
+            name='g', project_id='p', user_id='u',
+            policy='anti-affinity').create()
+        key = target.GROUP_LEASE % group.uuid
+        new = objects.Instance(self.ctx, flavor=self.flavor,
+                               vm_state='building')
+        with self._stalled(objects.Instance, 'create', key):
+            self.assertRaises(exception.HostClaimLeaseLost,
+                              self.chooser.place_new, self.ctx, new,
+                              group=group)
+        self.assertRaises(exception.InstanceNotFound,
+                          objects.Instance.get_by_uuid, self.ctx, new.uuid)
+        self.assertIsNone(group_obj.InstanceGroup.get_by_instance_uuid(
+            self.ctx, new.uuid))
+        self.assertEqual(self.OTHER, host_lease.holder_of(self.ctx, key))
+        self.assertEqual([], [h for h in ('b', 'c', 'd')
+                              if host_lease.holder_of(self.ctx, h)])
+        # Created as before once the other claimer is done with it.
+        with db_api.writing() as connection:
+            connection.execute(sa.delete(
+                control_models.HostClaimLease.__table__))
+        new = objects.Instance(self.ctx, flavor=self.flavor,
+                               vm_state='building')
+        self.assertEqual('b', self.chooser.place_new(self.ctx, new,
+                                                     group=group))
+        self.assertIn(new.uuid, group_obj.InstanceGroup.get_by_instance_uuid(
+            self.ctx, new.uuid).members)
+
 
 class TestGroupMembersEvacuatedAtOnce(TargetTestCase):
     """Two anti-affinity members evacuated at the same moment by two
