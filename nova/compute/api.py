@@ -287,8 +287,8 @@ class API:
             if metadata:
                 metadata_obj.InstanceMetadata.replace(context, instance.uuid,
                                                       metadata)
-            network_info = network_api.bind_with_instance(context, instance,
-                                                          host)
+            network_info = network_api.bind_with_instance(
+                context, instance, host, networks=requested)
             self.compute_rpcapi.build_and_run_instance(
                 context, instance, host=host, image_meta=image_meta,
                 network_info=network_info)

@@ -36,7 +36,7 @@ import random
 import socket
 import threading
 import types
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -435,12 +435,16 @@ class API:
         ``active=False``)."""
         return self.bind(context, instance, host).network_info()
 
-    def bind_with_instance(self, context, instance, host):
+    def bind_with_instance(self, context, instance, host,
+                           networks: Iterable[objects.Network] = ()):
         """Bind the ports of a new ``instance`` to ``host`` and save the
         instance with their ``NetworkInfo``, in one transaction: the
         instance's record of its VIFs and their binding never disagree.
-        Returns the ``NetworkInfo``."""
-        ports = self.bind(context, instance, host, write=False)
+        ``networks``: those already read (``validate_networks``), not
+        read again. Returns the ``NetworkInfo``."""
+        ports = self.bind(context, instance, host, write=False,
+                          ports=self.get_ports(context, instance, networks={
+                              n.uuid: n for n in networks}))
         before = instance.network_info
         instance.network_info = ports.network_info()
         try:

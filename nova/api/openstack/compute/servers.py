@@ -391,14 +391,14 @@ class ServersController:
                            'requested_node': server.get(
                                'hypervisor_hostname')}
         requested_zone = _requested_zone(context, server, destination)
-        networks = self._requested_networks(context, server.get('networks'))
         hints = (body.get('os:scheduler_hints')
                  or body.get('OS-SCH-HNT:scheduler_hints') or {})
         try:
-            # Checked before anything is created, so that a request naming
-            # a missing network leaves no instance behind.
-            for network in networks:
-                objects.Network.get_by_uuid(context, network['uuid'])
+            # Read before anything is created, so that a request naming a
+            # missing network leaves no instance behind; handed on as
+            # read (the create does not read them again).
+            networks = self._requested_networks(context,
+                                                server.get('networks'))
             instance = self.compute_api.create(
                 context, server['name'], image_ref, flavor_id,
                 networks=networks, hostname=server.get('hostname'),
@@ -430,8 +430,9 @@ class ServersController:
                            headers={'Location': view['links'][0]['href']})
 
     @staticmethod
-    def _requested_networks(context, requested) -> list[dict]:
-        """The networks to attach, as ``[{'uuid': ...}]``.
+    def _requested_networks(context, requested) -> list:
+        """The networks to attach, read (``objects.Network``;
+        ``NetworkNotFound`` when one is missing).
 
         ``none``: no network. ``auto`` (and, below 2.37, no ``networks``
         at all): the only network there is, as the reference's automatic
@@ -446,8 +447,9 @@ class ServersController:
                 raise exception.ValidationError(
                     detail='Multiple possible networks found, use a '
                            'Network ID to be more specific.')
-            return [{'uuid': n.uuid} for n in available]
-        return [{'uuid': n['uuid']} for n in requested]
+            return available
+        return [objects.Network.get_by_uuid(context, n['uuid'])
+                for n in requested]
 
     def update(self, req, server_id):
         context = req.context

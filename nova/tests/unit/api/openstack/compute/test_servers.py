@@ -298,6 +298,18 @@ class CreateTest(fakes.APITestCase):
                                     objects.Port.get_by_instance_uuid(
                                         self.ctx, instance.uuid)])
 
+    def test_a_create_reads_its_network_once(self):
+        # Checked to exist before anything is created, then handed on as
+        # read: neither the create nor its ports read it again.
+        network = objects.Network(self.ctx, uuid=NETWORK, name='public',
+                                  bridge='br0').create()
+        with dbf.recorded_statements() as statements:
+            self.created(self.create(self.body(
+                networks=[{'uuid': network.uuid}])))
+        reads = [s for s in statements
+                 if s.lstrip().startswith('SELECT') and ' networks' in s]
+        self.assertEqual(1, len(reads), reads)
+
     def created(self, response):
         self.assertEqual(202, response.status_int, response.text)
         return self.reload(objects.Instance(
