@@ -177,12 +177,14 @@ class Together:
             lease.give_back_in(connection)
 
 
-def end_together(write, *leases: Lease) -> None:
-    """``write(given_back)``, ``given_back`` being the one lease or the
-    ``Together`` of several, as ``Lease.end_with``: once ``write``
-    returned, every one of them is ended."""
-    write(leases[0] if len(leases) == 1 else Together(leases))
-    for lease in leases:
+def end_together(write, *leases: Lease | None) -> None:
+    """``write(given_back)``, ``given_back`` being the one lease held, the
+    ``Together`` of several, or None when none is (a None in ``leases``
+    is a lease not held), as ``Lease.end_with``: once ``write`` returned,
+    every one of them is ended."""
+    held = tuple(lease for lease in leases if lease is not None)
+    write(Together(held) if len(held) > 1 else held[0] if held else None)
+    for lease in held:
         lease.ended = True
 
 

@@ -410,8 +410,8 @@ class TargetChooser:
                     if fresh.fits(need) is not False and (
                             rule is None or rule.allows(host)):
                         host_lease.end_together(
-                            functools.partial(write, host),
-                            *_held(lease, group_lease))
+                            functools.partial(write, host), lease,
+                            group_lease)
                         return host
                 LOG.info('Host %(host)s filled up since it was chosen '
                          '(another claim took it); choosing again',
@@ -520,18 +520,11 @@ class TargetChooser:
                         group=rule.group_uuid, policy=rule.policy,
                         reason='the named target %s: %s' % (
                             host, rule.refusal([host])))
-                if group_lease is None:
-                    write(host, None)
-                else:
-                    # The group's members were read under its lease.
-                    group_lease.end_with(functools.partial(write, host))
+                # The group's members were read under its lease.
+                host_lease.end_together(functools.partial(write, host),
+                                        group_lease)
         LOG.info('Evacuation target is %s', host, instance=instance)
         return host
-
-
-def _held(*leases):
-    """The leases of ``leases`` that are held (not None)."""
-    return [lease for lease in leases if lease is not None]
 
 
 def validate_named_target(context, instance, host: str, force: bool):
