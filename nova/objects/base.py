@@ -186,10 +186,11 @@ class NovaObject:
         return obj
 
     def _update_from_db_object(self, db_obj) -> None:
-        for name in self.fields:
-            object.__setattr__(self, name,
-                               self._from_db_value(name, getattr(db_obj,
-                                                                 name)))
+        for name, field, kept in _plan(type(self)):
+            value = getattr(db_obj, name)
+            if type(value) not in kept:
+                value = _converted(name, field, value)
+            object.__setattr__(self, name, value)
         self.obj_reset_changes()
 
     @classmethod
@@ -203,12 +204,10 @@ class NovaObject:
         of each row of those columns, converted as the object's fields
         are: for reads of many rows that need a few columns, not objects
         (a target choice reads every host of the region)."""
-        # The fields looked up once, not once per value: these reads
-        # convert thousands of values (a choice in a region of 500 hosts:
-        # about 7,000).
-        fields = [(name, cls.fields[name]) for name in kind._fields]
-        return [kind(*[_converted(name, field, value)
-                       for (name, field), value in zip(fields, row)])
+        plan = _plan(cls, kind._fields)
+        return [kind(*[value if type(value) in kept
+                       else _converted(name, field, value)
+                       for (name, field, kept), value in zip(plan, row)])
                 for row in rows]
 
     def _db_values(self, names=None) -> dict:
@@ -410,6 +409,26 @@ class NovaObject:
 # {(table, filters' names and shapes, order): the SELECT of
 # NovaObject._db_get_by}, each built once.
 _SELECTS: dict[tuple, sa.Select] = {}
+
+
+# {(object class, field names or None for all of them): (name, field,
+# the types its column values are kept as, fields.kept_from_db) of each},
+# made once per class, not looked up once per value. Reads convert
+# thousands of values (a choice in a region of 500 hosts: about 7,000),
+# most of them strings and integers the field would return unchanged.
+_PLANS: dict[tuple[type, tuple[str, ...] | None],
+             list[tuple[str, object, tuple[type, ...]]]] = {}
+
+
+def _plan(cls, names: tuple[str, ...] | None = None):
+    """The plan of ``names`` (None: every field of ``cls``)."""
+    plan = _PLANS.get((cls, names))
+    if plan is None:
+        plan = [(name, cls.fields[name],
+                 obj_fields.kept_from_db(cls.fields[name]))
+                for name in (cls.fields if names is None else names)]
+        _PLANS[cls, names] = plan
+    return plan
 
 
 def _converted(name: str, field, value):

@@ -141,7 +141,8 @@ class ComputeNode(base.NovaObject):
         name: read as columns, not as objects (a target choice reads every
         host of the region)."""
         with db_api.reading() as connection:
-            rows = connection.execute(_CAPACITIES, {'hosts': list(hosts)})
+            rows = connection.execute(_CAPACITIES,
+                                      {'hosts': list(hosts)}).all()
             return [(row.host, _resources(row))
                     for row in cls._db_columns_as(_Capacity, rows)]
 

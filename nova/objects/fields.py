@@ -54,6 +54,21 @@ class Field:
         return value
 
 
+def kept_from_db(field: Field) -> tuple[type, ...]:
+    """The types of column values that ``field`` keeps as they are:
+    ``from_db`` and ``coerce`` return a value of exactly one of these
+    types unchanged, so a read may skip both. () for a field that
+    converts or checks more than the type (its class overrides a step).
+
+    Reads of many rows convert thousands of values this way (a target
+    choice reads every host of the region).
+    """
+    cls = type(field)
+    if cls.from_db is not Field.from_db or cls.coerce is not Field.coerce:
+        return ()
+    return _KEPT.get(cls._coerce, ())
+
+
 class String(Field):
     def _coerce(self, name, value):
         if not isinstance(value, str):
@@ -176,3 +191,10 @@ class Object(Field):
 
     to_db = to_primitive
     from_db = from_primitive
+
+
+# {a field class's _coerce: the types it returns unchanged}. Integer's
+# int() keeps an int (not a bool: it refuses those); Boolean's bool()
+# keeps a bool.
+_KEPT = {String._coerce: (str,), Integer._coerce: (int,),
+         Boolean._coerce: (bool,), Field._coerce: ()}

@@ -27,10 +27,11 @@ _BY_HOST_AND_BINARY = sa.select(models.Service.__table__).where(
 COMPUTE_BINARY = binaries.COMPUTE
 
 
-def _is_up(forced_down: bool, last_seen_up, service_down_time: int) -> bool:
+def _is_up(forced_down: bool, last_seen_up, service_down_time: int,
+           now: datetime.datetime | None = None) -> bool:
     if forced_down or last_seen_up is None:
         return False
-    elapsed = base.utcnow() - last_seen_up
+    elapsed = (base.utcnow() if now is None else now) - last_seen_up
     return elapsed <= datetime.timedelta(seconds=service_down_time)
 
 
@@ -44,8 +45,13 @@ class ServiceState(typing.NamedTuple):
     last_seen_up: datetime.datetime | None
     storage_identity: str | None
 
-    def is_up(self, service_down_time: int) -> bool:
-        return _is_up(self.forced_down, self.last_seen_up, service_down_time)
+    def is_up(self, service_down_time: int,
+              now: datetime.datetime | None = None) -> bool:
+        """Whether it reported within ``service_down_time`` seconds of
+        ``now`` (default: the clock now; a choice reads it once for every
+        host) and is not forced down."""
+        return _is_up(self.forced_down, self.last_seen_up, service_down_time,
+                      now)
 
 
 _STATES = sa.select(*[models.Service.__table__.c[name]
@@ -148,7 +154,7 @@ class Service(base.NovaObject):
         """The ``ServiceState`` of every service of ``binary``, by host."""
         with db_api.reading() as connection:
             return cls._db_columns_as(ServiceState, connection.execute(
-                _STATES, {'binary': binary}))
+                _STATES, {'binary': binary}).all())
 
     @classmethod
     def get_by_id(cls, context, service_id) -> 'Service':

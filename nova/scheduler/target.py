@@ -135,19 +135,24 @@ class Candidate:
     host: str
     capacity: hardware.HostResources | None
     used: Need
-    # None: the configured ones, read when first needed.
+    # None: the configured ones.
     ratios: AllocationRatios | None = None
+    # What the host may hold, after the allocation ratios; None when its
+    # capacity is unknown. Made with the candidate: a choice asks it of
+    # every host, several times.
+    limit: Need | None = dataclasses.field(init=False, repr=False,
+                                           compare=False)
 
-    @functools.cached_property
-    def limit(self) -> Need | None:
-        """What the host may hold, after the allocation ratios."""
-        if self.capacity is None:
-            return None
-        ratios = self.ratios or AllocationRatios.configured()
-        return Need(
-            vcpus=int(self.capacity.vcpus * ratios.cpu),
-            memory_mb=int(self.capacity.memory_mb * ratios.ram),
-            disk_gb=int(self.capacity.local_gb * ratios.disk))
+    def __post_init__(self):
+        limit = None
+        if self.capacity is not None:
+            ratios = self.ratios or AllocationRatios.configured()
+            limit = Need(
+                vcpus=int(self.capacity.vcpus * ratios.cpu),
+                memory_mb=int(self.capacity.memory_mb * ratios.ram),
+                disk_gb=int(self.capacity.local_gb * ratios.disk))
+        # A frozen dataclass's own field, set once here.
+        object.__setattr__(self, 'limit', limit)
 
     def free_memory_mb(self) -> int | None:
         limit = self.limit
@@ -158,10 +163,10 @@ class Candidate:
         limit = self.limit
         if limit is None:
             return None
-        total = self.used + need
-        return (total.vcpus <= limit.vcpus
-                and total.memory_mb <= limit.memory_mb
-                and total.disk_gb <= limit.disk_gb)
+        used = self.used
+        return (used.vcpus + need.vcpus <= limit.vcpus
+                and used.memory_mb + need.memory_mb <= limit.memory_mb
+                and used.disk_gb + need.disk_gb <= limit.disk_gb)
 
 
 def _contradicts(service, source_identity, on_shared_storage) -> bool:
@@ -281,12 +286,16 @@ class TargetChooser:
         instance's create asked for (if it asked for one)."""
         zone = instance.availability_zone
         zone_map = zones.ZoneMap.read(context) if zone else None
+        # Read once for every host (an option read and the clock cost
+        # more than the rest of a host's test).
+        down_time = CONF.service_down_time
+        now = obj_base.utcnow()
         return [service for service in services
                 if service.host != instance.host and not service.disabled
                 and service.host not in exclude
                 and (zone_map is None
                      or zone_map.of_host(service.host) == zone)
-                and service.is_up(CONF.service_down_time)]
+                and service.is_up(down_time, now)]
 
     def _left_out_by_storage(self, context, instance, on_shared_storage,
                              exclude) -> list[str]:

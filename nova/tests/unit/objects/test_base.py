@@ -123,6 +123,27 @@ class ColumnsAsTestCase(base.TestCase):
         self.assertRaises(ValueError, Widget._db_columns_as, self.Row,
                           [('a', True, {}, None)])
 
+    def test_a_field_that_converts_more_than_the_type_still_converts(self):
+        # Values of a plain type are taken as they are (fields.kept_from_db)
+        # unless the field's class converts or checks more.
+        Row = collections.namedtuple('Row', ('code', 'size'))
+        self.assertEqual([Row('AB', 2)],
+                         Gadget._db_columns_as(Row, [(' AB ', 2)]))
+        gadget = Gadget._from_db_object(None, Row(' AB ', '3'))
+        self.assertEqual(('AB', 3), (gadget.code, gadget.size))
+
+
+class _Stripped(fields.String):
+    # Its column holds the value with spaces around it.
+    def from_db(self, value):
+        return value.strip()
+
+
+class Gadget(obj_base.NovaObject):
+    # A test-only object type (no table) with a field that converts
+    # more than its value's type.
+    fields = {'code': _Stripped(), 'size': fields.Integer()}
+
 
 class MatchesTestCase(base.TestCase):
 

@@ -60,3 +60,44 @@ class ScalarFieldsTestCase(base.TestCase):
         self.assertRaises(ValueError,
                           fields.Boolean(nullable=False).coerce, 'b', None)
         self.assertIsNone(fields.String().coerce('s', None))
+
+
+class _Upper(fields.String):
+    # A field that checks more than the type of its value.
+    def _coerce(self, name, value):
+        value = super()._coerce(name, value)
+        if value != value.upper():
+            raise ValueError('field %s wants upper case' % name)
+        return value
+
+
+class _Doubled(fields.Integer):
+    # A field whose column holds another form of its value.
+    def from_db(self, value):
+        return value * 2
+
+
+class KeptFromDbTestCase(base.TestCase):
+    """``kept_from_db``: which column values a read may take as they are,
+    skipping ``from_db`` and ``coerce``."""
+
+    def test_plain_scalars_keep_their_own_type_only(self):
+        self.assertEqual((str,), fields.kept_from_db(fields.String()))
+        # Not bool, a subclass of int: Integer refuses it.
+        self.assertEqual((int,), fields.kept_from_db(fields.Integer()))
+        self.assertEqual((bool,), fields.kept_from_db(fields.Boolean()))
+
+    def test_fields_that_convert_keep_nothing(self):
+        for field in (fields.DateTime(), fields.Dict(), fields.List(),
+                      fields.NetworkInfo(), fields.Field()):
+            self.assertEqual((), fields.kept_from_db(field), field)
+
+    def test_a_subclass_that_checks_or_converts_more_keeps_nothing(self):
+        self.assertEqual((), fields.kept_from_db(_Upper()))
+        self.assertEqual((), fields.kept_from_db(_Doubled()))
+
+    def test_what_is_kept_is_what_the_field_returns_unchanged(self):
+        for field, value in ((fields.String(), 'a'), (fields.Integer(), 7),
+                             (fields.Boolean(), False)):
+            self.assertIn(type(value), fields.kept_from_db(field))
+            self.assertIs(value, field.coerce('f', field.from_db(value)))

@@ -129,3 +129,13 @@ class ServiceTestCase(base.TestCase):
         self.assertEqual((True, 'shared-1'),
                          (states[0].disabled, states[1].storage_identity))
         self.assertEqual(datetime.timezone.utc, states[0].last_seen_up.tzinfo)
+
+    def test_a_state_is_up_as_of_the_time_it_is_given(self):
+        # A choice reads the clock once for every host.
+        self._create('h1').heartbeat()
+        (state,) = objects.Service.states(self.ctx, 'nova-compute')
+        seen = state.last_seen_up
+        later = datetime.timedelta(seconds=DOWN_TIME + 1)
+        self.assertTrue(state.is_up(DOWN_TIME, now=seen))
+        self.assertFalse(state.is_up(DOWN_TIME, now=seen + later))
+        self.assertTrue(state.is_up(DOWN_TIME))
