@@ -178,6 +178,25 @@ class HostUsageTestCase(base.TestCase):
         self.assertEqual((0, 0, 0, 0), counters()[('gone', 'n')])
         self.assertEqual(3, correction.kept['instances'])
 
+    def test_each_kind_of_counter_write_is_built_once_and_kept_apart(self):
+        # An increment and a replacement of the same counters are two
+        # statements; each is built at its first write only.
+        key = ('h9', 'n9')
+        values = {'instances': 2, 'vcpus': 4, 'memory_mb': 128, 'disk_gb': 2}
+        with db_api.writing() as connection:
+            host_usage._set(connection, key, values)
+            host_usage._add(connection, key, values)
+            host_usage._add(connection, key, {'instances': -1})
+        self.assertEqual((3, 8, 256, 4), counters()[key])
+        shapes = {k for k in host_usage._UPSERTS if k[1] == tuple(values)}
+        self.assertEqual({False, True}, {increment for *_k, increment
+                                         in shapes})
+        built = dict(host_usage._UPSERTS)
+        with db_api.writing() as connection:
+            host_usage._set(connection, key, values)
+        self.assertEqual((2, 4, 128, 2), counters()[key])
+        self.assertEqual(built, host_usage._UPSERTS)
+
     def test_concurrent_creates_moves_and_deletes_keep_exact_counters(self):
         self.assertEqual([], race_moves(self.ctx))
         self.assertTrue(any(counters().values()))
