@@ -194,11 +194,6 @@ class NovaObject:
         self.obj_reset_changes()
 
     @classmethod
-    def _from_db_value(cls, name: str, value):
-        """Field ``name``'s value from its column's ``value``."""
-        return _converted(name, cls.fields[name], value)
-
-    @classmethod
     def _db_columns_as(cls, kind, rows):
         """``kind`` (a NamedTuple whose fields are some of this object's)
         of each row of those columns, converted as the object's fields

@@ -197,4 +197,4 @@ class Object(Field):
 # int() keeps an int (not a bool: it refuses those); Boolean's bool()
 # keeps a bool.
 _KEPT = {String._coerce: (str,), Integer._coerce: (int,),
-         Boolean._coerce: (bool,), Field._coerce: ()}
+         Boolean._coerce: (bool,)}

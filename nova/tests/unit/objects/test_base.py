@@ -114,7 +114,7 @@ class ColumnsAsTestCase(base.TestCase):
                       naive.replace(tzinfo=datetime.timezone.utc)),
              self.Row(None, 1, {}, None)], got)
         self.assertEqual(got, [self.Row(*(
-            Widget._from_db_value(name, value)
+            obj_base._converted(name, Widget.fields[name], value)
             for name, value in zip(self.Row._fields, row))) for row in rows])
 
     def test_a_value_its_field_refuses_is_refused(self):
