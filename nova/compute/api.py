@@ -17,6 +17,7 @@ Example::
 """
 
 import dataclasses
+import functools
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -264,10 +265,18 @@ class API:
         network_api.allocate_for_instance(context, instance, requested)
         phases.mark('api.ports_allocated', context.request_id)
         try:
+            ports = network_api.get_ports(
+                context, instance, networks={n.uuid: n for n in requested})
+            # The ports are bound to the chosen host in the transaction
+            # that creates the instance (with its network_info): no
+            # instance exists whose VIFs are bound nowhere.
             host = self.host_chooser.place_new(
                 context, instance, only=destination, group=group,
                 action=objects.InstanceAction.starting(
-                    context, instance.uuid, 'create'))
+                    context, instance.uuid, 'create'),
+                bind=functools.partial(network_api.bind_new_instance,
+                                       instance, ports))
+            network_api.bound_new_instance(instance, ports, host)
             phases.mark('api.host_chosen', context.request_id)
         except exception.GroupPolicyUnsatisfied as e:
             network_api.deallocate_for_instance(context, instance)
@@ -287,11 +296,9 @@ class API:
             if metadata:
                 metadata_obj.InstanceMetadata.replace(context, instance.uuid,
                                                       metadata)
-            network_info = network_api.bind_with_instance(
-                context, instance, host, networks=requested)
             self.compute_rpcapi.build_and_run_instance(
                 context, instance, host=host, image_meta=image_meta,
-                network_info=network_info)
+                network_info=instance.network_info)
             phases.mark('api.build_cast', context.request_id)
         except Exception as e:
             with excutils.save_and_reraise_exception():

@@ -36,7 +36,7 @@ import random
 import socket
 import threading
 import types
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -435,27 +435,22 @@ class API:
         ``active=False``)."""
         return self.bind(context, instance, host).network_info()
 
-    def bind_with_instance(self, context, instance, host,
-                           networks: Iterable[objects.Network] = ()):
-        """Bind the ports of a new ``instance`` to ``host`` and save the
-        instance with their ``NetworkInfo``, in one transaction: the
-        instance's record of its VIFs and their binding never disagree.
-        ``networks``: those already read (``validate_networks``), not
-        read again. Returns the ``NetworkInfo``."""
-        ports = self.bind(context, instance, host, write=False,
-                          ports=self.get_ports(context, instance, networks={
-                              n.uuid: n for n in networks}))
-        before = instance.network_info
+    def bind_new_instance(self, instance, ports: InstancePorts, host
+                          ) -> tuple[objects.Port, ...]:
+        """Bind ``ports`` (those of a new ``instance``, as
+        ``get_ports`` read them) to ``host`` and set the instance's
+        ``network_info`` from them, on the objects only: the caller
+        creates the instance with them (``Instance.create(and_ports=)``),
+        in one transaction, so that the instance's record of its VIFs and
+        their binding never disagree. Returns the ports to write."""
+        self.bind(None, instance, host, ports=ports, write=False)
         instance.network_info = ports.network_info()
-        try:
-            instance.save(and_ports=ports.ports)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                # Not written: a later save of the instance must not
-                # record VIFs whose binding never was.
-                instance.network_info = before
+        return ports.ports
+
+    def bound_new_instance(self, instance, ports: InstancePorts, host):
+        """Once the instance is created with ``ports`` bound to ``host``
+        (``bind_new_instance``): log it."""
         self._bound(instance, ports, host)
-        return instance.network_info
 
     def get_instance_nw_info(self, context, instance):
         """The ``NetworkInfo`` as the ports are now (``ACTIVE`` ->

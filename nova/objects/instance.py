@@ -160,11 +160,15 @@ class Instance(base.NovaObject):
     def locked(self) -> bool:
         return self.locked_by is not None
 
-    def create(self, and_action=None, and_give_back=None) -> 'Instance':
+    def create(self, and_action=None, and_give_back=None,
+               and_ports=()) -> 'Instance':
         """INSERT the instance (``InstanceExists`` when its UUID is taken).
 
         ``and_action``: the ``InstanceAction`` that creates it
         (``InstanceAction.starting``), inserted in the same transaction.
+        ``and_ports``: ``Port`` objects whose changed fields (their
+        binding to the instance's host) are written in the same
+        transaction (``PortNotFound``, nothing written, when one is gone).
         ``and_give_back``: the ``host_lease.Lease`` (or
         ``host_lease.Together``) this row's claim on its host was made
         under, given back in the same transaction (the row
@@ -187,6 +191,8 @@ class Instance(base.NovaObject):
             host_usage.move(session, None, host_usage.share_of_values(values))
             if and_action is not None:
                 and_action.write_in(session)
+            for port in and_ports:
+                port.write_in(session)
             if and_give_back is not None:
                 and_give_back.give_back_in(session)
 

@@ -456,7 +456,7 @@ class TargetChooser:
         return self._lease(context, GROUP_LEASE % group.uuid)
 
     def place_new(self, context, instance, only: str | None = None,
-                  group=None, action=None) -> str:
+                  group=None, action=None, bind=None) -> str:
         """Choose a host for a new instance and create its row there.
 
         Creating the row under the host's lease makes the next choice
@@ -466,7 +466,10 @@ class TargetChooser:
         same claim (``GroupPolicyUnsatisfied`` when its policy leaves no
         host; the instance is then neither created nor a member).
         ``action``: the ``InstanceAction`` that creates it, written with
-        the row (``Instance.create(and_action=...)``).
+        the row (``Instance.create(and_action=...)``). ``bind(host)``:
+        called once a host is chosen, before the row is written (again
+        for another host when that claim is lost); the ``Port`` objects
+        it returns are written with the row (``and_ports``).
         """
         others: set[str] = set()
         if only is not None:
@@ -476,8 +479,10 @@ class TargetChooser:
         def write(host, given_back):
             instance.host = host
             instance.node = host
+            ports = () if bind is None else bind(host)
             if group is None:
-                instance.create(and_action=action, and_give_back=given_back)
+                instance.create(and_action=action, and_give_back=given_back,
+                                and_ports=ports)
                 return
             # NOTE: the member row first: the group's lease is held, and
             # a member without an instance row counts nowhere.
@@ -485,7 +490,7 @@ class TargetChooser:
                                                instance.uuid)
             try:
                 instance.create(and_action=action,
-                                and_give_back=given_back)
+                                and_give_back=given_back, and_ports=ports)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     objects.Instance.leave_group(context, instance.uuid)

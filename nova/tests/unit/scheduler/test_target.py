@@ -187,6 +187,57 @@ class TestClaim(TargetTestCase):
         row = objects.Instance.get_by_uuid(self.ctx, new.uuid)
         self.assertEqual(('b', 'b'), (row.host, row.node))
 
+    def _unbound_port(self, instance, mac):
+        network = objects.Network(self.ctx, name='n-%s' % mac[-2:],
+                                  bridge='br-%s' % mac[-2:]).create()
+        return objects.Port(self.ctx, network_uuid=network.uuid,
+                            instance_uuid=instance.uuid,
+                            mac_address=mac).create()
+
+    def test_place_new_writes_the_bound_ports_with_the_row(self):
+        dbf.make_service(self.ctx, 'b')
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor)
+        port = self._unbound_port(new, 'fa:16:3e:00:00:01')
+        asked = []
+
+        def bind(host):
+            asked.append(host)
+            port.binding_host = host
+            return [port]
+
+        self.assertEqual('b', self.chooser.place_new(self.ctx, new,
+                                                     bind=bind))
+        self.assertEqual(['b'], asked)
+        self.assertEqual('b', objects.Port.get_by_uuid(
+            self.ctx, port.uuid).binding_host)
+        self.assertEqual('b', objects.Instance.get_by_uuid(
+            self.ctx, new.uuid).host)
+
+    def test_a_port_gone_under_place_new_leaves_no_row_and_no_lease(self):
+        # The bound ports are written with the row: a port deleted between
+        # its read and that write fails the whole transaction, the other
+        # port's binding and the host's lease given back included.
+        dbf.make_service(self.ctx, 'b')
+        new = objects.Instance(self.ctx, display_name='n',
+                               flavor=self.flavor)
+        kept = self._unbound_port(new, 'fa:16:3e:00:00:01')
+        gone = self._unbound_port(new, 'fa:16:3e:00:00:02')
+        objects.Port.get_by_uuid(self.ctx, gone.uuid).destroy()
+
+        def bind(host):
+            for port in (kept, gone):
+                port.binding_host = host
+            return [kept, gone]
+
+        with self.assertRaises(exception.PortNotFound):
+            self.chooser.place_new(self.ctx, new, bind=bind)
+        self.assertRaises(exception.InstanceNotFound,
+                          objects.Instance.get_by_uuid, self.ctx, new.uuid)
+        self.assertIsNone(objects.Port.get_by_uuid(
+            self.ctx, kept.uuid).binding_host)
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'b'))
+
     def test_place_new_on_a_named_host_considers_only_that_one(self):
         # Microversion 2.74's host: chosen even where another host has
         # more room, refused when it cannot take the instance.
