@@ -163,6 +163,29 @@ def rss_mb(pid):
     raise RuntimeError('no VmRSS for process %d' % pid)
 
 
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+
+
+def cpu_seconds(pid, children=False):
+    """CPU seconds of process ``pid``; ``children``: with those of its
+    children it waited for (``qemu-img``)."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    # utime and stime: fields 14 and 15 of stat(5), 12 and 13 here;
+    # cutime and cstime follow.
+    return sum(int(v) for v in fields[11:15 if children else 13]) / CLK_TCK
+
+
+def machine_cpu_seconds():
+    """CPU seconds the whole machine spent since boot, in every process
+    and the kernel: user, nice, system, irq and softirq of ``/proc/stat``
+    (not idle, iowait, or what the hypervisor stole)."""
+    with open('/proc/stat') as f:
+        user, nice, system, _idle, _iowait, irq, softirq = (
+            int(v) for v in f.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / CLK_TCK
+
+
 def tree_rss_mb(pid):
     """``rss_mb`` of ``pid`` plus its children's (``nova-all``'s API
     workers): pages they share are counted in each, so this is an upper

@@ -47,6 +47,7 @@ from nova.db import api as db_api  # noqa: E402
 from nova.db import migration  # noqa: E402
 from nova.db import models  # noqa: E402
 from nova.network import api as network_api  # noqa: E402
+from nova.testing import procs  # noqa: E402
 
 TOKEN = 'admin:admin'
 START_TIMEOUT = 600
@@ -54,7 +55,7 @@ ACTIVE_TIMEOUT = 120
 POLL = 0.01
 CONF_TEXT = """[DEFAULT]
 state_path = %(state)s
-debug = false
+debug = %(debug)s
 %(workers)s[database]
 connection = %(database)s
 [api]
@@ -80,9 +81,11 @@ class NovaAll:
 
     binary = 'nova-all'
 
-    def __init__(self, api_workers=None):
+    def __init__(self, api_workers=None, debug=False):
         # None: the default of [DEFAULT] osapi_compute_workers.
         self.api_workers = api_workers
+        # Debug logging, which logs each phase mark (``nova.phases``).
+        self.debug = debug
         self.state = tempfile.mkdtemp(prefix='nova-bench-all-')
         self.port = common.free_port()
         self.database = 'sqlite:///' + os.path.join(self.state,
@@ -99,7 +102,8 @@ class NovaAll:
         workers = ('' if self.api_workers is None else
                    'osapi_compute_workers = %d\n' % self.api_workers)
         return CONF_TEXT % {'state': self.state, 'port': self.port,
-                            'database': self.database, 'workers': workers}
+                            'database': self.database, 'workers': workers,
+                            'debug': 'true' if self.debug else 'false'}
 
     def __enter__(self):
         return self
@@ -166,6 +170,18 @@ class NovaAll:
         up = {s['host'] for s in services
               if s['binary'] == 'nova-compute' and s['state'] == 'up'}
         return set(hosts) <= up
+
+    def cpu_seconds(self):
+        """CPU seconds so far of the nova-all process itself, and of its
+        API worker processes together."""
+        pid = self.popen.pid
+        workers = 0.0
+        for child in procs.children(pid):
+            try:
+                workers += common.cpu_seconds(child)
+            except OSError:
+                pass        # exited meanwhile
+        return common.cpu_seconds(pid), workers
 
     def rss_mb(self):
         """The process's RSS with its API workers' (an upper bound)."""

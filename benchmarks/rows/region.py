@@ -142,7 +142,6 @@ FIRST_MARK = 'conductor.received'
 NETWORK = ('public', 'br-public', '10.10.0.0/20')
 FLAVOR = ('1', 'm1.nano', 64)
 IMAGE = 'bootsector'
-CLK_TCK = os.sysconf('SC_CLK_TCK')
 COMPUTE_CONF = """[DEFAULT]
 host = %(host)s
 state_path = %(state)s
@@ -206,26 +205,6 @@ class StatsPostgreSQL(postgresql.PostgreSQLServer):
                 return cursor.fetchall() if cursor.description else None
         finally:
             connection.close()
-
-
-def cpu_seconds(pid, children=False):
-    """CPU seconds of process ``pid``; ``children``: with those of its
-    children it waited for (``qemu-img``)."""
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    # utime and stime: fields 14 and 15 of stat(5), 12 and 13 here;
-    # cutime and cstime follow.
-    return sum(int(v) for v in fields[11:15 if children else 13]) / CLK_TCK
-
-
-def machine_cpu_seconds():
-    """CPU seconds the whole machine spent since boot, in every process
-    and the kernel: user, nice, system, irq and softirq of ``/proc/stat``
-    (not idle, iowait, or what the hypervisor stole)."""
-    with open('/proc/stat') as f:
-        user, nice, system, _idle, _iowait, irq, softirq = (
-            int(v) for v in f.readline().split()[1:8])
-    return (user + nice + system + irq + softirq) / CLK_TCK
 
 
 class Region:
@@ -458,12 +437,13 @@ class Region:
         return int(found.group(1))
 
     def conductor_cpu(self):
-        return cpu_seconds(self.conductor.popen.pid)
+        return common.cpu_seconds(self.conductor.popen.pid)
 
     def targets_cpu(self):
         """CPU seconds of the compute processes that do not fail (the
         evacuations' targets), with their children."""
-        return sum(cpu_seconds(self.computes[host].popen.pid, children=True)
+        return sum(common.cpu_seconds(self.computes[host].popen.pid,
+                                      children=True)
                    for host in self.hosts if host not in self.failed)
 
     def counters(self):
@@ -471,7 +451,7 @@ class Region:
                 'messages': self.messages(),
                 'cpu': self.conductor_cpu(),
                 'targets_cpu': self.targets_cpu(),
-                'machine_cpu': machine_cpu_seconds(),
+                'machine_cpu': common.machine_cpu_seconds(),
                 'at': time.perf_counter()}
 
     # -- the scenario --------------------------------------------------------

@@ -666,6 +666,45 @@ class TestDatabaseCapacity(base.TestCase):
         self.assertEqual(other, host_lease.holder_of(self.ctx, 'b'))
         self.assertIsNone(host_lease.holder_of(self.ctx, 'c'))
 
+    def test_a_new_instance_whose_lease_was_lost_binds_its_ports_elsewhere(
+            self):
+        # The create stalled past b's lease after its ports were bound to
+        # b on the objects: the row, the binding and the lease's return
+        # roll back together; the next host chosen gets the row and the
+        # binding.
+        for name in ('b', 'c'):
+            dbf.make_service(self.ctx, name)
+            _node(self.ctx, name, 4096 if name == 'b' else 2048)
+        new = objects.Instance(self.ctx, flavor=self.flavor,
+                               vm_state='building')
+        network = objects.Network(self.ctx, name='n', bridge='br-n').create()
+        port = objects.Port(self.ctx, network_uuid=network.uuid,
+                            instance_uuid=new.uuid,
+                            mac_address='fa:16:3e:00:00:01').create()
+        other = '0f0e0d0c-0b0a-4909-8807-060504030201'
+        asked = []
+
+        def bind(host):
+            asked.append(host)
+            if host == 'b':
+                with db_api.writing() as connection:
+                    connection.execute(sa.update(
+                        control_models.HostClaimLease.__table__).where(
+                        control_models.HostClaimLease.host == 'b').values(
+                        holder=other))
+            port.binding_host = host
+            return [port]
+
+        self.assertEqual('c', target.TargetChooser().place_new(
+            self.ctx, new, bind=bind))
+        self.assertEqual(['b', 'c'], asked)
+        self.assertEqual('c', objects.Instance.get_by_uuid(
+            self.ctx, new.uuid).host)
+        self.assertEqual('c', objects.Port.get_by_uuid(
+            self.ctx, port.uuid).binding_host)
+        self.assertEqual(other, host_lease.holder_of(self.ctx, 'b'))
+        self.assertIsNone(host_lease.holder_of(self.ctx, 'c'))
+
     def test_usage_is_counted_now_not_taken_from_the_row(self):
         dbf.make_service(self.ctx, 'b')
         # The row says b is full (an old record); nothing is on b now.
