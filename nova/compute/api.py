@@ -34,6 +34,7 @@ from nova.compute import states
 from nova.conf import CONF
 from nova import exception
 from nova.image import new_image
+from nova.model import network as network_model
 from nova.model import power_state
 from nova.model import task_states
 from nova.model import vm_states
@@ -321,10 +322,13 @@ class API:
     def _refused_by_group(context, instance, group, exc):
         """The build's end when the group's policy left no host: the
         instance in ERROR on no host (nothing was made anywhere), in its
-        group, with the fault."""
+        group, with the fault. Its ports are freed already: it records no
+        VIFs, whatever a claim that did not commit set on the object
+        (``network.api.API.bind_new_instance``)."""
         LOG.warning('Not built: %s', exception.message_of(exc),
                     instance=instance)
         instance.host = instance.node = None
+        instance.network_info = network_model.NetworkInfo()
         instance.vm_state = vm_states.ERROR
         instance.task_state = None
         group_obj.InstanceGroup.add_member(context, group.uuid, instance.uuid)

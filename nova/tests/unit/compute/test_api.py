@@ -12,12 +12,14 @@ import sqlalchemy as sa
 from nova.compute import api as compute_api
 from nova.compute import evacuation_states
 from nova.db import api as db_api
+from nova.db import control_models
 from nova import exception
 from nova.model import external_event
 from nova.model import task_states
 from nova.model import vm_states
 from nova.network import api as network_api_mod
 from nova import objects
+from nova.objects import instance_group as group_obj
 from nova.objects import migration as migration_obj
 from nova.tests import base
 from nova.tests.fixtures import database as dbf
@@ -486,6 +488,43 @@ class TestCreate(APITestCase):
                             networks=[{'uuid': first.uuid},
                                       {'uuid': second.uuid}])
         self.assertEqual([], objects.Instance.get_all(self.ctx))
+        self.assertEqual([], self._all_ports())
+        self.assertEqual([], self.compute.calls)
+
+    def test_a_group_refusal_after_a_lost_claim_records_no_vifs(self):
+        # The claim on b bound the port on the objects, then lost b's
+        # lease (it stalled); c holds a member of the anti-affinity group:
+        # the policy leaves no host. The instance is created in ERROR on
+        # no host, and records no VIF of the freed port.
+        dbf.make_service(self.ctx, 'c')
+        group = group_obj.InstanceGroup(
+            name='g', project_id=self.ctx.project_id,
+            user_id=self.ctx.user_id, policy='anti-affinity').create()
+        member = dbf.make_instance(self.ctx, 'c')
+        group_obj.InstanceGroup.add_member(self.ctx, group.uuid, member.uuid)
+        network = objects.Network(self.ctx, name='n', bridge='br-n').create()
+        self.api.network_api = network_api_mod.API()
+        real_bind = self.api.network_api.bind_new_instance
+        asked = []
+
+        def bind_then_lose_the_lease(instance, ports, host):
+            asked.append(host)
+            bound = real_bind(instance, ports, host)
+            with db_api.writing() as connection:
+                connection.execute(sa.update(
+                    control_models.HostClaimLease.__table__).where(
+                    control_models.HostClaimLease.host == host).values(
+                    holder='0f0e0d0c-0b0a-4909-8807-060504030201'))
+            return bound
+
+        self.api.network_api.bind_new_instance = bind_then_lose_the_lease
+        instance = self.api.create(self.ctx, 'vm1', self.image.id, '1',
+                                   networks=[{'uuid': network.uuid}],
+                                   group_uuid=group.uuid)
+        self.assertEqual(['b'], asked)
+        row = self.fresh(instance)
+        self.assertEqual((vm_states.ERROR, None), (row.vm_state, row.host))
+        self.assertEqual([], list(row.network_info))
         self.assertEqual([], self._all_ports())
         self.assertEqual([], self.compute.calls)
 
